@@ -1,0 +1,80 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { AnyRouter, AnyProcedure } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import { describeError } from '../../server/error-response';
+import { convertParam, planInput, type InputPlan } from './input-coercion';
+import { sendError, successEnvelope } from './envelope';
+
+export interface RestRoute {
+  method: string;
+  path: string;
+  procedurePath: string;
+}
+
+type CallableProcedure = AnyProcedure &
+  ((opts: { ctx: unknown; getRawInput: () => Promise<unknown>; path: string; type: string; signal: AbortSignal | undefined; batchIndex: number }) => Promise<unknown>);
+
+/** `/api/users/{id}` -> `/api/users/:id` */
+export const toFastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
+function buildInput(plan: InputPlan, req: FastifyRequest): unknown {
+  const params = req.params as Record<string, string>;
+  const query = req.query as Record<string, string | string[]>;
+  const body = req.body;
+  if (plan.isVoid) return undefined;
+  const fromText: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(query)) {
+    const { known, value } = convertParam(plan, name, raw);
+    if (known) fromText[name] = value;
+  }
+  const fromPath: Record<string, unknown> = {};
+  for (const [name, raw] of Object.entries(params)) {
+    fromPath[name] = convertParam(plan, name, raw).value ?? raw;
+  }
+  if (body === undefined || body === null) return { ...fromText, ...fromPath };
+  // A body that is not an object goes to zod as it is, which answers 422 for it.
+  if (typeof body !== 'object' || Array.isArray(body)) return Object.keys(fromPath).length ? { ...fromPath } : body;
+  // Path parameters win over anything of the same name in the body.
+  return { ...fromText, ...(body as Record<string, unknown>), ...fromPath };
+}
+
+/**
+ * Registers one fastify route per procedure that declares `meta.openapi`, at the catalogue's exact method and
+ * path. The procedure is called directly with the same context as /trpc; the outcome is put in the envelope.
+ */
+export function registerRestRoutes<TCtx>(
+  app: FastifyInstance,
+  appRouter: AnyRouter,
+  createContext: (req: FastifyRequest) => TCtx,
+  onUnexpected: (req: FastifyRequest, err: unknown) => void,
+): RestRoute[] {
+  const routes: RestRoute[] = [];
+  const procedures = appRouter._def.procedures as Record<string, CallableProcedure>;
+  for (const [procedurePath, procedure] of Object.entries(procedures)) {
+    const def = procedure._def as { meta?: OpenApiMeta; inputs: unknown[]; type: 'query' | 'mutation' | 'subscription' };
+    const openapi = def.meta?.openapi;
+    if (!openapi || openapi.enabled === false) continue;
+    const plan = planInput(def.inputs[0] as Parameters<typeof planInput>[0]);
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        const input = buildInput(plan, req);
+        const data = await procedure({
+          ctx: createContext(req),
+          getRawInput: async () => input,
+          path: procedurePath,
+          type: def.type,
+          signal: undefined,
+          batchIndex: 0,
+        });
+        return reply.code(200).send(successEnvelope(data));
+      } catch (err) {
+        const d = describeError(err);
+        if (d.unexpected !== undefined) onUnexpected(req, d.unexpected);
+        return sendError(reply, d);
+      }
+    };
+    app.route({ method: openapi.method as HTTPMethods, url: toFastifyPath(openapi.path), handler });
+    routes.push({ method: openapi.method, path: openapi.path, procedurePath });
+  }
+  return routes;
+}

@@ -1,0 +1,5 @@
+export * from './users';
+export * from './groups';
+export * from './workspaces';
+export * from './auth-tokens';
+export * from './settings';

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+export const settingsOutput = z.object({
+  instance_name: z.string(),
+  base_url: z.string().nullable(),
+  default_locale: z.string(),
+  session_token_ttl: z.number().int(),
+  features: z.record(z.string(), z.boolean()),
+});
+
+export const settingsUpdateInput = z.strictObject({
+  instance_name: z.string().trim().min(1).max(200).optional(),
+  base_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  default_locale: z.enum(['ru', 'en']).optional(),
+  features: z.record(z.string().regex(/^[a-z_]{1,64}$/), z.boolean()).optional(),
+  session_token_ttl: z
+    .literal(900, { error: 'is read-only (900)' })
+    .optional(),
+});
+
+const labels = z.record(z.string(), z.string());
+export const dictionaryOutput = z.object({
+  statuses: labels,
+  stages: labels,
+  pipeline_binding: labels,
+  workspace_types: labels,
+  roles: labels,
+  widget_kinds: labels,
+  source_kinds: labels,
+  deploy_hints: labels,
+});

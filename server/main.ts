@@ -1,0 +1,44 @@
+import fs from 'node:fs/promises';
+import { loadConfig } from './config';
+import { buildApp } from './app';
+import { startRuntime } from './start';
+
+async function main() {
+  const config = loadConfig();
+  await fs.mkdir(config.dataDir, { recursive: true });
+  const runtime = await startRuntime(config, (m) => {
+    if (/error|fatal|panic|orphan/i.test(m)) console.error(`[postgres] ${m}`);
+  });
+  if (runtime.bootstrap.generatedAdminPassword) {
+    // Shown once: only its argon2 hash is stored.
+    console.log(
+      `\n  First start: system administrator "${config.adminUsername}" created with password: ${runtime.bootstrap.generatedAdminPassword}\n` +
+        '  Save it now; it is not shown again (set ADMIN_PASSWORD to choose it yourself).\n',
+    );
+  }
+  const app = await buildApp(runtime.deps, { logger: { level: config.logLevel } });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info(`${signal}: shutting down`);
+    const force = setTimeout(() => process.exit(1), 15_000);
+    force.unref();
+    try {
+      await app.close();
+      await runtime.close();
+    } finally {
+      process.exit(0);
+    }
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  await app.listen({ port: config.port, host: config.host });
+}
+
+main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -1,0 +1,48 @@
+import type { AppDeps } from '../deps';
+import { SESSION_TOKEN_TTL_SECONDS } from '../auth/session-tokens';
+import { readSetting, writeSetting } from './store';
+
+export interface InstallationSettings {
+  instance_name: string;
+  base_url: string | null;
+  default_locale: string;
+  session_token_ttl: number;
+  features: Record<string, boolean>;
+}
+
+export type InstallationSettingsUpdate = Partial<Omit<InstallationSettings, 'session_token_ttl'>>;
+
+const KEY = 'installation';
+const DEFAULTS: Omit<InstallationSettings, 'session_token_ttl'> = {
+  instance_name: 'Аналитическая платформа',
+  base_url: null,
+  default_locale: 'ru',
+  features: { pipelines: true, public_links: true, mailings: true, ai_assistant: false, file_export: true },
+};
+
+export async function getInstallationSettings(deps: AppDeps): Promise<InstallationSettings> {
+  const stored = (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting(deps.db, KEY)) ?? {})) as
+    | Partial<InstallationSettings>
+    | undefined;
+  const merged = { ...DEFAULTS, ...stored, features: { ...DEFAULTS.features, ...stored?.features } };
+  return {
+    ...merged,
+    base_url: merged.base_url ?? deps.config.publicBaseUrl ?? null,
+    // The session lifetime is part of the contract (900 s): shown, never changed.
+    session_token_ttl: SESSION_TOKEN_TTL_SECONDS,
+  };
+}
+
+/** A partial update: fields not sent keep their value; features are merged key by key. */
+export async function updateInstallationSettings(deps: AppDeps, input: InstallationSettingsUpdate): Promise<InstallationSettings> {
+  const current = await getInstallationSettings(deps);
+  const next = {
+    instance_name: input.instance_name ?? current.instance_name,
+    base_url: input.base_url === undefined ? current.base_url : input.base_url,
+    default_locale: input.default_locale ?? current.default_locale,
+    features: { ...current.features, ...input.features },
+  };
+  await writeSetting(deps.db, KEY, next);
+  deps.caches.settings.delete(KEY);
+  return getInstallationSettings(deps);
+}

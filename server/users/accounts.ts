@@ -1,0 +1,70 @@
+import { and, eq, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { groupMembers, users, workspaceMembers, workspaces } from '../../db/schema';
+import { AppError } from '../errors';
+import { hashPassword } from '../auth/passwords';
+import { ADMIN_ROLE } from '../workspaces/roles';
+
+export const ACCOUNT_TYPES = ['local', 'sso', 'service'] as const;
+export type AccountType = (typeof ACCOUNT_TYPES)[number];
+
+export interface NewAccount {
+  username: string;
+  password?: string | null;
+  fullName?: string;
+  email?: string | null;
+  accountType?: AccountType;
+  groupIds?: number[];
+  mustChangePassword?: boolean;
+}
+
+export async function findUserByUsername(db: DbOrTx, username: string) {
+  const rows = await db.select().from(users).where(sql`lower(${users.username}) = lower(${username})`);
+  return rows[0];
+}
+
+/**
+ * Creates the account together with its personal workspace, where the user is Администратор.
+ * Call inside a transaction: the two must exist together or not at all.
+ */
+export async function createUserAccount(tx: DbOrTx, input: NewAccount) {
+  if (await findUserByUsername(tx, input.username)) {
+    throw new AppError('bad_request', `Пользователь с именем «${input.username}» уже существует`);
+  }
+  const [user] = await tx
+    .insert(users)
+    .values({
+      username: input.username,
+      passwordHash: input.password ? await hashPassword(input.password) : null,
+      fullName: input.fullName ?? '',
+      email: input.email ?? null,
+      accountType: input.accountType ?? 'local',
+      mustChangePassword: input.mustChangePassword ?? false,
+    })
+    .returning();
+  const [ws] = await tx
+    .insert(workspaces)
+    .values({ name: `Личное пространство ${user.username}`, type: 'personal', ownerUserId: user.id, createdBy: user.id })
+    .returning();
+  await tx.insert(workspaceMembers).values({ workspaceId: ws.id, userId: user.id, role: ADMIN_ROLE });
+  if (input.groupIds?.length) {
+    await tx
+      .insert(groupMembers)
+      .values(input.groupIds.map((groupId) => ({ groupId, userId: user.id })))
+      .onConflictDoNothing();
+  }
+  return { user, personalWorkspaceId: ws.id };
+}
+
+export async function userGroupIds(db: DbOrTx, userId: number): Promise<number[]> {
+  const rows = await db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
+  return rows.map((r) => r.id).sort((a, b) => a - b);
+}
+
+export async function personalWorkspaceId(db: DbOrTx, userId: number): Promise<number | undefined> {
+  const rows = await db
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .where(and(eq(workspaces.ownerUserId, userId), eq(workspaces.type, 'personal')));
+  return rows[0]?.id;
+}

@@ -1,0 +1,42 @@
+import { eq, inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { groups } from '../../db/schema';
+
+/** The groups every installation has from its first start. They cannot be deleted. */
+export const SYSTEM_GROUPS = {
+  platform_admins: { name: 'Администраторы платформы', description: 'Системные администраторы платформы' },
+  workspace_managers: {
+    name: 'Менеджеры рабочих пространств',
+    description: 'Участники группы создают командные пространства',
+  },
+} as const;
+
+export type SystemGroupKey = keyof typeof SYSTEM_GROUPS;
+export interface SystemGroupIds {
+  platformAdmins: number;
+  workspaceManagers: number;
+}
+
+export async function ensureSystemGroups(db: DbOrTx): Promise<SystemGroupIds> {
+  for (const [key, g] of Object.entries(SYSTEM_GROUPS)) {
+    await db.insert(groups).values({ name: g.name, description: g.description, systemKey: key }).onConflictDoNothing();
+  }
+  return loadSystemGroupIds(db);
+}
+
+export async function loadSystemGroupIds(db: DbOrTx): Promise<SystemGroupIds> {
+  const rows = await db
+    .select({ id: groups.id, key: groups.systemKey })
+    .from(groups)
+    .where(inArray(groups.systemKey, Object.keys(SYSTEM_GROUPS)));
+  const byKey = new Map(rows.map((r) => [r.key, r.id]));
+  const platformAdmins = byKey.get('platform_admins');
+  const workspaceManagers = byKey.get('workspace_managers');
+  if (!platformAdmins || !workspaceManagers) throw new Error('system groups are missing: run the bootstrap first');
+  return { platformAdmins, workspaceManagers };
+}
+
+export async function isSystemGroup(db: DbOrTx, groupId: number): Promise<boolean> {
+  const rows = await db.select({ key: groups.systemKey }).from(groups).where(eq(groups.id, groupId));
+  return rows[0]?.key != null;
+}
