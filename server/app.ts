@@ -45,6 +45,8 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
 
   // An empty body with a JSON content type means "no body" (action calls such as /suspend), not a parse error.
   const defaultJson = app.getDefaultJsonParser('error', 'error');
+  // Bodies are JSON (or multipart on upload routes): plain text is refused with 415 instead of reaching a procedure.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
     defaultJson(req, body as string, done);

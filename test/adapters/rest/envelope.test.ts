@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { createSysadmin, login } from '../../support/factories';
+
+let t: TestApp;
+let api: Rest;
+let adminToken: string;
+
+beforeAll(async () => {
+  t = await createTestApp({ BODY_LIMIT_BYTES: '65536' });
+  api = rest(t.app);
+  const admin = await createSysadmin(t.deps);
+  adminToken = await login(api, admin.username, admin.password);
+});
+afterAll(() => t.close());
+
+const expectEnvelope = (body: any, code: number) => {
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect(new Date(body.error.timestamp).toISOString()).toBe(body.error.timestamp);
+  expect(JSON.stringify(body)).not.toMatch(/at .+\.ts:\d+|stack/);
+};
+
+describe('REST envelope and errors', () => {
+  it('wraps success in {success, data}', async () => {
+    const res = await api.get('/api/dictionary', adminToken);
+    expect(res.status).toBe(200);
+    expect(res.body.success).toBe(true);
+    expect(res.body.data.workspace_types.shared).toBe('Общее');
+  });
+
+  it('answers an unknown /api path with a 404 envelope', async () => {
+    const res = await api.get('/api/no-such-thing', adminToken);
+    expect(res.status).toBe(404);
+    expectEnvelope(res.body, 404);
+  });
+
+  it('answers malformed JSON with 400', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username": "a", ',
+    });
+    expect(res.statusCode).toBe(400);
+    expectEnvelope(res.json(), 400);
+  });
+
+  it('answers a body over the limit with 413 and a non-JSON body with 415', async () => {
+    const big = await api.post('/api/auth/login', { username: 'x'.repeat(70_000), password: 'y' });
+    expect(big.status).toBe(413);
+    expectEnvelope(big.body, 413);
+    const text = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'hi' });
+    expect(text.statusCode).toBe(415);
+    expectEnvelope(text.json(), 415);
+  });
+
+  it('answers wrong types, blanks and unknown fields with 422 and a field map', async () => {
+    const res = await api.post('/api/auth/login', { username: '   ', password: 5, extra_field: 1 });
+    expect(res.status).toBe(422);
+    expectEnvelope(res.body, 422);
+    expect(res.body.error.message).toBe('Ошибка валидации');
+    expect(res.body.error.errors).toEqual({
+      username: 'must not be blank',
+      password: 'must be a string',
+      extraField: 'unknown field',
+    });
+  });
+
+  it('reports nested field paths in the specification form (camelCase, bracketed indices)', async () => {
+    const res = await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'robot'], access_group_id: null }, adminToken);
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors).toEqual({ 'allowedAccountTypes[1]': 'must be one of: local, sso, service' });
+  });
+
+  it('checks the token before the body: no token is 401 even for an invalid body', async () => {
+    const res = await api.put('/api/settings', { instance_name: 12 });
+    expect(res.status).toBe(401);
+    expectEnvelope(res.body, 401);
+  });
+
+  it('converts path and query parameters only where the schema wants numbers', async () => {
+    const bad = await api.post('/api/mcp-tokens/abc/suspend', undefined, adminToken);
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.errors).toEqual({ id: 'must be a number' });
+    const page = await api.get('/api/mcp-tokens', adminToken, { page: '-1', size: 'ten' });
+    expect(page.status).toBe(422);
+    expect(page.body.error.errors).toEqual({ page: 'must be greater than or equal to 0', size: 'must be a number' });
+    const badSort = await api.get('/api/mcp-tokens', adminToken, { sort: 'name;drop table users' });
+    expect(badSort.status).toBe(422);
+  });
+
+  it('serves /trpc with the same procedures and error table', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/trpc/service.dictionary', headers: { authorization: `Bearer ${adminToken}` } });
+    expect(res.statusCode).toBe(200);
+    const anon = await t.app.inject({ method: 'GET', url: '/trpc/service.dictionary' });
+    expect(anon.statusCode).toBe(401);
+    // superjson wraps the error shape in `json`
+    expect(anon.json().error.json.data.httpStatus).toBe(401);
+    expect(anon.body).not.toMatch(/stack/);
+  });
+});

@@ -1,0 +1,40 @@
+import type { FastifyInstance } from 'fastify';
+import { inject } from 'vitest';
+import { connectDatabase } from '../../db/client';
+import { buildApp } from '../../server/app';
+import { loadSigningKey } from '../../server/auth/signing-key';
+import { loadConfig } from '../../server/config';
+import { createCaches, type AppDeps } from '../../server/deps';
+import { loadSystemGroupIds } from '../../server/users/system-groups';
+import { cloneTemplateDatabase } from './test-database';
+
+export interface TestApp {
+  app: FastifyInstance;
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** A whole application on a database of its own (a clone of the run's template), driven through fastify.inject. */
+export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const clone = await cloneTemplateDatabase(inject('databaseUrl'));
+  const database = connectDatabase(clone.url, { max: 5 });
+  const config = loadConfig({ DATA_DIR: `/tmp/analytics-test-data-${process.pid}`, ...env });
+  const deps: AppDeps = {
+    db: database.db,
+    config,
+    systemGroups: await loadSystemGroupIds(database.db),
+    signingKey: await loadSigningKey(database.db),
+    caches: createCaches(),
+  };
+  const app = await buildApp(deps);
+  await app.ready();
+  return {
+    app,
+    deps,
+    async close() {
+      await app.close();
+      await database.close();
+      await clone.drop();
+    },
+  };
+}
