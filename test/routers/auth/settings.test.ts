@@ -1,0 +1,55 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { createSysadmin, createUser, login } from '../../support/factories';
+
+let t: TestApp;
+let api: Rest;
+let admin: string;
+let user: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+  const a = await createSysadmin(t.deps);
+  admin = await login(api, a.username, a.password);
+  const u = await createUser(t.deps);
+  user = await login(api, u.username, u.password);
+});
+afterAll(() => t.close());
+
+describe('installation settings and dictionary', () => {
+  it('shows settings to any user with the read-only 900 s session lifetime', async () => {
+    const res = await api.get('/api/settings', user);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ session_token_ttl: 900, default_locale: 'ru' });
+  });
+
+  it('lets only a system administrator change them, partially', async () => {
+    expect((await api.put('/api/settings', { instance_name: 'X' }, user)).status).toBe(403);
+    const res = await api.put('/api/settings', { instance_name: 'Аналитика ООО «Ромашка»', features: { ai_assistant: true } }, admin);
+    expect(res.status).toBe(200);
+    expect(res.body.data.instance_name).toBe('Аналитика ООО «Ромашка»');
+    expect(res.body.data.features.ai_assistant).toBe(true);
+    expect(res.body.data.features.pipelines).toBe(true);
+    const read = await api.get('/api/settings', user);
+    expect(read.body.data.instance_name).toBe('Аналитика ООО «Ромашка»');
+  });
+
+  it('refuses to change the session lifetime and bad values', async () => {
+    const ttl = await api.put('/api/settings', { session_token_ttl: 60 }, admin);
+    expect(ttl.status).toBe(422);
+    expect(ttl.body.error.errors).toHaveProperty('sessionTokenTtl');
+    const bad = await api.put('/api/settings', { base_url: 'javascript:alert(1)', default_locale: 'xx' }, admin);
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.error.errors).sort()).toEqual(['baseUrl', 'defaultLocale']);
+  });
+
+  it('serves the interface dictionary', async () => {
+    const res = await api.get('/api/dictionary', user);
+    expect(res.body.data.statuses).toEqual({ new: 'Новый', changed: 'Изменён', same: 'Без изменений', target_only: 'Только здесь' });
+    expect(res.body.data.stages).toEqual({ '0': 'Разработка', '1': 'Тест', '2': 'Прод' });
+    expect(res.body.data.roles).toHaveProperty('Администратор');
+    expect(res.body.data.workspace_types.shared).toBe('Общее');
+  });
+});

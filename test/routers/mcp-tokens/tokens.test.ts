@@ -1,0 +1,121 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
+import { groups } from '../../../db/schema';
+
+const DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
+let t: TestApp;
+let api: Rest;
+let admin: string;
+
+const enable = (over: Record<string, unknown> = {}) =>
+  api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'sso', 'service'], access_group_id: null, ...over }, admin);
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+  const a = await createSysadmin(t.deps);
+  admin = await login(api, a.username, a.password);
+});
+afterAll(() => t.close());
+
+describe('API tokens', () => {
+  it('refuses to issue while the administrator switch is off (the default)', async () => {
+    const u = await createUser(t.deps);
+    const token = await login(api, u.username, u.password);
+    const settings = await api.get('/api/mcp-tokens/settings', token);
+    expect(settings.body.data.enabled).toBe(false);
+    const res = await api.post('/api/mcp-tokens', { name: 'ci' }, token);
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toBe(DISABLED);
+  });
+
+  it('only a system administrator turns the switch', async () => {
+    const u = await createUser(t.deps);
+    const token = await login(api, u.username, u.password);
+    expect((await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local'], access_group_id: null }, token)).status).toBe(403);
+    expect((await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local'], access_group_id: 999999 }, admin)).status).toBe(422);
+    expect((await enable()).status).toBe(200);
+  });
+
+  it('issues a prefixed token shown once, usable on every REST method as its owner', async () => {
+    await enable();
+    const u = await createUser(t.deps);
+    const session = await login(api, u.username, u.password);
+    const issued = await api.post('/api/mcp-tokens', { name: 'ноутбук', description: 'для скриптов' }, session);
+    expect(issued.status).toBe(200);
+    const secret: string = issued.body.data.token;
+    expect(secret).toMatch(/^apt_[A-Za-z0-9_-]{40,}$/);
+    expect(issued.body.data.status).toBe('active');
+    const list = await api.get('/api/mcp-tokens', session);
+    expect(list.body.data.page).toMatchObject({ number: 0, total_elements: 1, total_pages: 1 });
+    expect(JSON.stringify(list.body)).not.toContain(secret);
+    const viaToken = await api.get('/api/mcp-tokens', secret);
+    expect(viaToken.status).toBe(200);
+    expect(viaToken.body.data.content[0].id).toBe(issued.body.data.id);
+    // acts with the owner's rights: not an administrator
+    expect((await api.put('/api/settings', { instance_name: 'x' }, secret)).status).toBe(403);
+  });
+
+  it('suspends, activates and revokes', async () => {
+    await enable();
+    const u = await createUser(t.deps);
+    const session = await login(api, u.username, u.password);
+    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, session)).body.data;
+    const suspended = await api.post(`/api/mcp-tokens/${issued.id}/suspend`, undefined, session);
+    expect(suspended.body.data.status).toBe('suspended');
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(401);
+    expect((await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).body.data.status).toBe('active');
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
+    const revoked = await api.delete(`/api/mcp-tokens/${issued.id}`, session);
+    expect(revoked.body.data.status).toBe('revoked');
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(401);
+    expect((await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).status).toBe(400);
+  });
+
+  it("hides other users' tokens (404) but lets a system administrator list and revoke them", async () => {
+    await enable();
+    const owner = await createUser(t.deps);
+    const other = await createUser(t.deps);
+    const ownerSession = await login(api, owner.username, owner.password);
+    const otherSession = await login(api, other.username, other.password);
+    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, ownerSession)).body.data;
+    expect((await api.post(`/api/mcp-tokens/${issued.id}/suspend`, undefined, otherSession)).status).toBe(404);
+    expect((await api.delete(`/api/mcp-tokens/${issued.id}`, otherSession)).status).toBe(404);
+    expect((await api.get(`/api/mcp-tokens?userId=${owner.id}`, otherSession)).status).toBe(403);
+    const adminList = await api.get(`/api/mcp-tokens?userId=${owner.id}`, admin);
+    expect(adminList.body.data.content.map((x: any) => x.id)).toEqual([issued.id]);
+    expect((await api.delete(`/api/mcp-tokens/${issued.id}`, admin)).body.data.status).toBe('revoked');
+  });
+
+  it('requires the allowed account type and the access group, for issue and for use', async () => {
+    const [g] = await t.deps.db.insert(groups).values({ name: uniq('mcp') }).returning();
+    await enable({ access_group_id: g.id });
+    const u = await createUser(t.deps);
+    const outside = await login(api, u.username, u.password);
+    expect((await api.post('/api/mcp-tokens', { name: 'x' }, outside)).body.error.message).toBe(DISABLED);
+    await addToGroup(t.deps, u.id, g.id);
+    const inside = await login(api, u.username, u.password);
+    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, inside)).body.data;
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
+    await enable({ allowed_account_types: ['service'], access_group_id: g.id });
+    const refused = await api.get('/api/dictionary', issued.token);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toBe(DISABLED);
+    await enable({ enabled: false });
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(403);
+    await enable();
+    expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
+  });
+
+  it('validates the issue body', async () => {
+    await enable();
+    const u = await createUser(t.deps);
+    const session = await login(api, u.username, u.password);
+    const res = await api.post('/api/mcp-tokens', { name: '', description: 5 }, session);
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors).toEqual({ name: 'must not be blank', description: 'must be a string' });
+    expect((await api.post('/api/mcp-tokens', { name: 'x' })).status).toBe(401);
+  });
+});
