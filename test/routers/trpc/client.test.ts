@@ -1,0 +1,48 @@
+import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
+import superjson from 'superjson';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AppRouter } from '../../../routers';
+import { createTestApp, type TestApp } from '../../support/app';
+import { createUser } from '../../support/factories';
+
+let t: TestApp;
+let baseUrl: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
+});
+afterAll(() => t.close());
+
+const client = (token?: string) =>
+  createTRPCClient<AppRouter>({
+    links: [
+      httpBatchLink({
+        url: `${baseUrl}/trpc`,
+        transformer: superjson,
+        headers: () => (token ? { authorization: `Bearer ${token}` } : {}),
+      }),
+    ],
+  });
+
+describe('/trpc with @trpc/client', () => {
+  it('logs in and calls the same procedures as REST, typed', async () => {
+    const u = await createUser(t.deps);
+    const session = await client().auth.login.mutate({ username: u.username, password: u.password });
+    expect(session.expires_in).toBe(900);
+    const authed = client(session.token);
+    const [settings, dict] = await Promise.all([authed.service.getSettings.query(), authed.service.dictionary.query()]);
+    expect(settings.session_token_ttl).toBe(900);
+    expect(dict.stages['2']).toBe('Прод');
+  });
+
+  it('reports errors from the same error table', async () => {
+    const err = await client().service.getSettings.query().catch((e) => e);
+    expect(err).toBeInstanceOf(TRPCClientError);
+    expect(err.data.httpStatus).toBe(401);
+    const bad = await client().auth.login.mutate({ username: ' ', password: 'x' }).catch((e) => e);
+    expect(bad.data.httpStatus).toBe(422);
+    expect(bad.data.errors).toEqual({ username: 'must not be blank' });
+    expect(bad.message).toBe('Ошибка валидации');
+  });
+});
