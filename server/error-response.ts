@@ -15,15 +15,17 @@ export interface ErrorDescription {
 
 /** Turns anything thrown by a procedure into the one error table's status and message. */
 export function describeError(err: unknown): ErrorDescription {
-  let e: unknown = err;
-  // tRPC wraps what it did not throw itself; look at the cause.
-  if (e instanceof TRPCError && !(e instanceof AppError) && e.cause) e = e.cause;
-  if (e instanceof AppError) {
-    return { status: e.status, message: e.message, errors: e.fieldErrors, headers: e.headers };
+  if (err instanceof AppError) return { status: err.status, message: err.message, errors: err.fieldErrors, headers: err.headers };
+  const cause = err instanceof TRPCError ? err.cause : undefined;
+  if (cause instanceof AppError) return describeError(cause);
+  // Input parsing failed (tRPC reports BAD_REQUEST with the zod error as cause). A zod error under any other code is
+  // an output that did not match its schema: our defect, a 500.
+  const isZod = (x: unknown): x is $ZodError => x instanceof ZodError || x instanceof $ZodError;
+  if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && isZod(cause)) {
+    return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(cause.issues) };
   }
-  if (e instanceof ZodError || e instanceof $ZodError) {
-    return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(e.issues) };
-  }
+  if (isZod(err)) return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(err.issues) };
+  const e = err;
   if (e instanceof TRPCError) {
     const row = Object.values(ERROR_TABLE).find((r) => r.trpc === e.code);
     if (row && row.status < 500) return { status: row.status, message: row.message };

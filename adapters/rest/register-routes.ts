@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { AnyRouter, AnyProcedure } from '@trpc/server';
+import { invokeProcedure } from './invoke';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { describeError } from '../../server/error-response';
 import { convertParam, planInput, type InputPlan } from './input-coercion';
@@ -11,8 +12,6 @@ export interface RestRoute {
   procedurePath: string;
 }
 
-type CallableProcedure = AnyProcedure &
-  ((opts: { ctx: unknown; getRawInput: () => Promise<unknown>; path: string; type: string; signal: AbortSignal | undefined; batchIndex: number }) => Promise<unknown>);
 
 /** `/api/users/{id}` -> `/api/users/:id` */
 export const toFastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
@@ -40,7 +39,7 @@ function buildInput(plan: InputPlan, req: FastifyRequest): unknown {
 
 /**
  * Registers one fastify route per procedure that declares `meta.openapi`, at the catalogue's exact method and
- * path. The procedure is called directly with the same context as /trpc; the outcome is put in the envelope.
+ * path. The procedure's own middleware chain runs with the same context as /trpc; the outcome goes in the envelope.
  */
 export function registerRestRoutes<TCtx>(
   app: FastifyInstance,
@@ -49,23 +48,16 @@ export function registerRestRoutes<TCtx>(
   onUnexpected: (req: FastifyRequest, err: unknown) => void,
 ): RestRoute[] {
   const routes: RestRoute[] = [];
-  const procedures = appRouter._def.procedures as Record<string, CallableProcedure>;
+  const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
   for (const [procedurePath, procedure] of Object.entries(procedures)) {
-    const def = procedure._def as { meta?: OpenApiMeta; inputs: unknown[]; type: 'query' | 'mutation' | 'subscription' };
+    const def = procedure._def as unknown as { meta?: OpenApiMeta; inputs: unknown[]; middlewares: unknown[]; type: 'query' | 'mutation' | 'subscription' };
     const openapi = def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const plan = planInput(def.inputs[0] as Parameters<typeof planInput>[0]);
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       try {
         const input = buildInput(plan, req);
-        const data = await procedure({
-          ctx: createContext(req),
-          getRawInput: async () => input,
-          path: procedurePath,
-          type: def.type,
-          signal: undefined,
-          batchIndex: 0,
-        });
+        const data = await invokeProcedure(def, procedurePath, createContext(req) as object, input);
         return reply.code(200).send(successEnvelope(data));
       } catch (err) {
         const d = describeError(err);
