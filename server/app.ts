@@ -57,9 +57,16 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     if (status >= 500) req.log.error({ err, reqId: req.id }, 'unhandled error');
     return reply.code(status).send(errorEnvelope(status, message));
   });
-  app.setNotFoundHandler((req, reply) =>
-    reply.code(404).send(errorEnvelope(404, `Путь не найден: ${req.method} ${req.url.split('?')[0]}`)),
-  );
+  // As with the reference platform's security filter, authentication comes before routing: without a token an
+  // unknown protected path is a 401, so that a caller cannot map the API anonymously. With a token it is a 404.
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    const anonymousAllowed = /^\/api\/(auth|public)\//.test(path) || !path.startsWith('/api/');
+    if (!req.headers.authorization && !anonymousAllowed) {
+      return reply.code(401).send(errorEnvelope(401, ERROR_TABLE.unauthorized.message));
+    }
+    return reply.code(404).send(errorEnvelope(404, `Путь не найден: ${req.method} ${path}`));
+  });
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
   registerRestRoutes(app, appRouter, makeContext, (req, err) => req.log.error({ err, reqId: req.id }, 'procedure failed'));

@@ -31,10 +31,16 @@ describe('REST envelope and errors', () => {
     expect(res.body.data.workspace_types.shared).toBe('Общее');
   });
 
-  it('answers an unknown /api path with a 404 envelope', async () => {
+  it('answers an unknown /api path with a 404 envelope, or 401 without a token', async () => {
     const res = await api.get('/api/no-such-thing', adminToken);
     expect(res.status).toBe(404);
     expectEnvelope(res.body, 404);
+    const anon = await api.get('/api/no-such-thing');
+    expect(anon.status).toBe(401);
+    expectEnvelope(anon.body, 401);
+    const outside = await api.get('/no-such-page');
+    expect(outside.status).toBe(404);
+    expectEnvelope(outside.body, 404);
   });
 
   it('answers malformed JSON with 400', async () => {
