@@ -11,6 +11,8 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_BASE_URL: z.string().optional(),
+  SECRETS_KEY: z.string().optional(),
+  UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
 });
 
 export interface AppConfig {
@@ -23,6 +25,8 @@ export interface AppConfig {
   bodyLimitBytes: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   publicBaseUrl?: string;
+  secretsKey?: string;
+  uploadLimitBytes: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -44,5 +48,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimitBytes: e.BODY_LIMIT_BYTES,
     logLevel: e.LOG_LEVEL,
     publicBaseUrl: e.PUBLIC_BASE_URL,
+    secretsKey: e.SECRETS_KEY,
+    uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
   };
 }

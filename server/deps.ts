@@ -2,6 +2,7 @@ import type { Db } from '../db/client';
 import type { AppConfig } from './config';
 import type { SystemGroupIds } from './users/system-groups';
 import { TtlCache } from './ttl-cache';
+import type { SecretBox } from './secrets/secret-box';
 
 export interface UserStatus {
   username: string;
@@ -21,6 +22,8 @@ export interface AppDeps {
   config: AppConfig;
   systemGroups: SystemGroupIds;
   signingKey: Uint8Array;
+  /** Encrypts source and channel secrets at rest. */
+  secretBox: SecretBox;
   caches: {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;

@@ -4,6 +4,7 @@ import { runMigrations } from '../db/migrate';
 import { bootstrap, type BootstrapResult } from './bootstrap';
 import type { AppConfig } from './config';
 import { createCaches, type AppDeps } from './deps';
+import { createSecretBox, loadSecretsKey } from './secrets/secret-box';
 
 export interface Runtime {
   deps: AppDeps;
@@ -30,6 +31,7 @@ export async function startRuntime(config: AppConfig, log: (m: string) => void =
       config,
       systemGroups: boot.systemGroups,
       signingKey: boot.signingKey,
+      secretBox: createSecretBox(await loadSecretsKey(config.dataDir, config.secretsKey)),
       caches: createCaches(),
     };
     return {

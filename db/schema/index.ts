@@ -3,3 +3,4 @@ export * from './groups';
 export * from './workspaces';
 export * from './auth-tokens';
 export * from './settings';
+export * from './data-sources';

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { connectDatabase } from '../../db/client';
@@ -7,6 +8,7 @@ import { loadConfig } from '../../server/config';
 import { createCaches, type AppDeps } from '../../server/deps';
 import { loadSystemGroupIds } from '../../server/users/system-groups';
 import { cloneTemplateDatabase } from './test-database';
+import { createSecretBox } from '../../server/secrets/secret-box';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -24,6 +26,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     config,
     systemGroups: await loadSystemGroupIds(database.db),
     signingKey: await loadSigningKey(database.db),
+    secretBox: createSecretBox(crypto.randomBytes(32)),
     caches: createCaches(),
   };
   const app = await buildApp(deps);
