@@ -1,0 +1,33 @@
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
+import { getConnector, type Connector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import type { DbOrTx } from '../../db/client';
+import { dataSources } from '../../db/schema';
+import type { AppDeps } from '../deps';
+import { notFound } from '../errors';
+import { mergeSecrets, type SourceSecrets } from './secrets';
+
+export type DataSourceRow = typeof dataSources.$inferSelect;
+
+/** The full connection settings of a saved source: stored settings plus the decrypted secrets. */
+export function connectionSettings(deps: AppDeps, row: DataSourceRow): SourceSettings {
+  const plain = row.settings as SourceSettings;
+  const secrets = row.secrets ? deps.secretBox.open<SourceSecrets>(row.secrets) : {};
+  const full = mergeSecrets(plain, secrets);
+  // File sources keep their DuckDB path relative to DATA_DIR, so that a moved data directory keeps working.
+  if (full.file && !path.isAbsolute(full.file.duckdb_path)) {
+    full.file = { ...full.file, duckdb_path: path.join(deps.config.dataDir, full.file.duckdb_path) };
+  }
+  return full;
+}
+
+/** The pooled connector of a saved source (one pool per source and settings version in this process). */
+export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
+  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row));
+}
+
+export async function loadDataSourceRow(db: DbOrTx, id: number): Promise<DataSourceRow> {
+  const [row] = await db.select().from(dataSources).where(eq(dataSources.id, id));
+  if (!row) throw notFound(`Источник данных не найден (id ${id})`);
+  return row;
+}
