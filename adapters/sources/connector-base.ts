@@ -1,0 +1,107 @@
+import type {
+  ColumnInfo, Connector, ConnectorOptions, Dialect, QueryOptions, QueryResult, RowStream, SourceKind,
+  SourceSettings, TableInfo,
+} from './types';
+import { ConnectorError, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './types';
+
+/**
+ * query() and stream() are the same thing in every kind: read an open row stream, either up to limit + 1 rows
+ * (to know `truncated`) or to the end. Connectors implement openStream() only.
+ */
+export abstract class ConnectorBase implements Connector {
+  abstract readonly kind: SourceKind;
+  abstract readonly dialect: Dialect;
+  protected readonly connectTimeoutMs: number;
+  protected readonly poolSize: number;
+  protected readonly idleTimeoutMs: number;
+  protected closed = false;
+
+  constructor(
+    protected readonly settings: SourceSettings,
+    options: ConnectorOptions = {},
+  ) {
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  }
+
+  abstract check(): Promise<void>;
+  abstract listSchemas(): Promise<string[]>;
+  abstract listTables(schema: string): Promise<TableInfo[]>;
+  abstract listColumns(schema: string, table: string): Promise<ColumnInfo[]>;
+  abstract openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream>;
+  abstract close(): Promise<void>;
+
+  async query(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<QueryResult> {
+    const limit = opts.limit;
+    const stream = await this.openStream(sql, params, { ...opts, limit: limit === undefined ? undefined : limit + 1 });
+    const rows: unknown[][] = [];
+    let truncated = false;
+    try {
+      for await (const row of stream) {
+        if (limit !== undefined && rows.length >= limit) {
+          truncated = true;
+          break;
+        }
+        rows.push(row);
+      }
+    } finally {
+      await stream.close();
+    }
+    return { columns: stream.columns, rows, truncated };
+  }
+
+  async *stream(sql: string, params: unknown[], opts: QueryOptions = {}): AsyncIterable<unknown[]> {
+    const stream = await this.openStream(sql, params, opts);
+    try {
+      yield* stream;
+    } finally {
+      await stream.close();
+    }
+  }
+
+  protected assertOpen(): void {
+    if (this.closed) throw new ConnectorError('Подключение к источнику закрыто', 'connection');
+  }
+
+  protected assertNoParams(params: unknown[]): void {
+    if (params.length > 0) {
+      throw new ConnectorError('Этот источник не принимает параметры запроса: значения должны быть в тексте SQL', 'query');
+    }
+  }
+}
+
+/** A RowStream over a batch source: `next()` gives the next batch, or null at the end. */
+export function batchRowStream(
+  columns: RowStream['columns'],
+  next: () => Promise<unknown[][] | null>,
+  close: () => Promise<void>,
+  limit?: number,
+): RowStream {
+  let closing: Promise<void> | undefined;
+  const doClose = () => (closing ??= close());
+  return {
+    columns,
+    close: doClose,
+    async *[Symbol.asyncIterator]() {
+      let seen = 0;
+      try {
+        while (limit === undefined || seen < limit) {
+          const batch = await next();
+          if (!batch) break;
+          for (const row of batch) {
+            if (limit !== undefined && seen >= limit) break;
+            seen++;
+            yield row;
+          }
+        }
+      } finally {
+        await doClose();
+      }
+    },
+  };
+}
+
+export function quoteIdent(name: string, quote = '"'): string {
+  return quote + name.split(quote).join(quote + quote) + quote;
+}

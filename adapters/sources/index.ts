@@ -1,0 +1,7 @@
+// The source connector layer: the only way the platform talks to data sources.
+export * from './types';
+export { SOURCE_KINDS, isSourceKind, sourceKindInfo, type SourceKindInfo } from './kinds';
+export { createConnector } from './create-connector';
+export { getConnector, releaseConnector, closeAllConnectors, settingsHash } from './connector-cache';
+export { importFile, type ImportFileInput, type ImportFileResult, type ImportedTable, type ImportFormat } from './file-import';
+export { openSshTunnel, type SshTunnel, type SshTunnelTarget } from './ssh-tunnel';

@@ -1,0 +1,327 @@
+import mysql from 'mysql2/promise';
+import type { Readable } from 'node:stream';
+import { ConnectorBase } from '../connector-base';
+import { connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { describeServer, Endpoint } from '../endpoint';
+import { RunControl } from '../run-control';
+import { splitStatements } from '../split-statements';
+import type { ColumnInfo, ConnectorOptions, QueryOptions, ResultColumn, RowStream, SourceSettings, TableInfo } from '../types';
+import { ConnectorError } from '../types';
+import { mysqlCatalogPrimitive, mysqlResultType, type MysqlField } from './types';
+
+const DEFAULT_PORT = 3306;
+const SYSTEM_SCHEMAS = ['information_schema', 'mysql', 'performance_schema', 'sys'];
+/** Rows buffered ahead of the consumer before the socket is paused. */
+const STREAM_BUFFER_ROWS = 1000;
+
+// mysql2's callback-style connection under the promise wrapper: the only one that can stream a result.
+interface CoreConnection {
+  query(options: { sql: string; values?: unknown[]; rowsAsArray: boolean }): { stream(o: { highWaterMark: number }): Readable };
+}
+
+export class MysqlConnector extends ConnectorBase {
+  readonly kind = 'mysql' as const;
+  readonly dialect = 'mysql' as const;
+  private readonly endpoint: Endpoint;
+  private pool: Promise<mysql.Pool> | undefined;
+  private readonly initialised = new WeakSet<object>();
+
+  constructor(settings: SourceSettings, options?: ConnectorOptions) {
+    super(settings, options);
+    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs);
+  }
+
+  private get server(): string {
+    return describeServer(this.settings, this.settings.port ?? DEFAULT_PORT);
+  }
+
+  async check(): Promise<void> {
+    const conn = await this.acquire();
+    try {
+      await conn.query('SELECT 1');
+      conn.release();
+    } catch (err) {
+      conn.destroy();
+      throw this.mapError(err);
+    }
+  }
+
+  async listSchemas(): Promise<string[]> {
+    const rows = await this.catalog(
+      `SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN (?) ORDER BY schema_name`, [SYSTEM_SCHEMAS]);
+    return rows.map((r) => String(r[0]));
+  }
+
+  async listTables(schema: string): Promise<TableInfo[]> {
+    const rows = await this.catalog(
+      `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name`, [schema]);
+    return rows.map((r) => ({ schema, name: String(r[0]), kind: String(r[1]).toUpperCase().includes('VIEW') ? 'view' : 'table' }));
+  }
+
+  async listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
+    const rows = await this.catalog(
+      `SELECT column_name, column_type, data_type, is_nullable FROM information_schema.columns
+       WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`, [schema, table]);
+    if (rows.length === 0) {
+      const found = await this.catalog(`SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?`, [schema, table]);
+      if (found.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
+    }
+    return rows.map((r) => ({
+      name: String(r[0]),
+      db_type: String(r[1]),
+      primitive_type: mysqlCatalogPrimitive(String(r[2]), String(r[1])),
+      nullable: String(r[3]).toUpperCase() === 'YES',
+    }));
+  }
+
+  async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
+    this.assertOpen();
+    const control = new RunControl(opts);
+    let conn: mysql.PoolConnection | undefined;
+    let limited = false;
+    let finished = false;
+    let released = false;
+    const release = async () => {
+      if (released || !conn) return;
+      released = true;
+      control.dispose();
+      if (!finished) {
+        // Unread rows are still on the wire: the connection cannot go back to the pool.
+        const threadId = conn.threadId;
+        conn.destroy();
+        void this.killQuery(threadId).catch(() => {});
+        return;
+      }
+      try {
+        if (limited) await conn.query('SET SESSION sql_select_limit = DEFAULT');
+        conn.release();
+      } catch {
+        conn.destroy();
+      }
+    };
+    try {
+      control.throwIfStopped();
+      conn = await this.acquire();
+      const threadId = conn.threadId;
+      control.onCancel(() => (released ? undefined : this.killQuery(threadId)));
+      if (opts.limit !== undefined) {
+        // The server stops top-level SELECTs itself; the connection stays reusable (no half-read result).
+        await conn.query(`SET SESSION sql_select_limit = ${Math.max(0, Math.floor(opts.limit))}`);
+        limited = true;
+      }
+      const core = (conn as unknown as { connection: CoreConnection }).connection;
+      const readable = core
+        .query({ sql, values: params.length ? params : undefined, rowsAsArray: true })
+        .stream({ highWaterMark: STREAM_BUFFER_ROWS });
+      // Errors reach the reader through the iterator; an unread stream must not crash the process.
+      readable.on('error', () => {});
+      const fields = await firstFields(readable);
+      const types = (fields ?? []).map(mysqlResultType);
+      const columns: ResultColumn[] = (fields ?? []).map((f, i) => ({ name: f.name, db_type: types[i].dbType, primitive_type: types[i].primitive }));
+      const converters = types.map((t) => t.convert);
+      const iterator = readable[Symbol.asyncIterator]();
+      const self = this;
+      let closing: Promise<void> | undefined;
+      const close = () => (closing ??= (async () => {
+        if (!finished && limited && !control.reason) finished = await drain(iterator, STREAM_BUFFER_ROWS);
+        readable.destroy();
+        await release();
+      })());
+      return {
+        columns,
+        close,
+        async *[Symbol.asyncIterator]() {
+          let seen = 0;
+          try {
+            while (opts.limit === undefined || seen < opts.limit) {
+              let step: IteratorResult<unknown>;
+              try {
+                step = await iterator.next();
+              } catch (err) {
+                finished = endsCommand(err);
+                throw control.error(err, (e) => self.mapError(e));
+              }
+              if (step.done) {
+                finished = true;
+                break;
+              }
+              // OK packets of DML / CALL arrive as objects, not rows.
+              if (!Array.isArray(step.value)) continue;
+              seen++;
+              const row = step.value as unknown[];
+              yield row.map((v, i) => converters[i](v));
+            }
+          } finally {
+            await close();
+          }
+        },
+      };
+    } catch (err) {
+      finished = endsCommand(err);
+      await release();
+      control.dispose();
+      throw control.error(err, (e) => this.mapError(e));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    if (pool) await (await pool.catch(() => undefined))?.end().catch(() => {});
+    await this.endpoint.close();
+  }
+
+  private async connectionOptions(): Promise<mysql.PoolOptions> {
+    const s = this.settings;
+    const at = await this.endpoint.resolve();
+    const ssl = s.ssl?.enabled
+      ? { rejectUnauthorized: s.ssl.reject_unauthorized ?? true, ca: s.ssl.ca || undefined, cert: s.ssl.cert || undefined, key: s.ssl.key || undefined }
+      : undefined;
+    return {
+      host: at.host,
+      port: at.port,
+      user: s.username,
+      password: s.password ?? '',
+      database: s.db || undefined,
+      ssl,
+      connectTimeout: this.connectTimeoutMs,
+      connectionLimit: this.poolSize,
+      maxIdle: this.poolSize,
+      idleTimeout: this.idleTimeoutMs,
+      enableKeepAlive: true,
+      charset: 'utf8mb4',
+      // Values stay as the server's text; types.ts normalises them like every other kind.
+      supportBigNumbers: true,
+      bigNumberStrings: true,
+      dateStrings: true,
+      decimalNumbers: false,
+      jsonStrings: true,
+      multipleStatements: false,
+    };
+  }
+
+  private getPool(): Promise<mysql.Pool> {
+    if (!this.pool) {
+      const creating = this.connectionOptions().then((o) => mysql.createPool(o));
+      this.pool = creating;
+      creating.catch(() => { if (this.pool === creating) this.pool = undefined; });
+    }
+    return this.pool;
+  }
+
+  /**
+   * A pooled connection whose session is set up: UTC time zone (so TIMESTAMP text is UTC, see values.ts),
+   * then initial_sql, statement by statement (multipleStatements stays off for user queries).
+   */
+  private async acquire(): Promise<mysql.PoolConnection> {
+    this.assertOpen();
+    let conn: mysql.PoolConnection;
+    try {
+      conn = await (await this.getPool()).getConnection();
+    } catch (err) {
+      throw this.mapError(err, true);
+    }
+    const key = (conn as unknown as { connection: object }).connection;
+    if (!this.initialised.has(key)) {
+      try {
+        await conn.query(`SET time_zone = '+00:00'`);
+      } catch (err) {
+        conn.destroy();
+        throw this.mapError(err);
+      }
+      for (const stmt of splitStatements(this.settings.initial_sql ?? '')) {
+        try {
+          await conn.query(stmt);
+        } catch (err) {
+          conn.destroy();
+          const e = this.mapError(err);
+          throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
+        }
+      }
+      this.initialised.add(key);
+    }
+    return conn;
+  }
+
+  private async catalog(sql: string, values: unknown[]): Promise<unknown[][]> {
+    const conn = await this.acquire();
+    try {
+      const [rows] = await conn.query({ sql, values, rowsAsArray: true });
+      conn.release();
+      return rows as unknown[][];
+    } catch (err) {
+      conn.release();
+      throw this.mapError(err);
+    }
+  }
+
+  /** KILL QUERY from a separate connection: the running one is busy until its statement ends. */
+  private async killQuery(threadId: number): Promise<void> {
+    const { connectionLimit: _l, maxIdle: _m, idleTimeout: _i, ...options } = await this.connectionOptions();
+    const c = await mysql.createConnection(options);
+    try {
+      await c.query(`KILL QUERY ${Number(threadId)}`);
+    } finally {
+      await c.end().catch(() => c.destroy());
+    }
+  }
+
+  private mapError(err: unknown, connecting = false): ConnectorError {
+    if (err instanceof ConnectorError) return err;
+    const errno = (err as { errno?: number } | null)?.errno;
+    const code = errorCode(err);
+    const message = errorMessage(err);
+    const make = (kind: ConnectorError['kind']) => new ConnectorError(message, kind, { cause: err, code: errno === undefined ? undefined : String(errno) });
+    if (errno === 1045 || errno === 1044 || errno === 1698 || code === 'ER_ACCESS_DENIED_ERROR') return make('auth');
+    if (errno === 1317) return make('cancelled');
+    if (errno === 3024 || errno === 1969) return make('timeout');
+    if (errno === 1049 || errno === 1040 || errno === 1129 || errno === 1130) return make('connection');
+    if (connecting || isNetworkError(err) || code?.startsWith('PROTOCOL_') || code?.startsWith('HANDSHAKE_')) {
+      return connectionError(this.server, err, code === 'ETIMEDOUT' ? this.connectTimeoutMs : undefined);
+    }
+    return make('query');
+  }
+}
+
+/**
+ * A server error (bad SQL, KILL QUERY) ends the command cleanly: the connection can be reused. Network and
+ * protocol failures are `fatal` in mysql2 and leave it unusable.
+ */
+function endsCommand(err: unknown): boolean {
+  const e = err as { errno?: unknown; fatal?: boolean } | null;
+  return typeof e?.errno === 'number' && !e.fatal;
+}
+
+/**
+ * Reads what is left of a result cut by sql_select_limit (at most a buffer's worth), so the connection can go
+ * back to the pool; false when more is left (then the connection is dropped instead).
+ */
+async function drain(iterator: AsyncIterator<unknown>, max: number): Promise<boolean> {
+  try {
+    for (let i = 0; i <= max; i++) {
+      if ((await iterator.next()).done) return true;
+    }
+  } catch {
+    // a failed result leaves the connection in an unknown state
+  }
+  return false;
+}
+
+/** Waits for the result's column definitions; DML answers with `undefined` fields. */
+function firstFields(readable: Readable): Promise<MysqlField[] | undefined> {
+  return new Promise((resolve, reject) => {
+    const onFields = (fields: MysqlField[] | undefined) => { cleanup(); resolve(fields); };
+    const onError = (err: Error) => { cleanup(); reject(err); };
+    const onEnd = () => { cleanup(); resolve(undefined); };
+    const cleanup = () => {
+      readable.off('fields', onFields);
+      readable.off('error', onError);
+      readable.off('end', onEnd);
+    };
+    readable.on('fields', onFields);
+    readable.on('error', onError);
+    readable.on('end', onEnd);
+  });
+}

@@ -1,0 +1,310 @@
+import pg from 'pg';
+import type { ConnectionOptions } from 'node:tls';
+import { batchRowStream, ConnectorBase } from '../connector-base';
+import { connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { describeServer, Endpoint } from '../endpoint';
+import { RunControl } from '../run-control';
+import { leadingKeyword, splitStatements } from '../split-statements';
+import type { ColumnInfo, ConnectorOptions, QueryOptions, ResultColumn, RowStream, SourceSettings, TableInfo } from '../types';
+import { ConnectorError } from '../types';
+import { builtinPgType, pgTypeFromCatalog, pgValueConverter, type PgTypeInfo } from './types';
+
+const DEFAULT_PORT = 5432;
+/** Rows per FETCH: big enough to amortise the round trip, small enough to bound memory. */
+const FETCH_SIZE = 2000;
+/** Statements a cursor can be declared for; anything else (SHOW, EXPLAIN, DML) runs plainly. */
+const CURSOR_STATEMENTS = new Set(['select', 'with', 'values', 'table']);
+const SYSTEM_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'";
+
+// Every value arrives as the server's text; the connector normalises it itself (see values.ts), so that
+// bigint, numeric, dates and timestamps come out the same as from the other kinds.
+const RAW_TEXT: pg.CustomTypesConfig = { getTypeParser: () => (v: string) => v } as unknown as pg.CustomTypesConfig;
+
+export class PostgresConnector extends ConnectorBase {
+  readonly kind = 'postgresql' as const;
+  readonly dialect = 'postgresql' as const;
+  private readonly endpoint: Endpoint;
+  private pool: Promise<pg.Pool> | undefined;
+  private readonly initialised = new WeakSet<pg.PoolClient>();
+  private readonly typeCache = new Map<number, PgTypeInfo>();
+  private cursorSeq = 0;
+
+  constructor(settings: SourceSettings, options?: ConnectorOptions) {
+    super(settings, options);
+    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs);
+  }
+
+  private get server(): string {
+    return describeServer(this.settings, this.settings.port ?? DEFAULT_PORT);
+  }
+
+  async check(): Promise<void> {
+    const client = await this.acquire();
+    try {
+      await client.query('SELECT 1');
+    } catch (err) {
+      client.release(true);
+      throw this.mapError(err);
+    }
+    client.release();
+  }
+
+  async listSchemas(): Promise<string[]> {
+    const rows = await this.catalog<{ nspname: string }>(
+      `SELECT n.nspname FROM pg_namespace n WHERE ${SYSTEM_SCHEMAS} ORDER BY n.nspname`, []);
+    return rows.map((r) => r.nspname);
+  }
+
+  async listTables(schema: string): Promise<TableInfo[]> {
+    const rows = await this.catalog<{ relname: string; relkind: string }>(
+      `SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+       WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'f', 'v', 'm') AND NOT c.relispartition
+       ORDER BY c.relname`, [schema]);
+    return rows.map((r) => ({ schema, name: r.relname, kind: r.relkind === 'v' || r.relkind === 'm' ? 'view' : 'table' }));
+  }
+
+  async listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
+    const rows = await this.catalog<{ attname: string; db_type: string; typname: string; typcategory: string; base_oid: string; nullable: string }>(
+      `SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS db_type, t.typname, t.typcategory,
+              (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END)::int AS base_oid,
+              (NOT a.attnotnull)::text AS nullable
+       FROM pg_attribute a
+       JOIN pg_class c ON c.oid = a.attrelid
+       JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_type t ON t.oid = a.atttypid
+       WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
+       ORDER BY a.attnum`, [schema, table]);
+    if (rows.length === 0) await this.assertTableExists(schema, table);
+    return rows.map((r) => {
+      const oid = Number(r.base_oid);
+      const info = builtinPgType(oid) ?? pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: oid });
+      return { name: r.attname, db_type: r.db_type, primitive_type: info.primitive, nullable: r.nullable === 'true' };
+    });
+  }
+
+  async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
+    this.assertOpen();
+    const control = new RunControl(opts);
+    let client: pg.PoolClient | undefined;
+    let inTransaction = false;
+    let released = false;
+    const release = async (failed: boolean) => {
+      if (released || !client) return;
+      released = true;
+      control.dispose();
+      let broken = failed && !!control.reason; // a cancelled backend may still be finishing; do not reuse it
+      if (inTransaction) {
+        try {
+          await client.query(failed ? 'ROLLBACK' : 'COMMIT');
+        } catch {
+          broken = true;
+        }
+      }
+      client.release(broken);
+    };
+    try {
+      control.throwIfStopped();
+      client = await this.acquire();
+      const pid = (client as unknown as { processID: number }).processID;
+      control.onCancel(() => (released ? undefined : this.cancelBackend(pid)));
+
+      const text = sql.trim().replace(/;\s*$/, '');
+      let useCursor = CURSOR_STATEMENTS.has(leadingKeyword(text)) && splitStatements(text).length === 1;
+      const cursor = `analytics_cursor_${++this.cursorSeq}`;
+      if (useCursor) {
+        await client.query('BEGIN');
+        inTransaction = true;
+        try {
+          await client.query({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values: params });
+        } catch (err) {
+          // e.g. a data-modifying WITH cannot be a cursor: run it plainly instead.
+          if (errorCode(err) !== '0A000' || control.reason) throw err;
+          await client.query('ROLLBACK');
+          inTransaction = false;
+          useCursor = false;
+        }
+      }
+
+      if (!useCursor) {
+        const res = await client.query({ text, values: params, rowMode: 'array' });
+        const results = (Array.isArray(res) ? res : [res]) as pg.QueryResult<unknown[]>[];
+        const last = [...results].reverse().find((r) => r.fields?.length) ?? results[results.length - 1];
+        const { columns, convert } = await this.describe(client, last?.fields ?? []);
+        let rows: unknown[][] | null = (last?.rows ?? []).map(convert);
+        await release(false);
+        return batchRowStream(columns, async () => { const r = rows; rows = null; return r; }, async () => {}, opts.limit);
+      }
+
+      const fetchSize = opts.limit !== undefined ? Math.max(1, Math.min(opts.limit, FETCH_SIZE)) : FETCH_SIZE;
+      const fetch = () => client!.query({ text: `FETCH ${fetchSize} FROM ${cursor}`, rowMode: 'array' }) as Promise<pg.QueryResult<unknown[]>>;
+      const first = await fetch();
+      const { columns, convert } = await this.describe(client, first.fields);
+      let pending: pg.QueryResult<unknown[]> | null = first;
+      let done = false;
+      const next = async (): Promise<unknown[][] | null> => {
+        if (done) return null;
+        try {
+          const res: pg.QueryResult<unknown[]> = pending ?? (await fetch());
+          pending = null;
+          if (res.rows.length < fetchSize) done = true;
+          if (res.rows.length === 0) return null;
+          return res.rows.map(convert);
+        } catch (err) {
+          done = true;
+          await release(true);
+          throw control.error(err, (e) => this.mapError(e));
+        }
+      };
+      return batchRowStream(columns, next, () => release(false), opts.limit);
+    } catch (err) {
+      await release(true);
+      control.dispose();
+      throw control.error(err, (e) => this.mapError(e));
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pool = this.pool;
+    this.pool = undefined;
+    if (pool) await (await pool.catch(() => undefined))?.end();
+    await this.endpoint.close();
+  }
+
+  private async getPool(): Promise<pg.Pool> {
+    if (!this.pool) {
+      const creating = this.createPool();
+      this.pool = creating;
+      creating.catch(() => { if (this.pool === creating) this.pool = undefined; });
+    }
+    return this.pool;
+  }
+
+  private async createPool(): Promise<pg.Pool> {
+    const pool = new pg.Pool(await this.clientConfig());
+    // An idle client that loses its server emits here; without a listener the process would crash.
+    pool.on('error', () => {});
+    return pool;
+  }
+
+  private async clientConfig(): Promise<pg.PoolConfig> {
+    const s = this.settings;
+    const at = await this.endpoint.resolve();
+    return {
+      host: at.host,
+      port: at.port,
+      user: s.username,
+      password: s.password ?? '',
+      database: s.db || undefined,
+      ssl: this.sslConfig(at.serverName),
+      connectionTimeoutMillis: this.connectTimeoutMs,
+      idleTimeoutMillis: this.idleTimeoutMs,
+      max: this.poolSize,
+      application_name: 'analytics-platform',
+      keepAlive: true,
+      types: RAW_TEXT,
+    };
+  }
+
+  private sslConfig(serverName: string): false | ConnectionOptions {
+    const ssl = this.settings.ssl;
+    if (!ssl?.enabled) return false;
+    return {
+      rejectUnauthorized: ssl.reject_unauthorized ?? true,
+      ca: ssl.ca || undefined,
+      cert: ssl.cert || undefined,
+      key: ssl.key || undefined,
+      servername: /^[\d.:]+$/.test(serverName) ? undefined : serverName,
+    };
+  }
+
+  /** A pooled client that has run initial_sql once, right after it connected. */
+  private async acquire(): Promise<pg.PoolClient> {
+    this.assertOpen();
+    let client: pg.PoolClient;
+    try {
+      client = await (await this.getPool()).connect();
+    } catch (err) {
+      throw this.mapError(err, true);
+    }
+    if (!this.initialised.has(client)) {
+      const initialSql = this.settings.initial_sql?.trim();
+      if (initialSql) {
+        try {
+          await client.query(initialSql);
+        } catch (err) {
+          client.release(true);
+          const e = this.mapError(err);
+          throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
+        }
+      }
+      this.initialised.add(client);
+    }
+    return client;
+  }
+
+  private async catalog<T>(text: string, values: unknown[]): Promise<T[]> {
+    const client = await this.acquire();
+    try {
+      const res = await client.query(text, values);
+      client.release();
+      return res.rows as T[];
+    } catch (err) {
+      client.release();
+      throw this.mapError(err);
+    }
+  }
+
+  private async assertTableExists(schema: string, table: string): Promise<void> {
+    const found = await this.catalog<{ ok: number }>(
+      `SELECT 1 AS ok FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+      [schema, table]);
+    if (found.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
+  }
+
+  /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
+  private async describe(client: pg.PoolClient, fields: pg.FieldDef[]) {
+    const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter((oid) => !builtinPgType(oid) && !this.typeCache.has(oid));
+    if (unknown.length) {
+      const res = await client.query(
+        `SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS typname, t.typcategory, (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int AS base_oid
+         FROM pg_type t WHERE t.oid = ANY($1::oid[])`, [unknown]);
+      for (const r of res.rows as { oid: string; typname: string; typcategory: string; base_oid: string }[]) {
+        this.typeCache.set(Number(r.oid), pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: Number(r.base_oid) }));
+      }
+    }
+    const infos = fields.map((f) => builtinPgType(f.dataTypeID) ?? this.typeCache.get(f.dataTypeID) ?? { name: String(f.dataTypeID), primitive: 'unknown' as const });
+    const columns: ResultColumn[] = fields.map((f, i) => ({ name: f.name, db_type: infos[i].name, primitive_type: infos[i].primitive }));
+    const converters = fields.map((f, i) => pgValueConverter(f.dataTypeID, infos[i].primitive));
+    const convert = (row: unknown[]) => row.map((v, i) => converters[i](v as string | null));
+    return { columns, convert };
+  }
+
+  /** Cancels the backend's running statement from a separate short-lived connection (the pool may be full). */
+  private async cancelBackend(pid: number): Promise<void> {
+    const { max: _max, idleTimeoutMillis: _idle, ...config } = await this.clientConfig();
+    const c = new pg.Client(config);
+    try {
+      await c.connect();
+      await c.query('SELECT pg_cancel_backend($1)', [pid]);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  }
+
+  private mapError(err: unknown, connecting = false): ConnectorError {
+    if (err instanceof ConnectorError) return err;
+    const code = errorCode(err);
+    const sqlState = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+    const message = errorMessage(err);
+    const make = (kind: ConnectorError['kind']) => new ConnectorError(message, kind, { cause: err, code: sqlState });
+    if (sqlState === '28P01' || sqlState === '28000') return make('auth');
+    if (sqlState === '57014') return make('cancelled');
+    if (sqlState === '3D000' || sqlState?.startsWith('08') || sqlState === '57P03' || sqlState === '53300') return make('connection');
+    if (connecting || isNetworkError(err) || (!sqlState && /timeout|terminated|ssl|certificate/i.test(message))) {
+      return connectionError(this.server, err, /timeout/i.test(message) ? this.connectTimeoutMs : undefined);
+    }
+    return make('query');
+  }
+}

@@ -1,0 +1,119 @@
+import net from 'node:net';
+import { Client, type ConnectConfig } from 'ssh2';
+import { ConnectorError, type SshTunnelSettings } from './types';
+
+export interface SshTunnel {
+  /** Loopback port that forwards to the target through the SSH server. */
+  readonly localPort: number;
+  close(): Promise<void>;
+}
+
+export interface SshTunnelTarget {
+  host: string;
+  port: number;
+}
+
+/**
+ * Forwards 127.0.0.1:<localPort> to target host:port through an SSH server, so a driver that knows nothing of SSH
+ * connects to the loopback port. The SSH session is opened eagerly (to report bad credentials at check time) and
+ * re-opened on demand if the server drops it.
+ */
+export async function openSshTunnel(
+  ssh: SshTunnelSettings,
+  target: SshTunnelTarget,
+  opts: { readyTimeoutMs: number },
+): Promise<SshTunnel> {
+  const config: ConnectConfig = {
+    host: ssh.host,
+    port: ssh.port ?? 22,
+    username: ssh.username,
+    password: ssh.password || undefined,
+    privateKey: ssh.private_key || undefined,
+    passphrase: ssh.passphrase || undefined,
+    readyTimeout: opts.readyTimeoutMs,
+    keepaliveInterval: 15_000,
+  };
+  let closed = false;
+  let client: Promise<Client> | undefined;
+  const sockets = new Set<net.Socket>();
+
+  const ready = (): Promise<Client> => {
+    if (!client) {
+      const opening = connectSsh(config);
+      client = opening;
+      // Forget a dropped session so the next connection opens a new one.
+      opening.then(
+        (c) => c.on('close', () => { if (client === opening) client = undefined; }),
+        () => { if (client === opening) client = undefined; },
+      );
+    }
+    return client;
+  };
+  await ready();
+
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    ready()
+      .then((c) => {
+        c.forwardOut('127.0.0.1', socket.remotePort ?? 0, target.host, target.port, (err, channel) => {
+          if (err) {
+            socket.destroy(err);
+            return;
+          }
+          channel.on('error', () => socket.destroy());
+          socket.on('close', () => channel.destroy());
+          channel.on('close', () => socket.destroy());
+          socket.pipe(channel).pipe(socket);
+        });
+      })
+      .catch((err: unknown) => socket.destroy(err instanceof Error ? err : undefined));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const localPort = (server.address() as net.AddressInfo).port;
+
+  return {
+    localPort,
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const c = await client?.catch(() => undefined);
+      c?.end();
+    },
+  };
+}
+
+function connectSsh(config: ConnectConfig): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const c = new Client();
+    const onError = (err: Error & { level?: string }) => {
+      c.end();
+      reject(sshError(err, config));
+    };
+    c.once('error', onError);
+    c.once('ready', () => {
+      c.off('error', onError);
+      c.on('error', () => c.end()); // a later failure closes the session; the tunnel re-opens it on demand
+      resolve(c);
+    });
+    c.connect(config);
+  });
+}
+
+function sshError(err: Error & { level?: string }, config: ConnectConfig): ConnectorError {
+  const where = `${config.host}:${config.port}`;
+  if (err.level === 'client-authentication') {
+    return new ConnectorError(`SSH-туннель: ошибка аутентификации на ${where}: ${err.message}`, 'auth', { cause: err });
+  }
+  if (err.level === 'client-timeout') {
+    return new ConnectorError(`SSH-туннель: сервер ${where} не ответил за ${Math.round((config.readyTimeout ?? 0) / 1000)} с`, 'connection', { cause: err });
+  }
+  return new ConnectorError(`SSH-туннель: не удалось подключиться к ${where}: ${err.message}`, 'connection', { cause: err });
+}

@@ -1,0 +1,135 @@
+// The one contract between the platform and every kind of data source. Wire shapes are snake_case (spec).
+
+export type SourceKind = 'postgresql' | 'mysql' | 'clickhouse' | 'file';
+export type Dialect = 'postgresql' | 'mysql' | 'clickhouse' | 'duckdb';
+export type PrimitiveType = 'string' | 'integer' | 'float' | 'boolean' | 'date' | 'datetime' | 'unknown';
+
+export interface SslSettings {
+  enabled: boolean;
+  /** Defaults to true: a certificate that does not verify is refused unless the user opts out. */
+  reject_unauthorized?: boolean;
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+export interface SshTunnelSettings {
+  host: string;
+  port?: number;
+  username: string;
+  password?: string;
+  private_key?: string;
+  passphrase?: string;
+}
+
+export interface FileSourceSettings {
+  /** The DuckDB database file the upload was imported into. */
+  duckdb_path: string;
+  tables: string[];
+}
+
+export interface SourceSettings {
+  host?: string;
+  port?: number;
+  http_port?: number;
+  username?: string;
+  password?: string;
+  db?: string;
+  use_ssh?: boolean;
+  ssl?: SslSettings;
+  ssh_tunnel?: SshTunnelSettings;
+  initial_sql?: string;
+  file?: FileSourceSettings;
+}
+
+export interface ColumnInfo {
+  name: string;
+  db_type: string;
+  primitive_type: PrimitiveType;
+  nullable: boolean;
+}
+
+export interface TableInfo {
+  schema: string;
+  name: string;
+  kind: 'table' | 'view';
+}
+
+export interface QueryOptions {
+  /** Rows to return; one more is read to set `truncated`. */
+  limit?: number;
+  /** Whole-query budget; the server-side query is cancelled when it runs out. */
+  timeoutMs?: number;
+  /** Aborting cancels the server-side query too. */
+  signal?: AbortSignal;
+}
+
+export interface ResultColumn {
+  name: string;
+  db_type: string;
+  primitive_type: PrimitiveType;
+}
+
+export interface QueryResult {
+  columns: ResultColumn[];
+  rows: unknown[][];
+  truncated: boolean;
+}
+
+/** An open result read row by row; `columns` is known before the first row. */
+export interface RowStream extends AsyncIterable<unknown[]> {
+  readonly columns: ResultColumn[];
+  /** Stops reading and cancels what is left on the server; safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface Connector {
+  readonly kind: SourceKind;
+  readonly dialect: Dialect;
+  /** Connects, runs initial_sql and a trivial query; throws ConnectorError with the driver's message. */
+  check(): Promise<void>;
+  listSchemas(): Promise<string[]>;
+  listTables(schema: string): Promise<TableInfo[]>;
+  listColumns(schema: string, table: string): Promise<ColumnInfo[]>;
+  /**
+   * Positional params in the dialect's own placeholder form: $1 (postgresql, duckdb), ? (mysql).
+   * ClickHouse takes no params (18.16 has no query_params): the query compiler inlines escaped literals.
+   */
+  query(sql: string, params: unknown[], opts?: QueryOptions): Promise<QueryResult>;
+  /** Rows one by one with bounded memory. */
+  stream(sql: string, params: unknown[], opts?: QueryOptions): AsyncIterable<unknown[]>;
+  /** Like stream, with the column metadata (needed to create an extract table before the first row). */
+  openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream>;
+  close(): Promise<void>;
+}
+
+export type ConnectorErrorKind = 'connection' | 'auth' | 'timeout' | 'cancelled' | 'query' | 'settings';
+
+export class ConnectorError extends Error {
+  /** The driver's own error code when there is one: SQLSTATE (PostgreSQL), errno (MySQL), Code (ClickHouse). */
+  readonly code?: string;
+
+  constructor(
+    message: string,
+    readonly kind: ConnectorErrorKind,
+    options?: { cause?: unknown; code?: string },
+  ) {
+    super(message, options);
+    this.name = 'ConnectorError';
+    this.code = options?.code;
+  }
+}
+
+/** Knobs that are not part of the stored settings (the platform's config decides them). */
+export interface ConnectorOptions {
+  /** Budget for establishing a connection (TCP, TLS, SSH, auth). Default 5000 ms. */
+  connectTimeoutMs?: number;
+  /** Connections kept per source. Default 5. */
+  poolSize?: number;
+  /** Idle pooled connections are closed after this. Default 60000 ms. */
+  idleTimeoutMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+export const DEFAULT_POOL_SIZE = 5;
+export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
