@@ -119,3 +119,29 @@ export function children(e: Expr): Expr[] {
       return e.args;
   }
 }
+
+/** The same node with each direct child replaced by f(child). */
+export function mapChildren(e: Expr, f: (child: Expr) => Expr): Expr {
+  switch (e.kind) {
+    case 'literal':
+    case 'column_ref':
+    case 'calc_ref':
+      return e;
+    case 'unary':
+      return { ...e, operand: f(e.operand) };
+    case 'binary':
+      return { ...e, left: f(e.left), right: f(e.right) };
+    case 'in':
+      return { ...e, expr: f(e.expr), list: e.list.map(f) };
+    case 'between':
+      return { ...e, expr: f(e.expr), low: f(e.low), high: f(e.high) };
+    case 'is_null':
+      return { ...e, expr: f(e.expr) };
+    case 'like':
+      return { ...e, expr: f(e.expr), pattern: f(e.pattern) };
+    case 'case':
+      return { ...e, branches: e.branches.map((b) => ({ when: f(b.when), then: f(b.then) })), else: e.else ? f(e.else) : null };
+    case 'call':
+      return { ...e, args: e.args.map(f) };
+  }
+}

@@ -12,13 +12,16 @@ export class ExpressionError extends Error {
   /** The message without the «Ошибка в выражении:» prefix and the position suffix. */
   readonly detail: string;
   readonly position: Position | null;
+  /** Set on a cycle of calculated fields, whose message already names the whole path. */
+  readonly cycle: boolean;
 
-  constructor(detail: string, position: Position | null = null) {
+  constructor(detail: string, position: Position | null = null, cycle = false) {
     const where = position ? ` (строка ${position.line}, позиция ${position.column})` : '';
     super(`Ошибка в выражении: ${detail}${where}`);
     this.name = 'ExpressionError';
     this.detail = detail;
     this.position = position;
+    this.cycle = cycle;
   }
 }
 
