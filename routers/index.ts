@@ -1,12 +1,18 @@
 import { router } from '../server/trpc';
 import { authRouter } from './auth/router';
+import { groupRouter } from './groups/router';
 import { mcpTokenRouter } from './mcp-tokens/router';
 import { serviceRouter } from './service/router';
+import { userRouter } from './users/router';
+import { workspaceRouter } from './workspaces/router';
 
 export const appRouter = router({
   auth: authRouter,
   mcpToken: mcpTokenRouter,
   service: serviceRouter,
+  user: userRouter,
+  group: groupRouter,
+  workspace: workspaceRouter,
 });
 
 export type AppRouter = typeof appRouter;

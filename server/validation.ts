@@ -74,3 +74,9 @@ const maxDepth = (issues: readonly $ZodIssue[]) => Math.max(0, ...issues.map((i)
 
 /** A required string that must contain something other than white space. */
 export const nonBlank = (max = 255) => z.string().trim().min(1).max(max);
+
+/**
+ * An id of a stored row (PostgreSQL `serial`, int4). The cap matters: a larger number would reach the database and
+ * fail there as a 500 instead of a 422 here.
+ */
+export const entityId = () => z.number().int().positive().max(2_147_483_647);

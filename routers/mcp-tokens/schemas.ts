@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pagedQuery, pageSchema } from '../../server/paging';
-import { nonBlank } from '../../server/validation';
+import { entityId, nonBlank } from '../../server/validation';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 
 export const tokenView = z.object({
@@ -15,14 +15,14 @@ export const tokenView = z.object({
   revoked_at: z.string().nullable(),
 });
 
-export const listTokensInput = z.strictObject({ ...pagedQuery, userId: z.number().int().positive().optional() });
+export const listTokensInput = z.strictObject({ ...pagedQuery, userId: entityId().optional() });
 export const listTokensOutput = pageSchema(tokenView);
 export const createTokenInput = z.strictObject({ name: nonBlank(200), description: z.string().max(2000).optional() });
 export const createTokenOutput = tokenView.extend({ token: z.string() });
-export const tokenIdInput = z.strictObject({ id: z.number().int().positive() });
+export const tokenIdInput = z.strictObject({ id: entityId() });
 
 export const tokenSettings = z.strictObject({
   enabled: z.boolean(),
   allowed_account_types: z.array(z.enum(ACCOUNT_TYPES)),
-  access_group_id: z.number().int().positive().nullable(),
+  access_group_id: entityId().nullable(),
 });

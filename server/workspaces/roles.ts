@@ -21,3 +21,8 @@ export function strongestRole(roles: readonly string[]): WorkspaceRole | null {
   }
   return best;
 }
+
+/** Roles ordered weakest to strongest: lets SQL pick the strongest role with max() over ranks. */
+export const roleRank = (role: WorkspaceRole): number => RANK[role];
+export const roleOfRank = (rank: number | null | undefined): WorkspaceRole | null =>
+  WORKSPACE_ROLES.find((r) => RANK[r] === Number(rank)) ?? null;

@@ -88,6 +88,8 @@ describe('REST envelope and errors', () => {
   });
 
   it('converts path and query parameters only where the schema wants numbers', async () => {
+    const huge = await api.post('/api/mcp-tokens/99999999999/suspend', undefined, adminToken);
+    expect(huge.status).toBe(422);
     const bad = await api.post('/api/mcp-tokens/abc/suspend', undefined, adminToken);
     expect(bad.status).toBe(422);
     expect(bad.body.error.errors).toEqual({ id: 'must be a number' });

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { pagedQueryOver, pageSchema } from '../../server/paging';
+import { ACCOUNT_TYPES } from '../../server/users/accounts';
+import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
+import { entityId, nonBlank } from '../../server/validation';
+
+const id = entityId();
+export const userIdInput = z.strictObject({ id });
+
+// Names people type and others pick from lists: letters of any script, digits and a few separators, no spaces.
+const username = nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may contain only letters, digits and . _ @ -' });
+const password = z.string().min(1).max(1024);
+const email = z.email().max(320);
+
+export const groupRef = z.object({ id: z.number().int(), name: z.string(), system: z.boolean() });
+
+export const userSummary = z.object({ id: z.number().int(), username: z.string(), full_name: z.string() });
+export const userRecord = userSummary.extend({
+  email: z.string().nullable(),
+  account_type: z.enum(ACCOUNT_TYPES),
+  active: z.boolean(),
+  must_change_password: z.boolean(),
+  groups: z.array(groupRef),
+  personal_workspace_id: z.number().int().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+// The whole record first: a union keeps the first branch that fits, and the summary would fit (and strip) a record.
+export const userOutput = z.union([userRecord, userSummary]);
+
+export const listUsersInput = z.strictObject({
+  ...pagedQueryOver(USER_SORT_FIELDS),
+  query: z.string().max(200).optional(),
+  groupId: id.optional(),
+  active: z.boolean().optional(),
+});
+export const listUsersOutput = pageSchema(userOutput);
+
+export const createUserInput = z.strictObject({
+  username,
+  password: password.optional(),
+  full_name: z.string().trim().max(200).optional(),
+  email: email.nullable().optional(),
+  account_type: z.enum(ACCOUNT_TYPES).optional(),
+  group_ids: z.array(id).max(1000).optional(),
+});
+
+export const meOutput = userRecord.extend({
+  is_system_administrator: z.boolean(),
+  is_workspace_manager: z.boolean(),
+  token_kind: z.enum(['session', 'api']),
+});
+
+export const changeOwnPasswordInput = z.strictObject({ old_password: password, new_password: password });
+export const passwordChangedOutput = z.object({ changed: z.literal(true) });
+
+export const updateUserInput = z.strictObject({
+  id,
+  full_name: z.string().trim().max(200).optional(),
+  email: email.nullable().optional(),
+  account_type: z.enum(ACCOUNT_TYPES).optional(),
+  active: z.boolean().optional(),
+});
+
+export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+
+export const resetPasswordInput = z.strictObject({ id, new_password: password, must_change: z.boolean().optional() });
+export const resetPasswordOutput = z.object({ id: z.number().int(), must_change_password: z.boolean() });
+
+// Attribute keys are referenced by name from RLS rules, so they are identifier-like.
+const ATTRIBUTE_KEY = /^[\p{L}_][\p{L}\p{N}_.-]{0,99}$/u;
+const attributeMap = z.record(z.string(), z.array(z.string().min(1).max(1000)).max(1000)).superRefine((map, ctx) => {
+  const keys = Object.keys(map);
+  if (keys.length > 200) ctx.addIssue({ code: 'custom', path: [], message: 'size must be at most 200' });
+  for (const key of keys) {
+    if (!ATTRIBUTE_KEY.test(key)) {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)' });
+    }
+  }
+});
+export const attributesOutput = z.object({ attributes: z.record(z.string(), z.array(z.string())) });
+export const setAttributesInput = z.strictObject({ id, attributes: attributeMap });
+export const attributeKeysOutput = z.object({ keys: z.array(z.object({ key: z.string(), user_count: z.number().int() })) });
+
+export const listUserGroupsInput = z.strictObject({ id, ...pagedQueryOver(USER_GROUP_SORT_FIELDS) });
+export const listUserGroupsOutput = pageSchema(groupRef.extend({ description: z.string(), added_at: z.string() }));

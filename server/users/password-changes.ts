@@ -1,0 +1,58 @@
+import { eq, sql } from 'drizzle-orm';
+import { users } from '../../db/schema';
+import type { Actor } from '../auth/actor';
+import { assertLoginAllowed, clearLoginFailures, recordLoginFailure } from '../auth/login-throttle';
+import { hashPassword, passwordWeakness, verifyPassword } from '../auth/passwords';
+import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
+import type { AppDeps } from '../deps';
+import { badRequest, invalid } from '../errors';
+import { findUserOr404 } from './user-views';
+
+export interface ChangeOwnPasswordInput {
+  old_password: string;
+  new_password: string;
+}
+
+export interface ResetPasswordInput {
+  new_password: string;
+  must_change?: boolean;
+}
+
+/**
+ * The old password is checked under the login throttle: a stolen session token must not become a way to guess the
+ * password at full speed. Other sessions end at their next refresh (refresh tokens are revoked).
+ */
+export async function changeOwnPassword(deps: AppDeps, actor: Actor, input: ChangeOwnPasswordInput, ip: string) {
+  await assertLoginAllowed(deps.db, actor.username, ip);
+  const user = await findUserOr404(deps.db, actor.userId);
+  if (!user.passwordHash) throw badRequest('У учётной записи нет локального пароля: вход выполняется через внешнего провайдера');
+  if (!(await verifyPassword(user.passwordHash, input.old_password))) {
+    await recordLoginFailure(deps.db, actor.username, ip);
+    throw badRequest('Текущий пароль указан неверно');
+  }
+  const weakness = passwordWeakness(input.new_password, user.username);
+  if (weakness) throw invalid({ newPassword: weakness });
+  if (input.new_password === input.old_password) throw invalid({ newPassword: 'Новый пароль должен отличаться от текущего' });
+  const passwordHash = await hashPassword(input.new_password);
+  await deps.db.transaction(async (tx) => {
+    await tx.update(users).set({ passwordHash, mustChangePassword: false, updatedAt: sql`now()` }).where(eq(users.id, user.id));
+    await revokeUserRefreshTokens(tx, user.id);
+  });
+  await clearLoginFailures(deps.db, actor.username, ip);
+  return { changed: true as const };
+}
+
+/** A system administrator sets a new password; by default the user must change it at the next login. */
+export async function resetPassword(deps: AppDeps, id: number, input: ResetPasswordInput) {
+  const user = await findUserOr404(deps.db, id);
+  const weakness = passwordWeakness(input.new_password, user.username);
+  if (weakness) throw invalid({ newPassword: weakness });
+  const passwordHash = await hashPassword(input.new_password);
+  const mustChange = input.must_change ?? true;
+  await deps.db.transaction(async (tx) => {
+    await findUserOr404(tx, id, { lock: true });
+    await tx.update(users).set({ passwordHash, mustChangePassword: mustChange, updatedAt: sql`now()` }).where(eq(users.id, id));
+    await revokeUserRefreshTokens(tx, id);
+  });
+  return { id, must_change_password: mustChange };
+}

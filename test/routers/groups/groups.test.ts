@@ -1,0 +1,152 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
+
+let t: TestApp;
+let api: Rest;
+let adminToken: string;
+let userToken: string;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+  const admin = await createSysadmin(t.deps);
+  adminToken = await login(api, admin.username, admin.password);
+  const plain = await createUser(t.deps);
+  userToken = await login(api, plain.username, plain.password);
+});
+afterAll(() => t.close());
+
+describe('groups', () => {
+  it('creates, reads, renames and deletes a group', async () => {
+    const name = uniq('Аналитики');
+    const created = await api.post('/api/groups', { name, description: 'Отдел аналитики' }, adminToken);
+    expect(created.status).toBe(200);
+    const g = created.body.data;
+    expect(g).toMatchObject({ name, description: 'Отдел аналитики', system: false, system_key: null, member_count: 0 });
+
+    expect((await api.get(`/api/groups/${g.id}`, userToken)).body.data).toMatchObject({ id: g.id, name });
+    const renamed = await api.put(`/api/groups/${g.id}`, { name: `${name}-2` }, adminToken);
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data).toMatchObject({ name: `${name}-2`, description: 'Отдел аналитики' });
+
+    const deleted = await api.delete(`/api/groups/${g.id}`, adminToken);
+    expect(deleted.status).toBe(200);
+    expect(deleted.body.data).toEqual({ id: g.id, deleted: true });
+    expect((await api.get(`/api/groups/${g.id}`, adminToken)).status).toBe(404);
+  });
+
+  it('lists groups paged with system groups flagged and first', async () => {
+    const res = await api.get('/api/groups', userToken, { size: '2' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.content.map((g: any) => g.system)).toEqual([true, true]);
+    expect(res.body.data.content.map((g: any) => g.name)).toContain('Менеджеры рабочих пространств');
+    const tag = uniq('list');
+    for (const n of ['b', 'a']) await createGroup(t.deps, { name: `${tag}_${n}` });
+    const search = await api.get('/api/groups', userToken, { query: tag, sort: 'name,asc' });
+    expect(search.body.data.content.map((g: any) => g.name)).toEqual([`${tag}_a`, `${tag}_b`]);
+    expect(search.body.data.page).toEqual({ size: 20, number: 0, total_elements: 2, total_pages: 1 });
+    expect((await api.get('/api/groups', userToken, { sort: 'secret,asc' })).status).toBe(422);
+  });
+
+  it('refuses duplicate names regardless of case (400), also on rename and under concurrency', async () => {
+    const name = uniq('Dup');
+    expect((await api.post('/api/groups', { name }, adminToken)).status).toBe(200);
+    const again = await api.post('/api/groups', { name: name.toLowerCase() }, adminToken);
+    expect(again.status).toBe(400);
+    expect(again.body.error.message).toBe(`Группа с именем «${name.toLowerCase()}» уже существует`);
+    const other = await createGroup(t.deps);
+    expect((await api.put(`/api/groups/${other.id}`, { name: name.toUpperCase() }, adminToken)).status).toBe(400);
+    const raced = uniq('race');
+    const results = await Promise.all([1, 2, 3].map(() => api.post('/api/groups', { name: raced }, adminToken)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
+  });
+
+  it('answers blank names with 422 and unknown ids with 404', async () => {
+    const blank = await api.post('/api/groups', { name: '   ' }, adminToken);
+    expect(blank.status).toBe(422);
+    expect(blank.body.error.errors).toEqual({ name: 'must not be blank' });
+    expect((await api.get('/api/groups/987654', adminToken)).status).toBe(404);
+    expect((await api.put('/api/groups/987654', { name: 'x' }, adminToken)).status).toBe(404);
+    expect((await api.delete('/api/groups/987654', adminToken)).status).toBe(404);
+  });
+
+  it('refuses to delete or rename a system group (400) but lets its description change', async () => {
+    const id = t.deps.systemGroups.workspaceManagers;
+    const del = await api.delete(`/api/groups/${id}`, adminToken);
+    expect(del.status).toBe(400);
+    expect(del.body.error.message).toBe('Системную группу нельзя удалить');
+    expect((await api.delete(`/api/groups/${t.deps.systemGroups.platformAdmins}`, adminToken)).status).toBe(400);
+    const rename = await api.put(`/api/groups/${id}`, { name: 'Другое имя' }, adminToken);
+    expect(rename.status).toBe(400);
+    expect(rename.body.error.message).toBe('Системную группу нельзя переименовать');
+    const describe = await api.put(`/api/groups/${id}`, { name: 'Менеджеры рабочих пространств', description: 'Создают командные пространства' }, adminToken);
+    expect(describe.status).toBe(200);
+    expect(describe.body.data).toMatchObject({ system: true, system_key: 'workspace_managers', description: 'Создают командные пространства' });
+  });
+
+  it('refuses to delete the access group of API tokens (400)', async () => {
+    const g = await createGroup(t.deps);
+    const settings = { enabled: true, allowed_account_types: ['local'], access_group_id: g.id };
+    expect((await api.put('/api/mcp-tokens/settings', settings, adminToken)).status).toBe(200);
+    const res = await api.delete(`/api/groups/${g.id}`, adminToken);
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('MCP-токенам');
+    await api.put('/api/mcp-tokens/settings', { ...settings, enabled: false, access_group_id: null }, adminToken);
+    expect((await api.delete(`/api/groups/${g.id}`, adminToken)).status).toBe(200);
+  });
+});
+
+describe('group members', () => {
+  it('adds users (idempotently), lists them paged and removes one', async () => {
+    const g = await createGroup(t.deps);
+    const [a, b] = [await createUser(t.deps), await createUser(t.deps)];
+    const add = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, b.id, a.id] }, adminToken);
+    expect(add.status).toBe(200);
+    expect(add.body.data).toEqual({ group_id: g.id, added_user_ids: [a.id, b.id], already_member_user_ids: [] });
+    const again = await api.post(`/api/groups/${g.id}/members`, { user_ids: [b.id] }, adminToken);
+    expect(again.body.data).toEqual({ group_id: g.id, added_user_ids: [], already_member_user_ids: [b.id] });
+
+    const list = await api.get(`/api/groups/${g.id}/members`, userToken, { sort: 'id,desc', size: '1' });
+    expect(list.status).toBe(200);
+    expect(list.body.data.content).toEqual([{ id: b.id, username: b.username, full_name: '', active: true, added_at: expect.any(String) }]);
+    expect(list.body.data.page).toEqual({ size: 1, number: 0, total_elements: 2, total_pages: 2 });
+    expect((await api.get(`/api/groups/${g.id}`, userToken)).body.data.member_count).toBe(2);
+
+    const removed = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
+    expect(removed.status).toBe(200);
+    expect(removed.body.data).toEqual({ group_id: g.id, user_id: a.id, removed: true });
+    expect((await api.get(`/api/groups/${g.id}/members`, userToken)).body.data.content.map((m: any) => m.id)).toEqual([b.id]);
+  });
+
+  it('answers unknown user ids in the body with 422 at their position, and writes nothing', async () => {
+    const g = await createGroup(t.deps);
+    const a = await createUser(t.deps);
+    const res = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, 987654] }, adminToken);
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors).toEqual({ 'userIds[1]': 'Пользователь не найден (id 987654)' });
+    expect((await api.get(`/api/groups/${g.id}`, adminToken)).body.data.member_count).toBe(0);
+    const empty = await api.post(`/api/groups/${g.id}/members`, { user_ids: [] }, adminToken);
+    expect(empty.status).toBe(422);
+    expect(empty.body.error.errors).toEqual({ userIds: 'size must be at least 1' });
+  });
+
+  it('answers unknown groups and non-members with 404', async () => {
+    const g = await createGroup(t.deps);
+    const a = await createUser(t.deps);
+    expect((await api.post('/api/groups/987654/members', { user_ids: [a.id] }, adminToken)).status).toBe(404);
+    expect((await api.get('/api/groups/987654/members', adminToken)).status).toBe(404);
+    const notMember = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
+    expect(notMember.status).toBe(404);
+    expect(notMember.body.error.message).toBe(`Пользователь не состоит в группе (id ${a.id})`);
+  });
+
+  it('deleting a group removes its memberships but not the users', async () => {
+    const g = await createGroup(t.deps);
+    const a = await createUser(t.deps);
+    await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id] }, adminToken);
+    expect((await api.delete(`/api/groups/${g.id}`, adminToken)).status).toBe(200);
+    expect((await api.get(`/api/users/${a.id}/groups`, adminToken)).body.data.content).toEqual([]);
+  });
+});

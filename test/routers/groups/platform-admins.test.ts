@@ -1,0 +1,34 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eq } from 'drizzle-orm';
+import { groupMembers } from '../../../db/schema';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { createSysadmin, login } from '../../support/factories';
+
+// A file of its own: it empties the platform administrators group of its (cloned) database.
+let t: TestApp;
+let api: Rest;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+});
+afterAll(() => t.close());
+
+describe('the last platform administrator', () => {
+  it('cannot be removed from the platform administrators group (400)', async () => {
+    const adminsGroup = t.deps.systemGroups.platformAdmins;
+    const [a, b] = [await createSysadmin(t.deps), await createSysadmin(t.deps)];
+    const token = await login(api, a.username, a.password);
+    const others = await t.deps.db.select({ userId: groupMembers.userId }).from(groupMembers).where(eq(groupMembers.groupId, adminsGroup));
+    for (const { userId } of others) {
+      if (userId !== a.id && userId !== b.id) expect((await api.delete(`/api/groups/${adminsGroup}/members/${userId}`, token)).status).toBe(200);
+    }
+    expect((await api.delete(`/api/groups/${adminsGroup}/members/${b.id}`, token)).status).toBe(200);
+    const last = await api.delete(`/api/groups/${adminsGroup}/members/${a.id}`, token);
+    expect(last.status).toBe(400);
+    expect(last.body.error.message).toBe('Нельзя исключить последнего администратора платформы');
+    // The token still carries the group as at login: the removal of others does not touch this session's rights.
+    expect((await api.get('/api/users/me', token)).body.data.is_system_administrator).toBe(true);
+  });
+});
