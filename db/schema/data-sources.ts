@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, index, integer, jsonb, pgTable, serial, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigserial, boolean, index, integer, jsonb, pgTable, serial, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 import { users } from './users';
 import { workspaces } from './workspaces';
 
@@ -35,12 +35,13 @@ export const dataSourceMetadata = pgTable(
     dataSourceId: integer('data_source_id')
       .notNull()
       .references(() => dataSources.id, { onDelete: 'cascade' }),
-    /** 'schemas' | 'tables:<schema>' | 'columns:<schema>.<table>' */
+    /** 'schemas' | 'tables:["<schema>"]' | 'columns:["<schema>","<table>"]' (JSON, so dots in names stay unambiguous) */
     cacheKey: text('cache_key').notNull(),
     value: jsonb('value').notNull(),
     fetchedAt: timestamp('fetched_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('data_source_metadata_key_idx').on(t.dataSourceId, t.cacheKey)],
+  // Unique: two requests filling the same entry at once upsert one row.
+  (t) => [uniqueIndex('data_source_metadata_key_uq').on(t.dataSourceId, t.cacheKey)],
 );
 
 /** SQL console queries: state, a bounded stored result for paging, and the history per source. */
@@ -53,12 +54,22 @@ export const dataSourceQueries = pgTable(
       .references(() => dataSources.id, { onDelete: 'cascade' }),
     userId: integer('user_id').references(() => users.id, { onDelete: 'set null' }),
     sql: text('sql').notNull(),
+    /** Positional values bound to $1 / ? placeholders. */
+    parameters: jsonb('parameters').notNull().default([]),
+    /** 'running' | 'finished' | 'failed' | 'cancelled' */
     state: text('state').notNull(),
     error: text('error'),
     columns: jsonb('columns'),
     rows: jsonb('rows'),
     rowCount: integer('row_count'),
     truncated: boolean('truncated').notNull().default(false),
+    /**
+     * Set by a cancel request on any API node; the node running the query polls it together with its heartbeat
+     * and aborts the server-side query, so a cancel works whichever node it lands on.
+     */
+    cancelRequested: boolean('cancel_requested').notNull().default(false),
+    /** Refreshed by the running node every few hundred ms: a running query without a recent beat lost its node. */
+    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }).notNull().defaultNow(),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
   },

@@ -4,3 +4,5 @@ export * from './workspaces';
 export * from './auth-tokens';
 export * from './settings';
 export * from './data-sources';
+export * from './datasets';
+export * from './widgets';
