@@ -1,5 +1,7 @@
 import { router } from '../server/trpc';
+import { adminRouter } from './admin/router';
 import { authRouter } from './auth/router';
+import { dataSourceRouter } from './data-sources/router';
 import { groupRouter } from './groups/router';
 import { mcpTokenRouter } from './mcp-tokens/router';
 import { serviceRouter } from './service/router';
@@ -13,6 +15,8 @@ export const appRouter = router({
   user: userRouter,
   group: groupRouter,
   workspace: workspaceRouter,
+  dataSource: dataSourceRouter,
+  admin: adminRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { fileRoutes } from '../routers/data-sources/file-routes';
 import type { RawOperationDoc } from '../adapters/rest/openapi';
 import type { AppDeps } from './deps';
 
@@ -11,4 +12,4 @@ export interface RawRouteModule {
   docs: RawOperationDoc[];
 }
 
-export const rawRoutes: RawRouteModule[] = [];
+export const rawRoutes: RawRouteModule[] = [fileRoutes];

@@ -39,7 +39,16 @@ const errorEnvelopeSchema = {
   },
 } as const;
 
-type Operation = { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>; security?: unknown[] };
+type Operation = {
+  responses?: Record<string, { content?: Record<string, { schema?: unknown }> }>;
+  security?: unknown[];
+  requestBody?: unknown;
+};
+
+const BODY_ERROR_STATUSES: Record<string, string> = {
+  '413': 'Слишком большой запрос',
+  '415': 'Неподдерживаемый формат тела запроса',
+};
 
 function wrapSuccess(op: Operation): void {
   const ok = op.responses?.['200'];
@@ -56,7 +65,8 @@ function wrapSuccess(op: Operation): void {
 function replaceErrors(op: Operation, isProtected: boolean): void {
   const responses = (op.responses ??= {});
   for (const code of Object.keys(responses)) if (code !== '200' && /^[45]/.test(code)) delete responses[code];
-  for (const [code, description] of Object.entries(ERROR_STATUSES)) {
+  const statuses = op.requestBody ? { ...ERROR_STATUSES, ...BODY_ERROR_STATUSES } : ERROR_STATUSES;
+  for (const [code, description] of Object.entries(statuses)) {
     if (!isProtected && (code === '401' || code === '403')) continue;
     responses[code] = {
       description,

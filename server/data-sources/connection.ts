@@ -4,7 +4,7 @@ import { getConnector, type Connector, type SourceKind, type SourceSettings } fr
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import type { AppDeps } from '../deps';
-import { notFound } from '../errors';
+import { badRequest, notFound } from '../errors';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 
 export type DataSourceRow = typeof dataSources.$inferSelect;
@@ -12,13 +12,23 @@ export type DataSourceRow = typeof dataSources.$inferSelect;
 /** The full connection settings of a saved source: stored settings plus the decrypted secrets. */
 export function connectionSettings(deps: AppDeps, row: DataSourceRow): SourceSettings {
   const plain = row.settings as SourceSettings;
-  const secrets = row.secrets ? deps.secretBox.open<SourceSecrets>(row.secrets) : {};
+  const secrets = openSecrets(deps, row);
   const full = mergeSecrets(plain, secrets);
   // File sources keep their DuckDB path relative to DATA_DIR, so that a moved data directory keeps working.
   if (full.file && !path.isAbsolute(full.file.duckdb_path)) {
     full.file = { ...full.file, duckdb_path: path.join(deps.config.dataDir, full.file.duckdb_path) };
   }
   return full;
+}
+
+/** The stored secrets. A box that no longer opens (SECRETS_KEY changed) is a 400 with what to do, never a 500. */
+export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>): SourceSecrets {
+  if (!row.secrets) return {};
+  try {
+    return deps.secretBox.open<SourceSecrets>(row.secrets);
+  } catch {
+    throw badRequest('Не удалось расшифровать пароли источника: ключ шифрования (SECRETS_KEY) изменился. Задайте пароли заново');
+  }
 }
 
 /** The pooled connector of a saved source (one pool per source and settings version in this process). */

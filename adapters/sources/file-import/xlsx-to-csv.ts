@@ -2,6 +2,7 @@ import ExcelJS from 'exceljs';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
+import { xlsxSheetNames } from './xlsx-sheet-names';
 
 export interface SheetCsv {
   sheet: string;
@@ -14,15 +15,47 @@ export interface SheetCsv {
  * read_csv to type and load. exceljs's streaming reader keeps memory flat for large workbooks.
  */
 export async function xlsxToCsv(input: string, dir: string, sheet?: string): Promise<SheetCsv[]> {
+  // exceljs looks a sheet's name up in xl/workbook.xml, which may come after the sheet in the zip or (issue #3064)
+  // never reach its streaming reader, which now and then loses a zip entry altogether. The names (and the list of
+  // sheets to expect) come from the central directory; a read that missed a sheet is done again.
+  const names = await xlsxSheetNames(input);
+  const expected = [...names.values()].map((n) => n.name).filter((n) => sheet === undefined || n === sheet);
+  for (let attempt = 1; ; attempt++) {
+    const sheets = await readSheets(input, dir, names, sheet);
+    const missing = expected.filter((n) => !sheets.some((s) => s.sheet === n));
+    if (missing.length === 0) return sheets;
+    if (attempt === 3) throw new Error(`не удалось прочитать листы: ${missing.join(', ')}`);
+  }
+}
+
+async function readSheets(
+  input: string,
+  dir: string,
+  names: Map<string, { name: string; position: number }>,
+  sheet: string | undefined,
+): Promise<SheetCsv[]> {
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
     worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
   });
-  const out: SheetCsv[] = [];
+  // An empty model keeps exceljs's name lookup from throwing before xl/workbook.xml is read.
+  const model = reader as unknown as { model?: { sheets?: { name: string }[] } };
+  model.model ??= { sheets: [] };
+  const out: (SheetCsv & { position: number })[] = [];
   let index = 0;
   for await (const ws of reader) {
-    const name = String((ws as unknown as { name?: string }).name ?? `Sheet${index + 1}`);
+    const w = ws as unknown as { name?: string; id?: unknown };
+    // Unmatched in exceljs's model, a sheet is called Sheet<file number>: the real name is in `names`.
+    const matched = w.name !== undefined && !!model.model?.sheets?.some((s) => s.name === w.name);
+    const known = matched ? undefined : names.get(String(w.id));
+    const name = String(known?.name ?? w.name ?? `Sheet${index + 1}`);
+    const position = known?.position ?? [...names.values()].find((n) => n.name === name)?.position ?? 1000 + index;
     index++;
-    if (sheet !== undefined && name !== sheet) continue;
+    if (sheet !== undefined && name !== sheet) {
+      // A skipped sheet is still read to its end: exceljs cannot move on from a half-read one (it fails, or throws
+      // from its temp files outside the promise chain, which would take the process down).
+      for await (const _row of ws as unknown as AsyncIterable<unknown>) void _row;
+      continue;
+    }
     const csvPath = join(dir, `sheet-${index}.csv`);
     const file = createWriteStream(csvPath);
     let rows = 0;
@@ -35,9 +68,10 @@ export async function xlsxToCsv(input: string, dir: string, sheet?: string): Pro
       rows++;
     }
     await closeStream(file);
-    out.push({ sheet: name, csvPath, rows });
+    out.push({ sheet: name, csvPath, rows, position });
   }
-  return out;
+  // Workbook order, whatever order the zip stored the sheets in.
+  return out.sort((a, b) => a.position - b.position).map(({ position: _p, ...s }) => s);
 }
 
 function cellText(v: unknown): string {

@@ -166,7 +166,9 @@ export class FileConnector extends ConnectorBase {
       const opening = (async () => {
         let instance: DuckDBInstance;
         try {
-          instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY' });
+          // No file system access beyond the database itself: SQL console users must not read_csv('/etc/...'),
+          // ATTACH or COPY TO files of the server (it cannot be switched back on while the database is open).
+          instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY', enable_external_access: 'false' });
         } catch (err) {
           throw new ConnectorError(`Не удалось открыть файл данных источника: ${errorMessage(err)}`, 'settings', { cause: err });
         }

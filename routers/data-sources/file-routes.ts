@@ -1,0 +1,203 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import multipart from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { closeAllConnectors } from '../../adapters/sources';
+import { sendError, successEnvelope } from '../../adapters/rest/envelope';
+import type { Actor } from '../../server/auth/actor';
+import { authenticate } from '../../server/auth/authenticate';
+import { ownedSource } from '../../server/data-sources/access';
+import { stagingDir } from '../../server/data-sources/file-storage';
+import { deleteFileSource, replaceFileSource, uploadFileSource, type UploadedFile } from '../../server/data-sources/files';
+import { abortAllLocalQueries } from '../../server/data-sources/query-runner';
+import type { AppDeps } from '../../server/deps';
+import { describeError } from '../../server/error-response';
+import { AppError, invalid } from '../../server/errors';
+import type { RawRouteModule } from '../../server/raw-routes';
+import { nonBlank } from '../../server/validation';
+import { fileRouteDocs } from './file-route-docs';
+
+/*
+ * Files (#197-199): multipart uploads cannot be tRPC procedures, so these are plain fastify routes in a scope of
+ * their own, the only one where @fastify/multipart is registered (with the installation's upload limit). They keep
+ * the contract of every other route: bearer auth before anything is read, the JSON envelope, Russian messages.
+ * The upload is streamed to disk, never held in memory.
+ */
+
+const booleanText = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { error: 'must be true or false' })
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const NAMED_DELIMITERS: Record<string, string> = { tab: '\t', '\\t': '\t', semicolon: ';', comma: ',', pipe: '|' };
+
+const importFields = {
+  sheet: z.string().trim().min(1).max(255).optional(),
+  has_header: booleanText.optional(),
+  delimiter: z
+    .string()
+    .min(1)
+    .max(10)
+    .transform((d) => NAMED_DELIMITERS[d.toLowerCase()] ?? d)
+    .pipe(z.string().max(4, { error: 'must be 1 to 4 characters' }))
+    .optional(),
+};
+const uploadFields = z.strictObject({
+  name: nonBlank(200).optional(),
+  workspace_id: z
+    .string()
+    .regex(/^\d+$/, { error: 'must be an integer' })
+    .transform(Number)
+    .pipe(z.number().int().positive())
+    .optional(),
+  ...importFields,
+});
+const replaceFields = z.strictObject(importFields);
+const idParam = z.strictObject({ id: z.string().regex(/^\d+$/, { error: 'must be an integer' }).transform(Number).pipe(z.number().int().positive()) });
+
+const actors = new WeakMap<FastifyRequest, Actor>();
+const actorOf = (req: FastifyRequest) => actors.get(req)!;
+
+interface Received {
+  file?: UploadedFile;
+  fields: Record<string, string>;
+}
+
+function sizeText(bytes: number): string {
+  const round = (n: number) => String(Math.round(n * 10) / 10).replace('.', ',');
+  if (bytes >= 1024 ** 3) return `${round(bytes / 1024 ** 3)} ГБ`;
+  if (bytes >= 1024 ** 2) return `${round(bytes / 1024 ** 2)} МБ`;
+  return `${round(bytes / 1024)} КБ`;
+}
+
+/** Multipart parser failures in the envelope's words: too large is 413, a malformed body 400. */
+function multipartError(err: unknown, deps: AppDeps): unknown {
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  if (e?.code === 'FST_REQ_FILE_TOO_LARGE') {
+    return new AppError('payload_too_large', `Файл больше допустимого размера ${sizeText(deps.config.uploadLimitBytes)}`);
+  }
+  if (e?.code === 'FST_FILES_LIMIT') return new AppError('payload_too_large', 'Можно загрузить только один файл за раз');
+  if (e?.code === 'FST_FIELDS_LIMIT' || e?.code === 'FST_PARTS_LIMIT') return new AppError('payload_too_large', 'Слишком много полей в запросе');
+  if (e?.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return notMultipart();
+  if (err instanceof AppError) return err;
+  if (e?.code?.startsWith('FST_') || /multipart|boundary|unexpected end/i.test(e?.message ?? '')) {
+    return new AppError('bad_request', `Некорректное тело multipart/form-data: ${e?.message ?? 'не удалось разобрать'}`);
+  }
+  return err;
+}
+
+const notMultipart = () => new AppError('unsupported_media_type', 'Ожидается тело multipart/form-data с файлом в поле file');
+
+/** Streams the one `file` part to the staging folder and collects the text fields. */
+async function receive(req: FastifyRequest, deps: AppDeps): Promise<Received> {
+  if (!req.isMultipart()) throw notMultipart();
+  const received: Received = { fields: {} };
+  const unknownFiles: string[] = [];
+  try {
+    for await (const part of req.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'file') {
+          unknownFiles.push(part.fieldname);
+          part.file.resume();
+          continue;
+        }
+        const dir = stagingDir(deps);
+        await mkdir(dir, { recursive: true });
+        const staged = path.join(dir, randomUUID());
+        received.file = { path: staged, filename: part.filename || 'upload', size: 0 };
+        await pipeline(part.file, createWriteStream(staged));
+        received.file.size = (await stat(staged)).size;
+      } else {
+        received.fields[part.fieldname] = String(part.value ?? '');
+      }
+    }
+  } catch (err) {
+    if (received.file) await rm(received.file.path, { force: true });
+    throw multipartError(err, deps);
+  }
+  if (unknownFiles.length) {
+    if (received.file) await rm(received.file.path, { force: true });
+    throw invalid(Object.fromEntries(unknownFiles.map((f) => [f, 'unknown field: the file goes in the field "file"'])));
+  }
+  return received;
+}
+
+function requireFile(received: Received): UploadedFile {
+  if (!received.file) throw invalid({ file: 'must not be null' }, 'Не передан файл: ожидается поле file');
+  return received.file;
+}
+
+export const fileRoutes: RawRouteModule = {
+  docs: fileRouteDocs,
+  register(app, deps) {
+    void app.register(async (scope) => {
+      await scope.register(multipart, {
+        limits: { fileSize: deps.config.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 200 },
+        throwFileSizeLimit: true,
+      });
+
+      // Authentication comes first, before the body is read: no token is a 401 even for a malformed upload.
+      scope.addHook('onRequest', async (req, reply) => {
+        try {
+          actors.set(req, await authenticate(deps, req.headers.authorization));
+        } catch (err) {
+          return sendError(reply, describeError(err));
+        }
+      });
+
+      // The process's source connections and SQL console queries end with the app.
+      scope.addHook('onClose', async () => {
+        await abortAllLocalQueries();
+        await closeAllConnectors();
+      });
+
+      const handle =
+        (work: (req: FastifyRequest) => Promise<unknown>) =>
+        async (req: FastifyRequest, reply: FastifyReply) => {
+          try {
+            return reply.code(200).send(successEnvelope(await work(req)));
+          } catch (err) {
+            const d = describeError(err);
+            if (d.unexpected !== undefined) req.log.error({ err: d.unexpected, reqId: req.id }, 'file route failed');
+            return sendError(reply, d);
+          }
+        };
+
+      scope.post(
+        '/api/files',
+        handle(async (req) => {
+          const received = await receive(req, deps);
+          try {
+            const fields = uploadFields.parse(received.fields);
+            return await uploadFileSource(deps, actorOf(req), requireFile(received), fields);
+          } finally {
+            if (received.file) await rm(received.file.path, { force: true });
+          }
+        }),
+      );
+
+      scope.put(
+        '/api/files/:id',
+        handle(async (req) => {
+          const { id } = idParam.parse(req.params);
+          // Who may replace is settled before a byte of the file is stored.
+          await ownedSource(deps.db, actorOf(req), id);
+          const received = await receive(req, deps);
+          try {
+            const fields = replaceFields.parse(received.fields);
+            return await replaceFileSource(deps, actorOf(req), id, requireFile(received), fields);
+          } finally {
+            if (received.file) await rm(received.file.path, { force: true });
+          }
+        }),
+      );
+
+      scope.delete(
+        '/api/files/:id',
+        handle(async (req) => deleteFileSource(deps, actorOf(req), idParam.parse(req.params).id)),
+      );
+    });
+  },
+};

@@ -1,0 +1,119 @@
+import { sourceKindInfo, type Dialect, type ResultColumn, type SourceKind, type TableInfo } from '../../adapters/sources';
+import { visibleWorkspaceIds } from '../access/workspace-access';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../deps';
+import { escapeLiteral, quoteIdentifier } from '../query/expr/dialect';
+import { readableSource } from './access';
+import { logSourceAccess } from './access-log';
+import { connectorForSource } from './connection';
+import { viaConnector } from './connector-errors';
+import { sourceObjects } from './dependants';
+import { resolveColumn, resolveTable } from './metadata';
+
+export const PREVIEW_DEFAULT_LIMIT = 100;
+export const PREVIEW_MAX_LIMIT = 1000;
+/** Reads of the data browser are interactive: they give up rather than hold a connection for minutes. */
+export const BROWSE_TIMEOUT_MS = 30_000;
+
+export const dialectOf = (kind: string): Dialect => sourceKindInfo(kind as SourceKind).dialect;
+
+/** `schema.table` quoted for the dialect; names have been checked against the source's own metadata first. */
+export function qualifiedTable(dialect: Dialect, t: Pick<TableInfo, 'schema' | 'name'>): string {
+  return `${quoteIdentifier(dialect, t.schema)}.${quoteIdentifier(dialect, t.name)}`;
+}
+
+export function previewSql(dialect: Dialect, t: Pick<TableInfo, 'schema' | 'name'>, limit: number): string {
+  // One row more than asked tells the connector whether there is more.
+  return `SELECT * FROM ${qualifiedTable(dialect, t)} LIMIT ${Math.floor(limit) + 1}`;
+}
+
+/**
+ * Distinct non-null values of a column, optionally those containing `search` (case-insensitive), in order.
+ * The search text is a bound parameter, except on ClickHouse (no parameters there), where it is an escaped literal.
+ */
+export function columnValuesSql(
+  dialect: Dialect,
+  t: Pick<TableInfo, 'schema' | 'name'>,
+  column: string,
+  search: string | undefined,
+  limit: number,
+): { sql: string; params: unknown[] } {
+  const c = quoteIdentifier(dialect, column);
+  const conditions = [`${c} IS NOT NULL`];
+  const params: unknown[] = [];
+  if (search) {
+    switch (dialect) {
+      case 'postgresql':
+        params.push(search);
+        conditions.push(`strpos(lower(CAST(${c} AS text)), lower($1)) > 0`);
+        break;
+      case 'duckdb':
+        params.push(search);
+        conditions.push(`strpos(lower(CAST(${c} AS VARCHAR)), lower($1)) > 0`);
+        break;
+      case 'mysql':
+        params.push(search);
+        conditions.push(`LOCATE(LOWER(?), LOWER(CAST(${c} AS CHAR))) > 0`);
+        break;
+      case 'clickhouse':
+        conditions.push(`positionCaseInsensitiveUTF8(toString(${c}), ${escapeLiteral('clickhouse', search)}) > 0`);
+        break;
+    }
+  }
+  const sql = `SELECT DISTINCT ${c} AS value FROM ${qualifiedTable(dialect, t)} WHERE ${conditions.join(' AND ')} ORDER BY ${c} LIMIT ${Math.floor(limit) + 1}`;
+  return { sql, params };
+}
+
+export interface PreviewResult {
+  schema: string;
+  table: string;
+  columns: ResultColumn[];
+  rows: unknown[][];
+  truncated: boolean;
+  limit: number;
+}
+
+export async function previewTable(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { schema?: string; table: string; limit?: number },
+): Promise<PreviewResult> {
+  const { row } = await readableSource(deps.db, actor, id);
+  await logSourceAccess(deps.db, id, actor, 'read', `просмотр ${input.schema ?? ''}.${input.table}`);
+  const table = await resolveTable(deps, row, input.schema, input.table);
+  const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
+  const dialect = dialectOf(row.type);
+  const result = await viaConnector(() =>
+    connectorForSource(deps, row).query(previewSql(dialect, table, limit), [], { limit, timeoutMs: BROWSE_TIMEOUT_MS }),
+  );
+  return { schema: table.schema, table: table.name, columns: result.columns, rows: result.rows, truncated: result.truncated, limit };
+}
+
+export async function columnValues(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { schema?: string; table: string; column: string; query?: string; limit?: number },
+): Promise<{ column: string; values: unknown[]; truncated: boolean }> {
+  const { row } = await readableSource(deps.db, actor, id);
+  await logSourceAccess(deps.db, id, actor, 'read', `значения ${input.schema ?? ''}.${input.table}.${input.column}`);
+  const table = await resolveTable(deps, row, input.schema, input.table);
+  const column = await resolveColumn(deps, row, table, input.column);
+  const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
+  const { sql, params } = columnValuesSql(dialectOf(row.type), table, column.name, input.query || undefined, limit);
+  const result = await viaConnector(() => connectorForSource(deps, row).query(sql, params, { limit, timeoutMs: BROWSE_TIMEOUT_MS }));
+  return { column: column.name, values: result.rows.map((r) => r[0]), truncated: result.truncated };
+}
+
+/**
+ * Platform objects built on the source. Those in workspaces the caller cannot see are counted, not shown: the
+ * owner still learns why the source cannot be deleted without learning names they may not read.
+ */
+export async function listSourceObjects(deps: AppDeps, actor: Actor, id: number) {
+  await readableSource(deps.db, actor, id);
+  const all = await sourceObjects(deps.db, id);
+  const visible = actor.isSysadmin ? null : new Set(await visibleWorkspaceIds(deps.db, actor));
+  const content = visible ? all.filter((o) => visible.has(o.workspace_id)) : all;
+  return { content, hidden_count: all.length - content.length };
+}

@@ -1,0 +1,77 @@
+import { ConnectorError, createConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../deps';
+import { AppError, invalid } from '../errors';
+import { assertKindEnabled } from '../source-types/source-types';
+import { readableSource } from './access';
+import { logSourceAccess } from './access-log';
+import { connectionSettings, openSecrets } from './connection';
+import { mergeSecrets } from './secrets';
+import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, type SettingsInput } from './settings';
+
+export const CHECK_OK_MESSAGE = 'Подключение успешно';
+/** Budget for reaching the server (TCP, TLS, SSH, login): an unreachable host fails within it. */
+export const CHECK_CONNECT_TIMEOUT_MS = 5_000;
+/** Budget for the whole check (connect, initial SQL, a trivial query). */
+export const CHECK_TOTAL_TIMEOUT_MS = 12_000;
+
+export interface CheckResult {
+  ok: boolean;
+  message: string;
+}
+
+/**
+ * Connects with the settings on a connector of its own (never the pooled one, so that a changed password or a
+ * restarted server is really seen) and runs the kind's trivial query. A failure of the source is a result
+ * (`ok: false` with the driver's words), not an error of the call: the call itself succeeded.
+ */
+export async function checkConnection(kind: SourceKind, settings: SourceSettings): Promise<CheckResult> {
+  let connector;
+  try {
+    connector = createConnector(kind, settings, { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1 });
+  } catch (err) {
+    if (err instanceof ConnectorError) return { ok: false, message: err.message };
+    throw err;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new ConnectorError(`Сервер не ответил за ${CHECK_TOTAL_TIMEOUT_MS / 1000} с`, 'timeout')),
+      CHECK_TOTAL_TIMEOUT_MS,
+    );
+  });
+  try {
+    await Promise.race([connector.check(), timeout]);
+    return { ok: true, message: CHECK_OK_MESSAGE };
+  } catch (err) {
+    if (err instanceof ConnectorError) return { ok: false, message: err.message || 'Не удалось подключиться' };
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    // Not awaited: a hung server must not hold the answer (the connector closes its sockets in the background).
+    void connector.close().catch(() => undefined);
+  }
+}
+
+/** POST /api/data-source/check: settings that are not saved yet. Nothing is written. */
+export async function checkSettings(deps: AppDeps, input: { type: string; settings: SettingsInput }): Promise<CheckResult> {
+  const kind = await assertKindEnabled(deps, input.type);
+  const plain = normalizeSettings(kind, input.settings);
+  return checkConnection(kind, mergeSecrets(plain, secretChanges(input.settings).set));
+}
+
+/**
+ * POST /api/data-source/{id}/check: the saved connection, optionally with some settings replaced. Overrides are
+ * for owners only: with them a reader could send the saved password to a server of their choice.
+ */
+export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, overrides?: SettingsInput): Promise<CheckResult> {
+  const { row, isOwner } = await readableSource(deps.db, actor, id);
+  const hasOverrides = !!overrides && Object.values(overrides).some((v) => v !== undefined);
+  if (hasOverrides && !isOwner) throw new AppError('forbidden');
+  await logSourceAccess(deps.db, id, actor, 'read', hasOverrides ? 'проверка подключения с изменёнными настройками' : 'проверка подключения');
+  const kind = row.type as SourceKind;
+  if (hasOverrides && kind === 'file') throw invalid({ settings: 'file sources have no connection settings to override' });
+  if (!hasOverrides) return checkConnection(kind, connectionSettings(deps, row));
+  const plain = normalizeSettings(kind, overrideSettings(row.settings as SourceSettings, overrides));
+  return checkConnection(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, row), overrides, plain)));
+}

@@ -1,0 +1,21 @@
+import { ConnectorError } from '../../adapters/sources';
+import { badRequest } from '../errors';
+
+/**
+ * A source that cannot be reached, refuses the password or rejects the SQL is the caller's problem to fix, not a
+ * platform failure: the driver's own words go back in a 400. Anything else keeps its own status (or becomes 500).
+ */
+export function asSourceError(err: unknown): unknown {
+  if (err instanceof ConnectorError) return badRequest(err.message || 'Ошибка источника данных');
+  return err;
+}
+
+/** Runs a call on a connector, turning its failures into 400 envelopes. */
+export async function viaConnector<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw asSourceError(err);
+  }
+}
+

@@ -1,0 +1,240 @@
+import { randomUUID } from 'node:crypto';
+import { and, count, desc, eq, gte, ilike, lt, sql, type SQL } from 'drizzle-orm';
+import { releaseConnector, type SourceKind } from '../../adapters/sources';
+import type { DbOrTx } from '../../db/client';
+import { dataSourceMetadata, dataSources } from '../../db/schema';
+import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor, inVisibleWorkspaces } from '../access/workspace-access';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../deps';
+import { badRequest } from '../errors';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { assertKindEnabled } from '../source-types/source-types';
+import { isForeignKeyViolation } from '../users/db-errors';
+import { roleOfRank } from '../workspaces/roles';
+import { ownedSource, ownsSource, readableSource } from './access';
+import { logSourceAccess } from './access-log';
+import { checkConnection } from './check';
+import { openSecrets, type DataSourceRow } from './connection';
+import type { DateRange } from './date-range';
+import { sourceDependants } from './dependants';
+import { copyFileSourceFiles, removeFileSourceFiles } from './file-storage';
+import { abortLocalQueriesOf } from './query-runner';
+import { mergeSecrets, type SourceSecrets } from './secrets';
+import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
+import { authorOf, authorsById, dataSourceView, type DataSourceView } from './views';
+
+export const DATA_SOURCE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
+
+export interface DataSourceListFilter {
+  query?: string;
+  type?: string;
+  author?: number;
+  workspaceId?: number;
+  created?: DateRange;
+  updated?: DateRange;
+}
+
+export interface CreateDataSourceInput {
+  name: string;
+  type: string;
+  settings: SettingsInput;
+  workspace_id?: number;
+  /** Check the connection first and refuse to save when it fails (nothing is written then). */
+  check_connection?: boolean;
+}
+
+export interface UpdateDataSourceInput {
+  name?: string;
+  /** Accepted so that a client can send a read back; it must name the source's own kind. */
+  type?: string;
+  settings?: SettingsInput;
+  check_connection?: boolean;
+}
+
+const sealOrNull = (deps: AppDeps, secrets: SourceSecrets) => (Object.keys(secrets).length ? deps.secretBox.seal(secrets) : null);
+
+function range(column: typeof dataSources.createdAt | typeof dataSources.updatedAt, r: DateRange | undefined): SQL[] {
+  const out: SQL[] = [];
+  if (r?.from) out.push(gte(column, r.from));
+  if (r?.to) out.push(lt(column, r.to));
+  return out;
+}
+
+export async function listDataSources(deps: AppDeps, actor: Actor, input: PageRequest & DataSourceListFilter) {
+  const { db } = deps;
+  const conditions: SQL[] = [inVisibleWorkspaces(actor, dataSources.workspaceId)];
+  if (input.query) conditions.push(ilike(dataSources.name, containsPattern(input.query)));
+  if (input.type) conditions.push(eq(dataSources.type, input.type));
+  if (input.author !== undefined) conditions.push(eq(dataSources.authorId, input.author));
+  if (input.workspaceId !== undefined) conditions.push(eq(dataSources.workspaceId, input.workspaceId));
+  conditions.push(...range(dataSources.createdAt, input.created), ...range(dataSources.updatedAt, input.updated));
+  const where = and(...conditions);
+
+  const [{ total }] = await db.select({ total: count() }).from(dataSources).where(where);
+  const rows = await db
+    .select({ row: dataSources, rank: actorRoleRankSql(actor, dataSources.workspaceId) })
+    .from(dataSources)
+    .where(where)
+    .orderBy(
+      ...orderByOf(
+        input.sort,
+        {
+          id: dataSources.id,
+          name: sql`lower(${dataSources.name})`,
+          type: dataSources.type,
+          created_at: dataSources.createdAt,
+          updated_at: dataSources.updatedAt,
+        },
+        [desc(dataSources.updatedAt)],
+        dataSources.id,
+      ),
+    )
+    .limit(input.size)
+    .offset(input.page * input.size);
+  const authors = await authorsById(db, rows.map((r) => r.row.authorId));
+  return pageOf(
+    rows.map((r) =>
+      dataSourceView(deps, r.row, r.row.authorId === null ? null : (authors.get(r.row.authorId) ?? null), ownsSource(actor, r.row, roleOfRank(r.rank))),
+    ),
+    input,
+    total,
+  );
+}
+
+export async function getDataSource(deps: AppDeps, actor: Actor, id: number): Promise<DataSourceView> {
+  const { row, isOwner } = await readableSource(deps.db, actor, id);
+  return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), isOwner);
+}
+
+async function assertConnects(kind: SourceKind, settings: Parameters<typeof checkConnection>[1]): Promise<void> {
+  const result = await checkConnection(kind, settings);
+  if (!result.ok) throw badRequest(`Источник не сохранён: ${result.message}`);
+}
+
+export async function createDataSource(deps: AppDeps, actor: Actor, input: CreateDataSourceInput): Promise<DataSourceView> {
+  const workspaceId = input.workspace_id ?? (await defaultWorkspaceFor(deps.db, actor));
+  await assertWorkspaceEditable(deps.db, actor, workspaceId);
+  const kind = await assertKindEnabled(deps, input.type);
+  const plain = normalizeSettings(kind, input.settings);
+  const secrets = secretChanges(input.settings).set;
+  // The check runs before anything is written: a failing connection leaves no source behind.
+  if (input.check_connection) await assertConnects(kind, mergeSecrets(plain, secrets));
+
+  const row = await deps.db.transaction(async (tx) => {
+    const [created] = await tx
+      .insert(dataSources)
+      .values({ name: input.name, type: kind, workspaceId, authorId: actor.userId, settings: plain, secrets: sealOrNull(deps, secrets) })
+      .returning();
+    await logSourceAccess(tx, created.id, actor, 'edit', 'создание источника');
+    return created;
+  });
+  return dataSourceView(deps, row, { id: actor.userId, username: actor.username }, true);
+}
+
+export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, input: UpdateDataSourceInput): Promise<DataSourceView> {
+  const first = await ownedSource(deps.db, actor, id);
+  if (input.type !== undefined && input.type !== first.row.type) throw badRequest('Тип источника нельзя изменить: создайте новый источник');
+  if (input.settings && first.row.type === 'file') {
+    throw badRequest('Настройки файлового источника меняются загрузкой нового файла: PUT /api/files/{id}');
+  }
+  const kind = first.row.type as SourceKind;
+  if (input.settings && input.check_connection) {
+    const plain = normalizeSettings(kind, input.settings);
+    await assertConnects(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain)));
+  }
+
+  const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
+    const { row: locked } = await ownedSource(tx, actor, id, { forUpdate: true });
+    const change: Partial<typeof dataSources.$inferInsert> = {};
+    if (input.name !== undefined) change.name = input.name;
+    if (input.settings) {
+      const plain = normalizeSettings(kind, input.settings);
+      change.settings = plain;
+      change.secrets = sealOrNull(deps, nextSecrets(openSecrets(deps, locked), input.settings, plain));
+      // Another connection may be another database: what was read from the old one no longer holds.
+      await tx.delete(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
+    }
+    // Every save moves updated_at, even one that changes nothing: pipelines compare by edit time.
+    const [updated] = await tx
+      .update(dataSources)
+      .set({ ...change, updatedAt: sql`now()` })
+      .where(eq(dataSources.id, id))
+      .returning();
+    await logSourceAccess(tx, id, actor, 'edit', input.settings ? 'изменение подключения' : 'изменение источника');
+    return { row: updated, settingsChanged: !!input.settings };
+  });
+  if (settingsChanged) await releaseConnector(id).catch(() => undefined);
+  return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), true);
+}
+
+export function dependantsMessage(names: string[], total: number): string {
+  const shown = names.slice(0, 5).map((n) => `«${n}»`).join(', ');
+  const more = total > 5 ? ` и ещё ${total - 5}` : '';
+  return `Источник нельзя удалить: на нём построены датасеты (${total})${shown ? `: ${shown}${more}` : ''}. Сначала удалите их или переключите на другой источник`;
+}
+
+/** Deletes a source (any kind) and, for a file source, its stored files. Datasets on it block the deletion. */
+export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, opts: { onlyKind?: SourceKind } = {}) {
+  let deleted: DataSourceRow;
+  try {
+    deleted = await deps.db.transaction(async (tx) => {
+      const { row } = await ownedSource(tx, actor, id, { forUpdate: true });
+      if (opts.onlyKind && row.type !== opts.onlyKind) throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
+      await assertNoDependants(tx, id);
+      await tx.delete(dataSources).where(eq(dataSources.id, id));
+      return row;
+    });
+  } catch (e) {
+    // A dataset created on the source while we were deleting it: its foreign key refuses.
+    if (isForeignKeyViolation(e)) throw badRequest(dependantsMessage([], 1));
+    throw e;
+  }
+  abortLocalQueriesOf(id);
+  await releaseConnector(id).catch(() => undefined);
+  if (deleted.type === 'file') await removeFileSourceFiles(deps, deleted.uuid);
+  return { id, deleted: true as const };
+}
+
+async function assertNoDependants(db: DbOrTx, id: number): Promise<void> {
+  const dependants = await sourceDependants(db, id);
+  if (dependants.length) throw badRequest(dependantsMessage(dependants.map((d) => d.name), dependants.length));
+}
+
+export async function copyDataSource(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { name?: string; workspace_id?: number },
+): Promise<DataSourceView> {
+  const { row } = await ownedSource(deps.db, actor, id);
+  const workspaceId = input.workspace_id ?? row.workspaceId;
+  await assertWorkspaceEditable(deps.db, actor, workspaceId);
+  await assertKindEnabled(deps, row.type);
+  const uuid = randomUUID();
+  let settings = row.settings as Record<string, unknown>;
+  // A file source takes its file along: the copy has its own, so either can be replaced or deleted alone.
+  if (row.type === 'file') settings = await copyFileSourceFiles(deps, row.uuid, uuid, settings);
+  try {
+    const created = await deps.db.transaction(async (tx) => {
+      const [copy] = await tx
+        .insert(dataSources)
+        .values({
+          uuid,
+          name: input.name ?? `${row.name} (копия)`,
+          type: row.type,
+          workspaceId,
+          authorId: actor.userId,
+          settings,
+          secrets: row.secrets,
+        })
+        .returning();
+      await logSourceAccess(tx, copy.id, actor, 'edit', `копия источника ${row.id}`);
+      await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copy.id}`);
+      return copy;
+    });
+    return dataSourceView(deps, created, { id: actor.userId, username: actor.username }, true);
+  } catch (e) {
+    if (row.type === 'file') await removeFileSourceFiles(deps, uuid);
+    throw e;
+  }
+}

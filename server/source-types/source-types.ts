@@ -1,0 +1,111 @@
+import { sql } from 'drizzle-orm';
+import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
+import { settings } from '../../db/schema';
+import type { AppDeps } from '../deps';
+import { badRequest, invalid, notFound } from '../errors';
+import { readSetting } from '../settings/store';
+import { settingsFormOf, type SettingsField } from './settings-form';
+
+/*
+ * Source kinds of the installation: the bundled ones from the connector layer, each switchable by a system
+ * administrator. The switches live in the settings table under one key; a kind never switched is enabled.
+ */
+
+const KEY = 'source_types';
+
+/**
+ * The driver each kind uses. Only the bundled connectors exist today; uploaded connector plugins (admin drivers)
+ * will add entries here, and then `driver_id` can pick one of them.
+ */
+export const BUNDLED_DRIVERS: Record<SourceKind, string> = {
+  postgresql: 'pg',
+  mysql: 'mysql2',
+  clickhouse: 'clickhouse-client',
+  file: 'duckdb',
+};
+
+interface StoredKindSettings {
+  enabled?: boolean;
+  driver_id?: string | null;
+}
+type StoredSettings = Partial<Record<SourceKind, StoredKindSettings>>;
+
+export interface SourceTypeView {
+  type: SourceKind;
+  name: string;
+  enabled: boolean;
+  default_port: number | null;
+  http_port: number | null;
+  driver_id: string;
+  supports: SourceKindInfo['supports'];
+}
+
+export interface SourceTypeDetails extends SourceTypeView {
+  fields: SettingsField[];
+}
+
+export const sourceTypeNotFound = (type: string) => notFound(`Тип источника не найден: ${type}`);
+
+async function stored(deps: AppDeps): Promise<StoredSettings> {
+  return (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting<StoredSettings>(deps.db, KEY)) ?? {})) as StoredSettings;
+}
+
+function viewOf(info: SourceKindInfo, s: StoredKindSettings | undefined): SourceTypeView {
+  return {
+    type: info.type,
+    name: info.name,
+    enabled: s?.enabled ?? true,
+    default_port: info.default_port,
+    http_port: info.default_http_port,
+    driver_id: s?.driver_id ?? BUNDLED_DRIVERS[info.type],
+    supports: info.supports,
+  };
+}
+
+function kindInfo(type: string): SourceKindInfo {
+  const info = SOURCE_KINDS.find((k) => k.type === type);
+  if (!info) throw sourceTypeNotFound(type);
+  return info;
+}
+
+export async function listSourceTypes(deps: AppDeps): Promise<{ content: SourceTypeView[] }> {
+  const s = await stored(deps);
+  return { content: SOURCE_KINDS.map((k) => viewOf(k, s[k.type])) };
+}
+
+export async function getSourceType(deps: AppDeps, type: string): Promise<SourceTypeDetails> {
+  const info = kindInfo(type);
+  return { ...viewOf(info, (await stored(deps))[info.type]), fields: settingsFormOf(info) };
+}
+
+export async function updateSourceType(
+  deps: AppDeps,
+  type: string,
+  input: { enabled?: boolean; driver_id?: string | null },
+): Promise<SourceTypeDetails> {
+  const info = kindInfo(type);
+  if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
+    throw invalid({ driverId: `must be a driver installed for ${info.type}: ${BUNDLED_DRIVERS[info.type]}` });
+  }
+  const patch: StoredKindSettings = {};
+  if (input.enabled !== undefined) patch.enabled = input.enabled;
+  if (input.driver_id !== undefined) patch.driver_id = input.driver_id;
+  // One statement: two administrators switching different kinds at once must not undo each other.
+  await deps.db.execute(sql`
+    insert into ${settings} (key, value) values (${KEY}, ${JSON.stringify({ [info.type]: patch })}::jsonb)
+    on conflict (key) do update set
+      value = ${settings.value} || jsonb_build_object(${info.type}::text, coalesce(${settings.value} -> ${info.type}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
+      updated_at = now()`);
+  deps.caches.settings.delete(KEY);
+  return getSourceType(deps, type);
+}
+
+/** Creating a source (or a check, or an upload) of a kind the administrator switched off is refused with 400. */
+export async function assertKindEnabled(deps: AppDeps, type: string): Promise<SourceKind> {
+  if (!isSourceKind(type)) throw invalid({ type: `must be one of: ${SOURCE_KINDS.map((k) => k.type).join(', ')}` });
+  const s = await stored(deps);
+  if (s[type]?.enabled === false) {
+    throw badRequest(`Тип источника «${kindInfo(type).name}» отключён администратором платформы`);
+  }
+  return type;
+}
