@@ -2,11 +2,13 @@ import { router } from '../server/trpc';
 import { adminRouter } from './admin/router';
 import { authRouter } from './auth/router';
 import { dataSourceRouter } from './data-sources/router';
+import { datasetRouter } from './datasets/router';
 import { groupRouter } from './groups/router';
 import { mcpTokenRouter } from './mcp-tokens/router';
 import { serviceRouter } from './service/router';
 import { userRouter } from './users/router';
 import { workspaceRouter } from './workspaces/router';
+import { widgetRouter } from './widgets/router';
 
 export const appRouter = router({
   auth: authRouter,
@@ -17,6 +19,8 @@ export const appRouter = router({
   workspace: workspaceRouter,
   dataSource: dataSourceRouter,
   admin: adminRouter,
+  dataset: datasetRouter,
+  widget: widgetRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -95,7 +95,10 @@ export interface ParameterDomain {
 export interface DatasetParameter {
   id: number;
   name: string;
+  /** The type the engine and formulas use; a declared `number` is 'float'. */
   primitiveType: PrimitiveType;
+  /** The type as the schema declares it on the wire (the specification's example is `number`). */
+  declaredType?: string;
   /** Always a string on the wire, even for numbers (the specification's rule). */
   defaultValue: string;
   domain: ParameterDomain;

@@ -9,7 +9,8 @@ export function divide(dialect: Dialect, a: Arg, b: Arg): string {
   return pick(dialect, {
     postgresql: () => `(CAST(${a()} AS double precision) / NULLIF(${b()}, 0))`,
     mysql: () => `(CAST(${a()} AS DOUBLE) / NULLIF(${b()}, 0))`, // plain / would keep only 4 decimals
-    clickhouse: () => `(${a()} / nullIf(${b()}, 0))`,
+    // toFloat64: ClickHouse divides a Decimal within its own scale (6.577 / 1 would give 6.57).
+    clickhouse: () => `(toFloat64(${a()}) / nullIf(${b()}, 0))`,
     duckdb: () => `(CAST(${a()} AS DOUBLE) / NULLIF(${b()}, 0))`,
   });
 }
@@ -26,18 +27,27 @@ const guarded =
   ({ dialect, args: [x] }) =>
     `${dialect === 'clickhouse' ? clickhouse : name}(CASE WHEN ${x()} ${domain} THEN ${x()} ELSE NULL END)`;
 
+/**
+ * ClickHouse aggregates a non-Nullable column over no rows to 0 (nan for avg) where SQL says NULL; over a Nullable
+ * argument it answers NULL like the other dialects (18.16 has no maxOrNull).
+ */
+const nullOnEmpty =
+  (sqlName: string, clickhouse: string): SqlFunction =>
+  ({ dialect, args: [x] }) =>
+    dialect === 'clickhouse' ? `${clickhouse}(toNullable(${x()}))` : `${sqlName}(${x()})`;
+
 export const AGGREGATE_FUNCTIONS: Record<string, SqlFunction> = {
-  SUM: plain('SUM', 'sum'),
+  SUM: nullOnEmpty('SUM', 'sum'),
   // MySQL would average integers into a DECIMAL with four digits after the point.
   AVG: ({ dialect, args: [x] }) =>
     pick(dialect, {
       postgresql: () => `AVG(${x()})`,
       mysql: () => `AVG(CAST(${x()} AS DOUBLE))`,
-      clickhouse: () => `avg(${x()})`,
+      clickhouse: () => `avg(toNullable(${x()}))`,
       duckdb: () => `AVG(${x()})`,
     }),
-  MIN: plain('MIN', 'min'),
-  MAX: plain('MAX', 'max'),
+  MIN: nullOnEmpty('MIN', 'min'),
+  MAX: nullOnEmpty('MAX', 'max'),
   COUNT: ({ dialect, args: [x] }) => {
     if (dialect === 'clickhouse') return x ? `count(${x()})` : 'count()';
     return x ? `COUNT(${x()})` : 'COUNT(*)';

@@ -37,7 +37,7 @@ describe('aggregates', () => {
     expect(lines('SUM([t.a]) + AVG([t.a]) + MIN([t.a]) + MAX([t.a]) + COUNT([t.a]) + COUNT()')).toMatchInlineSnapshot(`
       "postgresql: (((((SUM("t"."a") + AVG("t"."a")) + MIN("t"."a")) + MAX("t"."a")) + COUNT("t"."a")) + COUNT(*))  []
       mysql:      (((((SUM(\`t\`.\`a\`) + AVG(CAST(\`t\`.\`a\` AS DOUBLE))) + MIN(\`t\`.\`a\`)) + MAX(\`t\`.\`a\`)) + COUNT(\`t\`.\`a\`)) + COUNT(*))  []
-      clickhouse: (((((sum(\`t\`.\`a\`) + avg(\`t\`.\`a\`)) + min(\`t\`.\`a\`)) + max(\`t\`.\`a\`)) + count(\`t\`.\`a\`)) + count())
+      clickhouse: (((((sum(toNullable(\`t\`.\`a\`)) + avg(toNullable(\`t\`.\`a\`))) + min(toNullable(\`t\`.\`a\`))) + max(toNullable(\`t\`.\`a\`))) + count(\`t\`.\`a\`)) + count())
       duckdb:     (((((SUM("t"."a") + AVG("t"."a")) + MIN("t"."a")) + MAX("t"."a")) + COUNT("t"."a")) + COUNT(*))  []"
     `);
   });
@@ -84,7 +84,7 @@ describe('math', () => {
     expect(lines('DIV([t.a], [t.b])')).toMatchInlineSnapshot(`
       "postgresql: (CAST("t"."a" AS double precision) / NULLIF("t"."b", 0))  []
       mysql:      (CAST(\`t\`.\`a\` AS DOUBLE) / NULLIF(\`t\`.\`b\`, 0))  []
-      clickhouse: (\`t\`.\`a\` / nullIf(\`t\`.\`b\`, 0))
+      clickhouse: (toFloat64(\`t\`.\`a\`) / nullIf(\`t\`.\`b\`, 0))
       duckdb:     (CAST("t"."a" AS DOUBLE) / NULLIF("t"."b", 0))  []"
     `);
   });

@@ -181,7 +181,7 @@ describe('arithmetic', () => {
   it('makes / true division with NULL on a zero divisor', () => {
     expect(allDialects('[t.a] / [t.b]')).toMatchInlineSnapshot(`
       {
-        "clickhouse": "(\`t\`.\`a\` / nullIf(\`t\`.\`b\`, 0))",
+        "clickhouse": "(toFloat64(\`t\`.\`a\`) / nullIf(\`t\`.\`b\`, 0))",
         "duckdb": {
           "sql": "(CAST("t"."a" AS DOUBLE) / NULLIF("t"."b", 0))",
           "values": [],

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile-dataset';
+import { datasetFieldValues, datasetPreview } from '../../server/query/dataset-reads';
+import { authedProcedure } from '../../server/trpc';
+import { entityId } from '../../server/validation';
+import { parameterValues, widgetFilter } from '../widgets/schemas';
+
+/*
+ * #31 and #32 of the dataset group: they read data through the query engine, so they live apart from the schema
+ * procedures; router.ts spreads them into the `dataset` router (dataset.fieldValues, dataset.preview).
+ */
+
+const id = entityId();
+const tags = ['Datasets'];
+
+export const fieldValuesInput = z.strictObject({
+  id,
+  fieldId: id.describe('The field whose distinct values are listed'),
+  query: z.string().max(200).optional().describe('Case-insensitive search in the value text'),
+  limit: z.number().int().min(1).max(MAX_FIELD_VALUES).default(100),
+});
+export const fieldValuesOutput = z.object({
+  field_id: z.number().int(),
+  values: z.array(z.unknown()),
+  has_more: z.boolean(),
+});
+
+export const datasetPreviewInput = z.strictObject({
+  id,
+  field_ids: z.array(id).max(500).optional().describe('Fields to show; all visible fields by default'),
+  filters: z.array(widgetFilter).max(200).optional(),
+  parameters: parameterValues.optional(),
+  limit: z.number().int().min(1).max(MAX_PREVIEW_ROWS).default(100),
+  view_as_user_id: id.optional().describe('API only, system administrator only: read as this user'),
+});
+export const datasetPreviewOutput = z.object({
+  columns: z.array(z.object({ field_id: z.number().int(), name: z.string(), title: z.string(), primitive_type: z.string() })),
+  rows: z.array(z.array(z.unknown())),
+  has_more: z.boolean(),
+});
+
+export const datasetDataProcedures = {
+  fieldValues: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}/field-values', summary: 'Distinct values of a field for filters', tags } })
+    .input(fieldValuesInput)
+    .output(fieldValuesOutput)
+    .query(({ ctx, input: { id: datasetId, ...rest } }) => datasetFieldValues(ctx.deps, ctx.actor, datasetId, rest)),
+
+  preview: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/preview', summary: 'Preview rows of the dataset', tags } })
+    .input(datasetPreviewInput)
+    .output(datasetPreviewOutput)
+    .mutation(({ ctx, input: { id: datasetId, ...rest } }) => datasetPreview(ctx.deps, ctx.actor, datasetId, rest)),
+};
+

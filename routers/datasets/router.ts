@@ -1,0 +1,94 @@
+import { copyDataset, createDataset, datasetDependencies, deleteDataset, getDataset, listDatasets, updateDataset } from '../../server/datasets/datasets';
+import { validateFormula } from '../../server/datasets/formula-check';
+import { suggestRelations } from '../../server/datasets/relation-suggest';
+import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
+import { authedProcedure, router } from '../../server/trpc';
+import { datasetDataProcedures } from './data-procedures';
+import {
+  copyDatasetInput,
+  createDatasetInput,
+  datasetDetails,
+  datasetIdInput,
+  deletedOutput,
+  dependenciesOutput,
+  listDatasetsInput,
+  listDatasetsOutput,
+  schemaInput,
+  suggestRelationsInput,
+  suggestRelationsOutput,
+  updateDatasetInput,
+  validateFormulaInput,
+  validateFormulaOutput,
+  validateSchemaOutput,
+} from './schemas';
+
+const tags = ['Datasets'];
+
+export const datasetRouter = router({
+  ...datasetDataProcedures,
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/dataset', summary: 'List datasets', tags } })
+    .input(listDatasetsInput)
+    .output(listDatasetsOutput)
+    .query(({ ctx, input }) => listDatasets(ctx.deps.db, ctx.actor, input)),
+
+  create: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset', summary: 'Create a dataset on sources', tags } })
+    .input(createDatasetInput)
+    .output(datasetDetails)
+    .mutation(({ ctx, input }) => createDataset(ctx.deps, ctx.actor, input)),
+
+  get: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}', summary: 'Dataset with its whole schema', tags } })
+    .input(datasetIdInput)
+    .output(datasetDetails)
+    .query(({ ctx, input }) => getDataset(ctx.deps.db, ctx.actor, input.id)),
+
+  update: authedProcedure
+    .meta({ openapi: { method: 'PUT', path: '/api/dataset/{id}', summary: 'Change name, description, mode, sources', tags } })
+    .input(updateDatasetInput)
+    .output(datasetDetails)
+    .mutation(({ ctx, input: { id, ...change } }) => updateDataset(ctx.deps, ctx.actor, id, change)),
+
+  delete: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/api/dataset/{id}', summary: 'Delete a dataset', tags } })
+    .input(datasetIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteDataset(ctx.deps, ctx.actor, input.id)),
+
+  saveSchema: authedProcedure
+    .meta({ openapi: { method: 'PUT', path: '/api/dataset/{id}/schema', summary: 'Replace the whole schema', tags } })
+    .input(schemaInput)
+    .output(datasetDetails)
+    .mutation(({ ctx, input: { id, ...schema } }) => saveSchema(ctx.deps, ctx.actor, id, schema)),
+
+  validateSchema: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/schema/validate', summary: 'Check a schema without saving it', tags } })
+    .input(schemaInput)
+    .output(validateSchemaOutput)
+    .mutation(({ ctx, input: { id, ...schema } }) => validateSchema(ctx.deps, ctx.actor, id, schema)),
+
+  validateFormula: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/formula/validate', summary: 'Check a calculated field formula', tags } })
+    .input(validateFormulaInput)
+    .output(validateFormulaOutput)
+    .mutation(({ ctx, input: { id, ...formula } }) => validateFormula(ctx.deps, ctx.actor, id, formula)),
+
+  suggestRelations: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/relations/suggest', summary: 'Propose joins between dataset objects', tags } })
+    .input(suggestRelationsInput)
+    .output(suggestRelationsOutput)
+    .mutation(({ ctx, input: { id, ...request } }) => suggestRelations(ctx.deps, ctx.actor, id, request)),
+
+  dependencies: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}/dependencies', summary: 'Sources it uses, widgets and dashboards using it', tags } })
+    .input(datasetIdInput)
+    .output(dependenciesOutput)
+    .query(({ ctx, input }) => datasetDependencies(ctx.deps.db, ctx.actor, input.id)),
+
+  copy: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/copy', summary: 'Duplicate a dataset', tags } })
+    .input(copyDatasetInput)
+    .output(datasetDetails)
+    .mutation(({ ctx, input: { id, ...target } }) => copyDataset(ctx.deps, ctx.actor, id, target)),
+});

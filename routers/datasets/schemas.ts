@@ -1,0 +1,308 @@
+import { z } from 'zod';
+import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
+import { FILTER_OPS, FILTER_VALUE_TYPES } from '../../server/query/expr';
+import { DATASET_SORT_FIELDS } from '../../server/datasets/datasets';
+import { MSG } from '../../server/datasets/messages';
+import {
+  AGGREGATIONS,
+  DOMAIN_KINDS,
+  FIELD_KINDS,
+  FIELD_TYPES,
+  JOIN_TYPES,
+  OBJECT_KINDS,
+  PARAMETER_TYPES,
+} from '../../server/datasets/schema-types';
+import { pagedQueryOver, pageSchema } from '../../server/paging';
+import { nonBlank } from '../../server/validation';
+
+const id = z.number().int().positive();
+export const datasetIdInput = z.strictObject({ id });
+
+// ---- dataset record ----
+
+export const datasetView = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  description: z.string(),
+  workspace_id: z.number().int(),
+  author_id: z.number().int().nullable(),
+  live: z.boolean(),
+  type: z.enum(['live', 'materialized']).describe('live: queries go to the sources; materialized: to the extract'),
+  data_source_ids: z.array(z.number().int()),
+  version: z.number().int().describe('Increases with every save of the dataset'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** A date (the whole day) or an ISO date-time; `to` bounds are turned into an exclusive end. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const dateBound = (end: boolean) =>
+  z
+    .string()
+    .refine((s) => (DATE_ONLY.test(s) || /^\d{4}-\d{2}-\d{2}T/.test(s)) && !Number.isNaN(Date.parse(s)), {
+      error: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
+    })
+    .transform((s) => {
+      const d = new Date(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s);
+      if (!end) return d;
+      return new Date(d.getTime() + (DATE_ONLY.test(s) ? 86_400_000 : 1));
+    });
+
+export const listDatasetsInput = z.strictObject({
+  ...pagedQueryOver(DATASET_SORT_FIELDS),
+  query: z.string().max(200).optional(),
+  type: z.enum(['live', 'materialized']).optional().describe('live or materialized (extract)'),
+  author: id.optional().describe('Author user id'),
+  workspaceId: id.optional(),
+  createdAtFrom: dateBound(false).optional(),
+  createdAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
+  updatedAtFrom: dateBound(false).optional(),
+  updatedAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
+});
+export const listDatasetsOutput = pageSchema(datasetView);
+
+const description = z.string().trim().max(2000);
+const sourceIds = z.array(id).max(100);
+
+export const createDatasetInput = z.strictObject({
+  name: nonBlank(200),
+  description: description.optional(),
+  workspace_id: id.optional().describe("Default: the caller's personal workspace"),
+  live: z.boolean().optional().describe('Default true'),
+  data_source_ids: sourceIds.optional(),
+});
+
+export const updateDatasetInput = z.strictObject({
+  id,
+  name: nonBlank(200).optional(),
+  description: description.optional(),
+  live: z.boolean().optional(),
+  data_source_ids: sourceIds.optional(),
+});
+
+export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export const copyDatasetInput = z.strictObject({ id, name: nonBlank(200).optional(), workspace_id: id.optional() });
+
+// ---- schema ----
+
+/** Saved elements carry their id; new ones a negative temporary id that other elements use to refer to them. */
+const elementId = z
+  .number({ error: (iss) => (iss.input === undefined || iss.input === null ? MSG.idRequired : undefined) })
+  .int()
+  .refine((v) => v !== 0, { error: MSG.idRequired })
+  .describe('Saved id, or a negative temporary id for a new element');
+const ref = z.number().int().describe('Id of a saved element or the temporary id of a new one');
+const text = (max = 255) => z.string().max(max).nullish();
+
+export const objectElement = z.strictObject({
+  id: elementId,
+  data_source_id: z.number().int(),
+  name: text().describe('Used in references [name.field]; default: the table name'),
+  kind: z.enum(OBJECT_KINDS).optional().describe('table (default) or sql'),
+  schema: text(),
+  table: text(),
+  sql: text(100_000).describe('kind sql: one read-only SELECT'),
+});
+
+export const fieldElement = z.strictObject({
+  id: elementId,
+  object_id: ref.nullish().describe('Physical fields: the object; empty for calculated fields'),
+  name: text().describe('Physical: default the column; calculated: referenced as [name]'),
+  title: text(),
+  kind: z.enum(FIELD_KINDS).optional().describe('Default: calculated when formula or derivation is given'),
+  column: text(),
+  formula: z.string().max(MAX_EXPRESSION_LENGTH).nullish().describe('Calculated fields; not accepted with derivation'),
+  derivation: z
+    .strictObject({
+      field_id: ref,
+      function: nonBlank(50),
+      args: z.array(z.union([z.string().max(100), z.number()])).max(5).optional(),
+    })
+    .nullish()
+    .describe('Derived fields: formula is built from it, e.g. YEAR([orders.created_at])'),
+  primitive_type: z.enum(FIELD_TYPES).nullish().describe('Physical: the column type; calculated: inferred from the formula'),
+  aggregation: z.enum(AGGREGATIONS).optional(),
+  hidden: z.boolean().optional(),
+  description: z.string().max(2000).nullish(),
+  sort_by_field_id: ref.nullish(),
+});
+
+export const relationElement = z.strictObject({
+  id: elementId,
+  left_object_id: ref,
+  right_object_id: ref,
+  join_type: z.enum(JOIN_TYPES).optional().describe('Default left'),
+  conditions: z.array(z.strictObject({ left_field_id: ref, right_field_id: ref })).min(1).max(20),
+});
+
+export const hierarchyElement = z.strictObject({ id: elementId, name: nonBlank(200), field_ids: z.array(ref).min(1).max(20) });
+
+export const filterElement = z.strictObject({
+  id: elementId,
+  field_id: ref,
+  op: z.enum(FILTER_OPS),
+  values: z.array(z.unknown()).max(1000).nullish(),
+  value_type: z.enum(FILTER_VALUE_TYPES).nullish().describe('Default string'),
+});
+
+const paramValue = z.string().max(1000);
+export const parameterElement = z.strictObject({
+  id: elementId,
+  name: nonBlank(200),
+  primitive_type: nonBlank(20).pipe(z.enum(PARAMETER_TYPES)).describe('Required; e.g. number'),
+  default_value: paramValue.nullish().describe('Always a string, even for numbers'),
+  domain: z
+    .strictObject({
+      kind: z.enum(DOMAIN_KINDS),
+      values: z.array(paramValue).max(1000).optional(),
+      min: paramValue.optional(),
+      max: paramValue.optional(),
+      step: paramValue.optional(),
+    })
+    .nullish(),
+  order: z.number().int().nullish(),
+});
+
+const schemaBlocks = {
+  objects: z.array(objectElement).max(200),
+  fields: z.array(fieldElement).max(5000),
+  relations: z.array(relationElement).max(500),
+  hierarchies: z.array(hierarchyElement).max(200),
+  filters: z.array(filterElement).max(500),
+  parameters: z.array(parameterElement).max(200),
+};
+export const schemaInput = z.strictObject({ id, ...schemaBlocks });
+
+const objectView = z.object({
+  id: z.number().int(),
+  data_source_id: z.number().int(),
+  name: z.string(),
+  kind: z.enum(OBJECT_KINDS),
+  schema: z.string().nullable(),
+  table: z.string().nullable(),
+  sql: z.string().nullable(),
+});
+const fieldView = z.object({
+  id: z.number().int(),
+  object_id: z.number().int().nullable().describe('Empty for calculated fields'),
+  name: z.string(),
+  title: z.string(),
+  kind: z.enum(FIELD_KINDS),
+  column: z.string().nullable(),
+  formula: z.string().nullable().describe('Filled for calculated fields (built from derivation for derived ones)'),
+  derivation: z.object({ field_id: z.number().int(), function: z.string(), args: z.array(z.union([z.string(), z.number()])) }).nullable(),
+  primitive_type: z.enum(FIELD_TYPES),
+  aggregation: z.enum(AGGREGATIONS),
+  hidden: z.boolean(),
+  description: z.string(),
+  sort_by_field_id: z.number().int().nullable(),
+});
+const relationView = z.object({
+  id: z.number().int(),
+  left_object_id: z.number().int(),
+  right_object_id: z.number().int(),
+  join_type: z.enum(JOIN_TYPES),
+  conditions: z.array(z.object({ left_field_id: z.number().int(), right_field_id: z.number().int() })),
+});
+const parameterView = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  primitive_type: z.string(),
+  default_value: z.string(),
+  domain: z.object({
+    kind: z.enum(DOMAIN_KINDS),
+    values: z.array(z.string()).optional(),
+    min: z.string().optional(),
+    max: z.string().optional(),
+    step: z.string().optional(),
+  }),
+  order: z.number().int(),
+});
+
+export const datasetDetails = datasetView.extend({
+  objects: z.array(objectView),
+  fields: z.array(fieldView),
+  relations: z.array(relationView),
+  hierarchies: z.array(z.object({ id: z.number().int(), name: z.string(), field_ids: z.array(z.number().int()) })),
+  filters: z.array(
+    z.object({ id: z.number().int(), field_id: z.number().int(), op: z.string(), values: z.array(z.unknown()), value_type: z.string() }),
+  ),
+  parameters: z.array(parameterView),
+});
+
+export const validateSchemaOutput = z.object({
+  valid: z.literal(true),
+  fields: z
+    .array(
+      z.object({
+        id: z.number().int(),
+        name: z.string(),
+        kind: z.enum(FIELD_KINDS),
+        formula: z.string().nullable(),
+        primitive_type: z.enum(FIELD_TYPES),
+      }),
+    )
+    .describe('Fields as they would be saved (ids as sent): built formulas, inferred types'),
+});
+
+// ---- tools ----
+
+export const validateFormulaInput = z.strictObject({
+  id,
+  formula: z.string().max(MAX_EXPRESSION_LENGTH),
+  field_id: id.optional().describe('The saved calculated field being edited (its own formula is replaced by this one)'),
+});
+export const validateFormulaOutput = z.object({
+  valid: z.boolean(),
+  primitive_type: z.enum(FIELD_TYPES).nullable(),
+  aggregate: z.boolean().nullable().describe('true for a measure (the formula aggregates)'),
+  message: z.string().nullable(),
+});
+
+export const suggestRelationsInput = z.strictObject({
+  id,
+  objects: z
+    .array(
+      z.strictObject({
+        id: z.number().int().refine((v) => v !== 0, { error: MSG.idRequired }),
+        data_source_id: z.number().int().optional(),
+        name: z.string().max(255).optional(),
+        schema: z.string().max(255).nullish(),
+        table: z.string().max(255).nullish(),
+        columns: z.array(z.string().max(255)).max(2000).optional().describe('Known columns; else fields or source metadata'),
+      }),
+    )
+    .max(200)
+    .optional()
+    .describe('Saved ids, or new objects with temporary ids; default: every saved object'),
+  fields: z
+    .array(z.strictObject({ id: z.number().int(), object_id: z.number().int(), column: z.string().max(255) }))
+    .max(5000)
+    .optional()
+    .describe('New physical fields (temporary ids), so that proposals can name them'),
+});
+export const suggestRelationsOutput = z.object({
+  relations: z.array(
+    z.object({
+      left_object_id: z.number().int(),
+      right_object_id: z.number().int(),
+      join_type: z.enum(JOIN_TYPES),
+      conditions: z.array(
+        z.object({
+          left_field_id: z.number().int().nullable(),
+          right_field_id: z.number().int().nullable(),
+          left_column: z.string(),
+          right_column: z.string(),
+        }),
+      ),
+      reason: z.enum(['key_name', 'shared_key']),
+    }),
+  ),
+});
+
+const dependent = z.object({ id: z.number().int(), name: z.string(), workspace_id: z.number().int() });
+export const dependenciesOutput = z.object({
+  data_sources: z.array(dependent.extend({ type: z.string() })),
+  widgets: z.array(dependent),
+  dashboards: z.array(dependent),
+});

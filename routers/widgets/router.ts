@@ -1,0 +1,62 @@
+import { authedProcedure, router } from '../../server/trpc';
+import { widgetData, widgetPreview } from '../../server/widgets/widget-data';
+import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
+import {
+  createWidgetInput,
+  deletedOutput,
+  listWidgetsInput,
+  listWidgetsOutput,
+  updateWidgetInput,
+  widgetDataInput,
+  widgetDataOutput,
+  widgetIdInput,
+  widgetPreviewInput,
+  widgetView,
+} from './schemas';
+
+const tags = ['Widgets'];
+
+export const widgetRouter = router({
+  list: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/widget', summary: 'List widgets', tags } })
+    .input(listWidgetsInput)
+    .output(listWidgetsOutput)
+    .query(({ ctx, input }) => listWidgets(ctx.deps.db, ctx.actor, input)),
+
+  create: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/widget', summary: 'Create a widget (the configuration is compiled to check it)', tags } })
+    .input(createWidgetInput)
+    .output(widgetView)
+    .mutation(({ ctx, input }) => createWidget(ctx.deps, ctx.actor, input)),
+
+  // Before {id}: a static path segment.
+  preview: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/widget/preview', summary: 'Data for an unsaved widget configuration', tags } })
+    .input(widgetPreviewInput)
+    .output(widgetDataOutput)
+    .mutation(({ ctx, input }) => widgetPreview(ctx.deps, ctx.actor, input)),
+
+  get: authedProcedure
+    .meta({ openapi: { method: 'GET', path: '/api/widget/{id}', summary: 'Widget details', tags } })
+    .input(widgetIdInput)
+    .output(widgetView)
+    .query(({ ctx, input }) => getWidget(ctx.deps.db, ctx.actor, input.id)),
+
+  update: authedProcedure
+    .meta({ openapi: { method: 'PUT', path: '/api/widget/{id}', summary: "Replace a widget's configuration", tags } })
+    .input(updateWidgetInput)
+    .output(widgetView)
+    .mutation(({ ctx, input: { id, ...body } }) => updateWidget(ctx.deps, ctx.actor, id, body)),
+
+  delete: authedProcedure
+    .meta({ openapi: { method: 'DELETE', path: '/api/widget/{id}', summary: 'Delete a widget', tags } })
+    .input(widgetIdInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteWidget(ctx.deps, ctx.actor, input.id)),
+
+  data: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/widget/{id}/data', summary: 'Widget data (request filters AND-ed with the saved ones)', tags } })
+    .input(widgetDataInput)
+    .output(widgetDataOutput)
+    .mutation(({ ctx, input: { id, ...body } }) => widgetData(ctx.deps, ctx.actor, id, body)),
+});

@@ -1,0 +1,191 @@
+import { z } from 'zod';
+import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
+import { FILTER_OPS } from '../../server/query/expr/filters';
+import { FILTER_VALUE_TYPES } from '../../server/query/expr/filter-values';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
+import { pagedQueryOver, pageSchema } from '../../server/paging';
+import { WIDGET_KINDS } from '../../server/settings/dictionary';
+import { entityId, nonBlank } from '../../server/validation';
+import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
+
+const id = entityId();
+const kinds = Object.keys(WIDGET_KINDS) as [string, ...string[]];
+export const widgetKind = z.enum(kinds).describe(`Widget kind: ${kinds.join(', ')}`);
+
+const text = (max: number) => z.string().max(max);
+const ownId = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((s) => s.trim() !== '', { error: 'must not be blank' });
+const expression = text(MAX_EXPRESSION_LENGTH);
+
+export const shelfField = z
+  .strictObject({
+    id: ownId.describe('Own id: sorts refer to it, data rows use it as key'),
+    alias: text(500).optional(),
+    field: text(500).optional().describe('Dataset field name (used when sql is empty)'),
+    table: text(500).optional().describe('Object (table) of the field'),
+    sql: expression.optional().describe('Expression: [table.field], [calculated name], aggregates over them'),
+    settings: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe('Shelf field');
+
+const filterValue = z.union([text(10_000), z.number(), z.boolean(), z.null()]);
+export const widgetFilter = z.strictObject({
+  sql: expression.min(1),
+  op: z.enum(FILTER_OPS),
+  values: z.array(filterValue).max(10_000).nullable().optional(),
+  value_type: z.enum(FILTER_VALUE_TYPES).nullable().optional(),
+});
+
+export const widgetSort = z.strictObject({
+  field_id: ownId.describe('A shelf field id'),
+  direction: z.enum(['asc', 'desc']).default('asc'),
+});
+
+export const calculatedField = z.strictObject({
+  id: z.union([text(200), z.number()]).optional(),
+  name: z.string().min(1).max(500),
+  alias: text(500).optional(),
+  primitive_type: text(50).optional(),
+  sql: expression.min(1),
+});
+
+export const parameterValues = z
+  .record(z.string().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
+  .describe('Map of dataset parameter name to value (substituted once)');
+
+const shelves = {
+  rows: z.array(shelfField).max(100).default([]).describe('Categories'),
+  series: z.array(shelfField).max(100).default([]),
+  columns: z.array(shelfField).max(100).default([]).describe('Measures'),
+  filters: z.array(widgetFilter).max(200).default([]),
+  sorts: z.array(widgetSort).max(100).default([]),
+  calculated_fields: z.array(calculatedField).max(500).default([]).describe('Required when a shelf references a calculated dataset field'),
+};
+
+const createFields = {
+  name: nonBlank(200),
+  type: widgetKind,
+  dataset_id: id,
+  ...shelves,
+  parameters: parameterValues.optional().describe('Checked with the configuration; not saved'),
+};
+export const createWidgetInput = z.strictObject(createFields);
+export const updateWidgetInput = z.strictObject({ id, ...createFields });
+export const widgetIdInput = z.strictObject({ id });
+
+const paging = {
+  page: z.number().int().min(1).max(1_000_000_000).default(1).describe('Pages from 1'),
+  page_size: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  view_as_user_id: id.optional().describe('API only, system administrator only: read as this user'),
+  parameters: parameterValues.optional(),
+};
+const optionalShelves = {
+  rows: shelves.rows.unwrap().optional(),
+  series: shelves.series.unwrap().optional(),
+  columns: shelves.columns.unwrap().optional(),
+  filters: shelves.filters.unwrap().optional().describe('AND-ed with the saved filters'),
+  sorts: shelves.sorts.unwrap().optional(),
+  calculated_fields: shelves.calculated_fields.unwrap().optional(),
+};
+
+export const widgetDataInput = z.strictObject({
+  id,
+  type: widgetKind.optional(),
+  ...optionalShelves,
+  ...paging,
+  // The specification gives create and data one body: these two are accepted and ignored here.
+  name: z.string().max(200).optional(),
+  dataset_id: id.optional(),
+});
+
+export const widgetPreviewInput = z.strictObject({
+  dataset_id: id,
+  type: widgetKind.default('table'),
+  ...shelves,
+  ...paging,
+  name: z.string().max(200).optional(),
+});
+
+const dataRow = z.record(z.string(), z.unknown());
+export const widgetDataOutput = z.union([
+  z.object({
+    kind: z.literal('flat'),
+    rows: z.array(dataRow).describe('Keys are shelf field ids'),
+    page: z.object({ page: z.number().int(), pageSize: z.number().int(), hasMore: z.boolean() }),
+  }),
+  z.object({ kind: z.literal('kpi'), row: dataRow }),
+]);
+
+// Reads describe what was saved (checked when it was saved), without re-validating it strictly.
+const savedShelfField = z.object({
+  id: z.string(),
+  alias: z.string().optional(),
+  field: z.string().optional(),
+  table: z.string().optional(),
+  sql: z.string().optional(),
+  settings: z.record(z.string(), z.unknown()).optional(),
+});
+const savedFilter = z.object({
+  sql: z.string(),
+  op: z.string(),
+  values: z.array(z.unknown()).nullable().optional(),
+  value_type: z.string().nullable().optional(),
+});
+const savedSort = z.object({ field_id: z.string(), direction: z.string() });
+const savedCalculatedField = z.object({
+  id: z.union([z.string(), z.number()]).optional(),
+  name: z.string(),
+  alias: z.string().optional(),
+  primitive_type: z.string().optional(),
+  sql: z.string(),
+});
+
+export const widgetView = z.object({
+  id: z.number().int(),
+  name: z.string(),
+  type: z.string(),
+  dataset_id: z.number().int(),
+  workspace_id: z.number().int(),
+  author_id: z.number().int().nullable(),
+  rows: z.array(savedShelfField),
+  series: z.array(savedShelfField),
+  columns: z.array(savedShelfField),
+  filters: z.array(savedFilter),
+  sorts: z.array(savedSort),
+  calculated_fields: z.array(savedCalculatedField),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** A date (the whole day) or an ISO date-time; `to` bounds are turned into an exclusive end (as the dataset list). */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const dateBound = (end: boolean) =>
+  z
+    .string()
+    .max(40)
+    .refine((s) => (DATE_ONLY.test(s) || /^\d{4}-\d{2}-\d{2}T/.test(s)) && !Number.isNaN(Date.parse(s)), {
+      error: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
+    })
+    .transform((s) => {
+      const d = new Date(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s);
+      if (!end) return d;
+      return new Date(d.getTime() + (DATE_ONLY.test(s) ? 86_400_000 : 1));
+    });
+
+export const listWidgetsInput = z.strictObject({
+  ...pagedQueryOver(WIDGET_SORT_FIELDS),
+  query: z.string().max(200).optional(),
+  type: widgetKind.optional(),
+  author: id.optional(),
+  workspaceId: id.optional(),
+  datasetId: id.optional(),
+  createdAtFrom: dateBound(false).optional(),
+  createdAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
+  updatedAtFrom: dateBound(false).optional(),
+  updatedAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
+});
+export const listWidgetsOutput = pageSchema(widgetView);
+export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });

@@ -1,0 +1,261 @@
+/**
+ * Widget data overhead, in one run: POST /api/widget/{id}/data over HTTP (a listening server, keep-alive) against the
+ * same compiled SQL run raw on the same pooled connector, for
+ *   - a large aggregation: GROUP BY over a generated 10M-row PostgreSQL table (1 000 groups),
+ *   - a tiny query: one row by primary key.
+ * The result cache is off, so every request compiles and runs its query. Requests alternate REST / raw one by one, so
+ * load on the machine hurts both alike.
+ *
+ *   npm run bench:widget     (SOURCE_PG_URL, ROWS, LARGE_RUNS, TINY_RUNS to change the defaults)
+ *
+ * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
+ * metadata store is a throwaway database on the same server (or DATABASE_URL).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { dataSources } from '../../db/schema';
+import { buildApp } from '../../server/app';
+import { loadConfig } from '../../server/config';
+import { connectorForSource, loadDataSourceRow } from '../../server/data-sources/connection';
+import { loadDatasetModel } from '../../server/datasets/load-model';
+import { compileWidgetQuery } from '../../server/query/compile-widget';
+import { configureQueryEngine } from '../../server/query/engine';
+import { DatasetSources } from '../../server/query/targets';
+import { startRuntime } from '../../server/start';
+
+const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROWS = Number(process.env.ROWS ?? 10_000_000);
+const TABLE = `bench_widget_${ROWS}`;
+const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 9);
+const TINY_RUNS = Number(process.env.TINY_RUNS ?? 600);
+
+async function ensureSourceTable(): Promise<void> {
+  const c = new pg.Client({ connectionString: SOURCE_URL });
+  await c.connect();
+  try {
+    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0].ok as boolean;
+    if (exists) return;
+    console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
+    const started = Date.now();
+    await c.query(`CREATE TABLE ${TABLE}_tmp AS
+      SELECT g AS id, (g % 1000) AS grp, ((g::bigint * 7919) % 100000) / 100.0 AS amount, (g % 5) + 1 AS qty,
+             DATE '2024-01-01' + (g % 366) AS sold_on
+      FROM generate_series(1, ${ROWS}) AS g`);
+    await c.query(`ALTER TABLE ${TABLE}_tmp ADD PRIMARY KEY (id)`);
+    await c.query(`ANALYZE ${TABLE}_tmp`);
+    await c.query(`ALTER TABLE ${TABLE}_tmp RENAME TO ${TABLE}`);
+    console.log(`created in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A throwaway metadata database on the source server, unless DATABASE_URL names one. */
+async function metadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
+  const name = `bench_widget_meta_${crypto.randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: SOURCE_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(SOURCE_URL);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: SOURCE_URL });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+function post(base: URL, pathname: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: base.hostname,
+        port: base.port,
+        path: pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+function put(base: URL, pathname: string, body: unknown, token: string) {
+  return fetch(new URL(pathname, base), {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
+  }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
+}
+
+const p50 = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor((s.length - 1) / 2)];
+};
+const ms = (n: number) => `${n.toFixed(n < 10 ? 3 : 1)} ms`;
+
+async function main() {
+  await ensureSourceTable();
+  const meta = await metadataDatabase();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-widget-'));
+  const password = 'Bench-admin-2026';
+  const runtime = await startRuntime(loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }));
+  const { deps } = runtime;
+  configureQueryEngine(deps, { ttlMs: 0 }); // no result cache: every request runs its query
+  const app = await buildApp(deps);
+  const base = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+  try {
+    const token = (await post(base, '/api/auth/login', { username: 'admin', password })).json.data.token as string;
+    const me = await fetch(new URL('/api/users/me', base), { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json() as Promise<any>);
+    const workspaceId = me.data.personal_workspace_id as number;
+    const u = new URL(SOURCE_URL);
+    const [source] = await deps.db
+      .insert(dataSources)
+      .values({
+        name: 'bench source',
+        type: 'postgresql',
+        workspaceId,
+        settings: { host: u.hostname, port: Number(u.port || 5432), username: decodeURIComponent(u.username), db: u.pathname.slice(1) },
+      })
+      .returning();
+    const dataset = await post(base, '/api/dataset', { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] }, token);
+    const datasetId = dataset.json.data.id as number;
+    const field = (id: number, name: string, primitive_type: string) => ({ id, object_id: -1, name, column: name, primitive_type });
+    const schema = await put(
+      base,
+      `/api/dataset/${datasetId}/schema`,
+      {
+        objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
+        fields: [field(-2, 'id', 'integer'), field(-3, 'grp', 'integer'), field(-4, 'amount', 'float'), field(-5, 'qty', 'integer'), field(-6, 'sold_on', 'date')],
+        relations: [],
+        hierarchies: [],
+        filters: [],
+        parameters: [],
+      },
+      token,
+    );
+    if (schema.status !== 200) throw new Error(`schema: ${JSON.stringify(schema.json)}`);
+
+    const cases = {
+      large: {
+        type: 'table',
+        rows: [{ id: 'grp', sql: '[sales.grp]' }],
+        columns: [{ id: 'total', sql: 'SUM([sales.amount])' }, { id: 'n', sql: 'COUNT()' }, { id: 'q', sql: 'AVG([sales.qty])' }],
+        sorts: [{ field_id: 'grp', direction: 'asc' as const }],
+        page_size: 10_000,
+      },
+      tiny: {
+        type: 'table',
+        rows: [{ id: 'id', sql: '[sales.id]' }, { id: 'amount', sql: '[sales.amount]' }],
+        filters: [{ sql: '[sales.id]', op: 'eq', values: [4242], value_type: 'integer' }],
+        page_size: 100,
+      },
+    };
+    const widgets: Record<string, number> = {};
+    for (const [name, cfg] of Object.entries(cases)) {
+      const { page_size: _ps, ...config } = cfg;
+      const w = await post(base, '/api/widget', { name, dataset_id: datasetId, ...config }, token);
+      if (w.status !== 200) throw new Error(`widget ${name}: ${JSON.stringify(w.json)}`);
+      widgets[name] = w.json.data.id;
+    }
+
+    // The same SQL the engine runs, compiled here once, on the same pooled connector.
+    const model = await loadDatasetModel(deps.db, datasetId);
+    const sources = await DatasetSources.load(deps.db, model);
+    const connector = connectorForSource(deps, await loadDataSourceRow(deps.db, source.id));
+    const compiled = Object.fromEntries(
+      Object.entries(cases).map(([name, cfg]) => [
+        name,
+        compileWidgetQuery(
+          model,
+          {
+            type: cfg.type,
+            rows: cfg.rows,
+            series: [],
+            columns: 'columns' in cfg ? cfg.columns : [],
+            filters: ('filters' in cfg ? cfg.filters : []).map((filter, i) => ({ path: `filters[${i}]`, filter })),
+            sorts: 'sorts' in cfg ? cfg.sorts : [],
+            calculatedFields: [],
+            parameters: {},
+            page: 1,
+            pageSize: cfg.page_size,
+          },
+          sources.dialectOf,
+        ),
+      ]),
+    );
+
+    const rest = async (name: keyof typeof cases) => {
+      const started = performance.now();
+      const r = await post(base, `/api/widget/${widgets[name]}/data`, { page_size: cases[name].page_size }, token);
+      const took = performance.now() - started;
+      if (r.status !== 200) throw new Error(`data ${name}: ${JSON.stringify(r.json)}`);
+      return { took, rows: r.json.data.rows.length as number };
+    };
+    const raw = async (name: keyof typeof cases) => {
+      const q = compiled[name];
+      const started = performance.now();
+      const r = await connector.query(q.sql, q.params, { limit: q.fetchLimit, timeoutMs: 60_000 });
+      return { took: performance.now() - started, rows: Math.min(r.rows.length, cases[name].page_size) };
+    };
+
+    console.log(`\nnode ${process.version}, ${os.cpus().length} cores; source ${TABLE}; result cache off\n`);
+    const report: Record<string, { rest: number; raw: number }> = {};
+    for (const [name, runs, warmup] of [['tiny', TINY_RUNS, 50], ['large', LARGE_RUNS, 2]] as const) {
+      for (let i = 0; i < warmup; i++) {
+        await rest(name);
+        await raw(name);
+      }
+      const times = { rest: [] as number[], raw: [] as number[] };
+      for (let i = 0; i < runs; i++) {
+        // Alternate which goes first, so neither always meets a warmer buffer cache.
+        const order = i % 2 === 0 ? (['rest', 'raw'] as const) : (['raw', 'rest'] as const);
+        for (const kind of order) {
+          const r = kind === 'rest' ? await rest(name) : await raw(name);
+          if (r.rows === 0) throw new Error(`${name}: no rows`);
+          times[kind].push(r.took);
+        }
+      }
+      report[name] = { rest: p50(times.rest), raw: p50(times.raw) };
+      console.log(`${name.padEnd(6)} (${runs} runs each)   REST p50 ${ms(report[name].rest).padStart(10)}   raw p50 ${ms(report[name].raw).padStart(10)}`);
+    }
+    console.log('\ncompiled SQL of the large query:\n  ' + compiled.large.sql);
+    const ratio = report.large.rest / report.large.raw;
+    const added = report.tiny.rest - report.tiny.raw;
+    console.log(`\nlarge aggregation: REST / raw = ${ratio.toFixed(3)}x   (goal <= 1.10x: ${ratio <= 1.1 ? 'met' : 'NOT met'})`);
+    console.log(`tiny query:        REST / raw = ${(report.tiny.rest / report.tiny.raw).toFixed(2)}x, added p50 = ${ms(added)}   (goal <= 2 ms: ${added <= 2 ? 'met' : 'NOT met'})`);
+  } finally {
+    agent.destroy();
+    await app.close();
+    await runtime.close();
+    await meta.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+    const { closeAllConnectors } = await import('../../adapters/sources');
+    await closeAllConnectors();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

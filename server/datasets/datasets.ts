@@ -1,0 +1,224 @@
+import { and, asc, count, eq, gte, ilike, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { dataSources, datasetObjects, datasetSources, datasets } from '../../db/schema';
+import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor, inVisibleWorkspaces } from '../access/workspace-access';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../deps';
+import { badRequest, invalid, type FieldErrors } from '../errors';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { formatFieldPath } from '../validation';
+import { ownedDataset, readableDataset, readableSourceIds } from './access';
+import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
+import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
+import { MSG } from './messages';
+import { resolveSchema, emptySavedIds } from './schema-validation';
+import { schemaInputOf, touchDataset, writeSchema } from './schema-store';
+import { datasetDetails, datasetView, type DatasetMode } from './views';
+
+export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
+
+export interface DatasetListFilter {
+  query?: string;
+  type?: DatasetMode;
+  author?: number;
+  workspaceId?: number;
+  /** Bounds of the creation and change time: from inclusive, to exclusive (the router turns a date into its end). */
+  createdAtFrom?: Date;
+  createdAtTo?: Date;
+  updatedAtFrom?: Date;
+  updatedAtTo?: Date;
+}
+
+export interface CreateDatasetInput {
+  name: string;
+  description?: string;
+  workspace_id?: number;
+  live?: boolean;
+  data_source_ids?: number[];
+}
+
+export interface UpdateDatasetInput {
+  name?: string;
+  description?: string;
+  live?: boolean;
+  data_source_ids?: number[];
+}
+
+async function sourceIdsByDataset(db: DbOrTx, ids: number[]): Promise<Map<number, number[]>> {
+  const map = new Map<number, number[]>(ids.map((id) => [id, []]));
+  if (ids.length === 0) return map;
+  const rows = await db
+    .select({ datasetId: datasetSources.datasetId, sourceId: datasetSources.dataSourceId })
+    .from(datasetSources)
+    .where(inArray(datasetSources.datasetId, ids))
+    .orderBy(asc(datasetSources.position), asc(datasetSources.dataSourceId));
+  for (const r of rows) map.get(r.datasetId)!.push(r.sourceId);
+  return map;
+}
+
+/** GET /api/dataset: datasets of every workspace the caller can read. */
+export async function listDatasets(db: DbOrTx, actor: Actor, input: PageRequest & DatasetListFilter) {
+  if (input.workspaceId !== undefined) await assertWorkspaceReadable(db, actor, input.workspaceId);
+  const conditions: SQL[] = [inVisibleWorkspaces(actor, datasets.workspaceId)];
+  if (input.query) conditions.push(ilike(datasets.name, containsPattern(input.query)));
+  if (input.type) conditions.push(eq(datasets.live, input.type === 'live'));
+  if (input.author !== undefined) conditions.push(eq(datasets.authorId, input.author));
+  if (input.workspaceId !== undefined) conditions.push(eq(datasets.workspaceId, input.workspaceId));
+  if (input.createdAtFrom) conditions.push(gte(datasets.createdAt, input.createdAtFrom));
+  if (input.createdAtTo) conditions.push(lt(datasets.createdAt, input.createdAtTo));
+  if (input.updatedAtFrom) conditions.push(gte(datasets.updatedAt, input.updatedAtFrom));
+  if (input.updatedAtTo) conditions.push(lt(datasets.updatedAt, input.updatedAtTo));
+  const where = and(...conditions);
+
+  const [{ total }] = await db.select({ total: count() }).from(datasets).where(where);
+  const rows = await db
+    .select()
+    .from(datasets)
+    .where(where)
+    .orderBy(
+      ...orderByOf(
+        input.sort,
+        { id: datasets.id, name: sql`lower(${datasets.name})`, created_at: datasets.createdAt, updated_at: datasets.updatedAt, type: datasets.live },
+        // Recently changed first: what a user most likely looks for.
+        [sql`${datasets.updatedAt} desc`],
+        datasets.id,
+      ),
+    )
+    .limit(input.size)
+    .offset(input.page * input.size);
+  const sources = await sourceIdsByDataset(db, rows.map((r) => r.id));
+  return pageOf(
+    rows.map((r) => datasetView(r, sources.get(r.id)!)),
+    input,
+    total,
+  );
+}
+
+/** 422 at `dataSourceIds[i]` for every id that is not a source the caller can read. */
+async function checkSources(db: DbOrTx, actor: Actor, ids: number[], alreadyAttached: number[] = []): Promise<void> {
+  const fresh = ids.filter((id) => !alreadyAttached.includes(id));
+  const readable = await readableSourceIds(db, actor, fresh);
+  const errors: FieldErrors = {};
+  ids.forEach((id, i) => {
+    if (fresh.includes(id) && !readable.has(id)) errors[formatFieldPath(['data_source_ids', i])] ??= MSG.sourceNotFound(id);
+  });
+  if (Object.keys(errors).length) throw invalid(errors);
+}
+
+const unique = (ids: number[]) => [...new Set(ids)];
+
+/** POST /api/dataset: an editing role in the target workspace (default: the caller's personal one). */
+export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDatasetInput) {
+  return deps.db.transaction(async (tx) => {
+    const workspaceId = input.workspace_id ?? (await defaultWorkspaceFor(tx, actor));
+    await assertWorkspaceEditable(tx, actor, workspaceId);
+    const sourceIds = input.data_source_ids ?? [];
+    await checkSources(tx, actor, sourceIds);
+    const [row] = await tx
+      .insert(datasets)
+      .values({ name: input.name, description: input.description ?? '', workspaceId, authorId: actor.userId, live: input.live ?? true })
+      .returning();
+    const ids = unique(sourceIds);
+    if (ids.length) await tx.insert(datasetSources).values(ids.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
+    return datasetDetails(row, await modelOfRow(tx, row));
+  });
+}
+
+/** GET /api/dataset/{id}: the dataset with its whole schema. */
+export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
+  return inSnapshot(db, async (tx) => {
+    const { row } = await readableDataset(tx, actor, id);
+    return datasetDetails(row, await modelOfRow(tx, row));
+  });
+}
+
+/** PUT /api/dataset/{id}: name, description, mode and sources; the schema stays. */
+export async function updateDataset(deps: AppDeps, actor: Actor, id: number, input: UpdateDatasetInput) {
+  return deps.db.transaction(async (tx) => {
+    await ownedDataset(tx, actor, id, { lock: true });
+    if (input.data_source_ids !== undefined) await replaceSources(tx, actor, id, input.data_source_ids);
+    const row = await touchDataset(tx, id, {
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.description !== undefined && { description: input.description }),
+      ...(input.live !== undefined && { live: input.live }),
+    });
+    return datasetDetails(row, await modelOfRow(tx, row));
+  });
+}
+
+/** New sources must be readable; a source that objects of the dataset still use cannot be taken away. */
+async function replaceSources(tx: DbOrTx, actor: Actor, id: number, requested: number[]): Promise<void> {
+  const current = await dataSourceIdsOf(tx, id);
+  await checkSources(tx, actor, requested, current);
+  const next = unique(requested);
+  const removed = current.filter((s) => !next.includes(s));
+  if (removed.length) {
+    const used = await tx
+      .selectDistinct({ id: datasetObjects.dataSourceId })
+      .from(datasetObjects)
+      .where(and(eq(datasetObjects.datasetId, id), inArray(datasetObjects.dataSourceId, removed)));
+    if (used.length) throw invalid({ dataSourceIds: MSG.sourceInUse(Math.min(...used.map((u) => u.id))) });
+    await tx.delete(datasetSources).where(and(eq(datasetSources.datasetId, id), inArray(datasetSources.dataSourceId, removed)));
+  }
+  for (const [position, dataSourceId] of next.entries()) {
+    await tx
+      .insert(datasetSources)
+      .values({ datasetId: id, dataSourceId, position })
+      .onConflictDoUpdate({ target: [datasetSources.datasetId, datasetSources.dataSourceId], set: { position } });
+  }
+}
+
+/** DELETE /api/dataset/{id}: refused (400) while widgets are built on it. */
+export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
+  await deps.db.transaction(async (tx) => {
+    await ownedDataset(tx, actor, id, { lock: true });
+    const widgets = await widgetsUsingDataset(tx, id);
+    if (widgets.length) throw badRequest(MSG.usedByWidgets(widgets.length));
+    await tx.delete(datasets).where(eq(datasets.id, id));
+  });
+  return { id, deleted: true };
+}
+
+/** POST /api/dataset/{id}/copy: a new dataset (new ids, the same schema) in a workspace where the caller edits. */
+export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input: { name?: string; workspace_id?: number }) {
+  return deps.db.transaction(async (tx) => {
+    const { row: original } = await ownedDataset(tx, actor, id);
+    const workspaceId = input.workspace_id ?? original.workspaceId;
+    await assertWorkspaceEditable(tx, actor, workspaceId);
+    const model = await modelOfRow(tx, original);
+    const [row] = await tx
+      .insert(datasets)
+      .values({
+        name: input.name ?? `${original.name} (копия)`,
+        description: original.description,
+        workspaceId,
+        authorId: actor.userId,
+        live: original.live,
+      })
+      .returning();
+    if (model.dataSourceIds.length) {
+      await tx.insert(datasetSources).values(model.dataSourceIds.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
+    }
+    const resolved = resolveSchema(schemaInputOf(model), emptySavedIds(), model.dataSourceIds);
+    // The original was saved through the same checks; a failure here means it was damaged outside the API.
+    if (!resolved.ok) throw badRequest('Схему датасета не удалось скопировать: она не проходит проверку');
+    await writeSchema(tx, row.id, resolved.schema);
+    return datasetDetails(row, await modelOfRow(tx, row));
+  });
+}
+
+/** GET /api/dataset/{id}/dependencies: the sources it uses, the widgets and dashboards that use it. */
+export async function datasetDependencies(db: DbOrTx, actor: Actor, id: number) {
+  await readableDataset(db, actor, id);
+  const sources = await db
+    .select({ id: dataSources.id, name: dataSources.name, type: dataSources.type, workspace_id: dataSources.workspaceId })
+    .from(datasetSources)
+    .innerJoin(dataSources, eq(dataSources.id, datasetSources.dataSourceId))
+    .where(eq(datasetSources.datasetId, id))
+    .orderBy(asc(datasetSources.position), asc(dataSources.id));
+  return {
+    data_sources: sources,
+    widgets: await widgetsUsingDataset(db, id),
+    dashboards: await dashboardsUsingDataset(db, id),
+  };
+}

@@ -1,0 +1,86 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Db } from '../../db/client';
+import { dataSources, datasetSources, datasets, widgets, workspaceMembers } from '../../db/schema';
+import type { Actor } from '../auth/actor';
+import type { DataSourceRow } from '../data-sources/connection';
+import { WORKSPACE_ROLES, roleOfRank, roleRank } from '../workspaces/roles';
+import { widgetNotFound, type WidgetAccess } from './widget-views';
+
+export interface WidgetForData extends WidgetAccess {
+  dataset: { id: number; version: number };
+  sources: DataSourceRow[];
+}
+
+interface SourceJson {
+  id: number;
+  uuid: string;
+  name: string;
+  type: string;
+  workspace_id: number;
+  author_id: number | null;
+  settings: unknown;
+  secrets: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const ROLE_RANK = sql.join(
+  WORKSPACE_ROLES.map((r) => sql`when ${r} then ${sql.raw(String(roleRank(r)))}`),
+  sql` `,
+);
+const id = (name: string) => sql.identifier(name);
+
+/**
+ * The query behind loadWidgetForData, prepared once per database handle: its text never changes (the caller's
+ * groups are one array parameter), so PostgreSQL plans it once per connection instead of on every data request.
+ */
+function prepare(db: Db) {
+  const member = sql`(select max(case ${id('wm')}.${id('role')} ${ROLE_RANK} end)
+    from ${workspaceMembers} as ${id('wm')}
+    where ${id('wm')}.${id('workspace_id')} = ${id('widgets')}.${id('workspace_id')}
+      and (${id('wm')}.${id('user_id')} = ${sql.placeholder('userId')}
+        or ${id('wm')}.${id('group_id')} = any(cast(${sql.placeholder('groupIds')} as integer[]))))`;
+  const sources = sql<SourceJson[]>`(select coalesce(json_agg(row_to_json(${id('src')}.*)), '[]'::json)
+    from ${dataSources} as ${id('src')}
+    where ${id('src')}.${id('id')} in (select ${id('ds')}.${id('data_source_id')} from ${datasetSources} as ${id('ds')}
+      where ${id('ds')}.${id('dataset_id')} = ${id('widgets')}.${id('dataset_id')}))`;
+  return db
+    .select({ row: widgets, version: datasets.version, rank: sql<number | null>`${member}`, sources })
+    .from(widgets)
+    .innerJoin(datasets, eq(datasets.id, widgets.datasetId))
+    .where(eq(widgets.id, sql.placeholder('id')))
+    .prepare('widget_for_data');
+}
+
+const statements = new WeakMap<Db, ReturnType<typeof prepare>>();
+
+/**
+ * Everything a data request needs before it can compile, in ONE metadata query: the widget, the caller's role in
+ * its workspace, the dataset's version (the model itself is cached per version) and the dataset's data sources.
+ * 404 «Виджет не найден (id …)» when it does not exist or its workspace is not readable.
+ */
+export async function loadWidgetForData(db: Db, actor: Actor, widgetId: number): Promise<WidgetForData> {
+  let statement = statements.get(db);
+  if (!statement) statements.set(db, (statement = prepare(db)));
+  const [found] = await statement.execute({ id: widgetId, userId: actor.userId, groupIds: actor.groupIds });
+  if (!found) throw widgetNotFound(widgetId);
+  const role = roleOfRank(found.rank);
+  if (!role && !actor.isSysadmin) throw widgetNotFound(widgetId);
+  return {
+    row: found.row,
+    role,
+    dataset: { id: found.row.datasetId, version: found.version },
+    sources: found.sources.map((r) => ({
+      id: r.id,
+      uuid: r.uuid,
+      name: r.name,
+      type: r.type,
+      workspaceId: r.workspace_id,
+      authorId: r.author_id,
+      settings: r.settings,
+      secrets: r.secrets,
+      createdAt: new Date(r.created_at),
+      updatedAt: new Date(r.updated_at),
+    })),
+  };
+}

@@ -1,0 +1,159 @@
+import { and, count, eq, gte, ilike, lt, sql, type SQL } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { widgets } from '../../db/schema';
+import { inVisibleWorkspaces } from '../access/workspace-access';
+import type { Actor } from '../auth/actor';
+import { readableDataset } from '../datasets/access';
+import type { DatasetRow } from '../datasets/load-model';
+import type { AppDeps } from '../deps';
+import { AppError } from '../errors';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { compileWidgetQuery } from '../query/compile-widget';
+import { datasetQueryContext } from '../query/dataset-context';
+import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/types';
+import { roleAllowsEdit } from '../workspaces/roles';
+import { ownedWidget, readableWidget, widgetView, type WidgetConfig, type WidgetView } from './widget-views';
+
+export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
+
+export interface WidgetInput extends WidgetConfig {
+  name: string;
+  type: string;
+  dataset_id: number;
+  /** Only to check the configuration with; not saved. */
+  parameters?: ParameterValues;
+}
+
+export interface WidgetListFilter {
+  query?: string;
+  type?: string;
+  author?: number;
+  workspaceId?: number;
+  datasetId?: number;
+  createdAtFrom?: Date;
+  createdAtTo?: Date;
+  updatedAtFrom?: Date;
+  updatedAtTo?: Date;
+}
+
+const configOfInput = (input: WidgetInput): WidgetConfig => ({
+  rows: input.rows,
+  series: input.series,
+  columns: input.columns,
+  filters: input.filters,
+  sorts: input.sorts,
+  calculated_fields: input.calculated_fields,
+});
+
+/** The dataset a widget is built on, readable by the caller (404) and editable there (403). */
+async function editableDataset(db: DbOrTx, actor: Actor, datasetId: number): Promise<DatasetRow> {
+  const { row, role } = await readableDataset(db, actor, datasetId);
+  if (!roleAllowsEdit(role)) throw new AppError('forbidden');
+  return row;
+}
+
+/** A configuration is valid when it compiles (nothing is run): the same 422/400 answers as a data request. */
+export async function validateWidgetConfig(deps: AppDeps, dataset: DatasetRow, input: WidgetInput): Promise<void> {
+  const ctx = await datasetQueryContext(deps, dataset);
+  compileWidgetQuery(
+    ctx.model,
+    {
+      type: input.type,
+      rows: input.rows,
+      series: input.series,
+      columns: input.columns,
+      filters: input.filters.map((filter, i) => ({ path: `filters[${i}]`, filter })),
+      sorts: input.sorts,
+      calculatedFields: input.calculated_fields.map((def, i) => ({ path: `calculatedFields[${i}]`, def })),
+      parameters: input.parameters ?? {},
+      page: 1,
+      pageSize: DEFAULT_PAGE_SIZE,
+    },
+    ctx.sources.dialectOf,
+  );
+}
+
+export async function createWidget(deps: AppDeps, actor: Actor, input: WidgetInput): Promise<WidgetView> {
+  const dataset = await editableDataset(deps.db, actor, input.dataset_id);
+  await validateWidgetConfig(deps, dataset, input);
+  const [row] = await deps.db
+    .insert(widgets)
+    .values({
+      name: input.name,
+      type: input.type,
+      datasetId: dataset.id,
+      workspaceId: dataset.workspaceId,
+      authorId: actor.userId,
+      config: configOfInput(input),
+    })
+    .returning();
+  return widgetView(row);
+}
+
+export async function getWidget(db: DbOrTx, actor: Actor, id: number): Promise<WidgetView> {
+  return widgetView((await readableWidget(db, actor, id)).row);
+}
+
+/** Replaces the whole configuration (the same body as create). Any save updates updated_at. */
+export async function updateWidget(deps: AppDeps, actor: Actor, id: number, input: WidgetInput): Promise<WidgetView> {
+  return deps.db.transaction(async (tx) => {
+    const { row: current } = await ownedWidget(tx, actor, id);
+    // Moving to another dataset needs the right to build widgets where that dataset lives.
+    const dataset =
+      input.dataset_id === current.datasetId ? (await readableDataset(tx, actor, input.dataset_id)).row : await editableDataset(tx, actor, input.dataset_id);
+    await validateWidgetConfig(deps, dataset, input);
+    const [row] = await tx
+      .update(widgets)
+      .set({
+        name: input.name,
+        type: input.type,
+        datasetId: dataset.id,
+        workspaceId: dataset.workspaceId,
+        config: configOfInput(input),
+        updatedAt: sql`now()`,
+      })
+      .where(eq(widgets.id, id))
+      .returning();
+    return widgetView(row);
+  });
+}
+
+export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
+  await deps.db.transaction(async (tx) => {
+    await ownedWidget(tx, actor, id);
+    // Dashboards will drop their tiles of this widget here once they exist.
+    await tx.delete(widgets).where(eq(widgets.id, id));
+  });
+  return { id, deleted: true };
+}
+
+export async function listWidgets(db: DbOrTx, actor: Actor, input: PageRequest & WidgetListFilter) {
+  const conditions: SQL[] = [inVisibleWorkspaces(actor, widgets.workspaceId)];
+  if (input.query) conditions.push(ilike(widgets.name, containsPattern(input.query)));
+  if (input.type) conditions.push(eq(widgets.type, input.type));
+  if (input.author !== undefined) conditions.push(eq(widgets.authorId, input.author));
+  if (input.workspaceId !== undefined) conditions.push(eq(widgets.workspaceId, input.workspaceId));
+  if (input.datasetId !== undefined) conditions.push(eq(widgets.datasetId, input.datasetId));
+  if (input.createdAtFrom) conditions.push(gte(widgets.createdAt, input.createdAtFrom));
+  if (input.createdAtTo) conditions.push(lt(widgets.createdAt, input.createdAtTo));
+  if (input.updatedAtFrom) conditions.push(gte(widgets.updatedAt, input.updatedAtFrom));
+  if (input.updatedAtTo) conditions.push(lt(widgets.updatedAt, input.updatedAtTo));
+  const where = and(...conditions);
+  const [{ total }] = await db.select({ total: count() }).from(widgets).where(where);
+  const rows = await db
+    .select()
+    .from(widgets)
+    .where(where)
+    .orderBy(
+      ...orderByOf(
+        input.sort,
+        { id: widgets.id, name: sql`lower(${widgets.name})`, type: widgets.type, created_at: widgets.createdAt, updated_at: widgets.updatedAt },
+        [sql`${widgets.updatedAt} desc`],
+        widgets.id,
+      ),
+    )
+    .limit(input.size)
+    .offset(input.page * input.size);
+  return pageOf(rows.map(widgetView), input, total);
+}
+

@@ -1,0 +1,115 @@
+import pg from 'pg';
+import { dataSources } from '../../../db/schema';
+import type { AppDeps } from '../../../server/deps';
+import type { Rest } from '../../support/rest';
+import { uniq } from '../../support/factories';
+
+/*
+ * A small world for widget tests: a table of known rows in the real PostgreSQL at 127.0.0.1:5432 (database test),
+ * a saved data source pointing at it, and a dataset over it built through the REST API.
+ */
+
+export const SOURCE_SETTINGS = { host: '127.0.0.1', port: 5432, username: 'postgres', db: 'test' };
+
+export async function sourceDb(): Promise<pg.Client> {
+  const c = new pg.Client({ host: SOURCE_SETTINGS.host, port: SOURCE_SETTINGS.port, user: SOURCE_SETTINGS.username, database: SOURCE_SETTINGS.db });
+  await c.connect();
+  return c;
+}
+
+/** A PostgreSQL data source saved straight into the metadata store (trust authentication: no secrets). */
+export async function createPgSource(deps: AppDeps, workspaceId: number, authorId: number | null = null): Promise<number> {
+  const [row] = await deps.db
+    .insert(dataSources)
+    .values({ name: uniq('src'), type: 'postgresql', workspaceId, authorId, settings: SOURCE_SETTINGS })
+    .returning({ id: dataSources.id });
+  return row.id;
+}
+
+export interface Sale {
+  id: number;
+  region_id: number;
+  product: string;
+  amount: number | null;
+  qty: number;
+  sold_on: string;
+}
+
+export const REGIONS: [number, string][] = [
+  [1, 'Север'],
+  [2, 'Юг'],
+  [3, 'Восток'],
+];
+
+export function makeSales(n: number): Sale[] {
+  const products = ['чай', 'кофе', 'какао', 'сок', "it's"];
+  return Array.from({ length: n }, (_, i) => ({
+    id: i + 1,
+    region_id: (i % 3) + 1,
+    product: products[(i * 7) % products.length],
+    amount: i % 11 === 0 ? null : Math.round(((i * 37) % 1000) * 1.25) / 100,
+    qty: (i % 5) + 1,
+    sold_on: `2024-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}`,
+  }));
+}
+
+/** Creates `<prefix>_sales` and `<prefix>_regions` with the rows; returns their names. */
+export async function createSourceTables(c: pg.Client, sales: Sale[]): Promise<{ sales: string; regions: string }> {
+  const names = { sales: uniq('w_sales'), regions: uniq('w_regions') };
+  await c.query(`CREATE TABLE ${names.sales} (id int, region_id int, product text, amount numeric(10,2), qty int, sold_on date)`);
+  await c.query(`CREATE TABLE ${names.regions} (id int, name text)`);
+  for (const s of sales) {
+    await c.query(`INSERT INTO ${names.sales} VALUES ($1, $2, $3, $4, $5, $6)`, [s.id, s.region_id, s.product, s.amount, s.qty, s.sold_on]);
+  }
+  for (const [id, name] of REGIONS) await c.query(`INSERT INTO ${names.regions} VALUES ($1, $2)`, [id, name]);
+  return names;
+}
+
+export async function dropSourceTables(c: pg.Client, names: { sales: string; regions: string }): Promise<void> {
+  await c.query(`DROP TABLE IF EXISTS ${names.sales}`);
+  await c.query(`DROP TABLE IF EXISTS ${names.regions}`);
+}
+
+export async function tableExists(c: pg.Client, name: string): Promise<boolean> {
+  const r = await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${name}`]);
+  return r.rows[0].ok as boolean;
+}
+
+/** A dataset over the two tables (sales LEFT JOIN regions), saved through the REST API. */
+export async function createSalesDataset(
+  api: Rest,
+  token: string,
+  opts: { workspaceId: number; sourceId: number; tables: { sales: string; regions: string }; parameters?: unknown[]; filters?: unknown[]; extraFields?: unknown[] },
+) {
+  const created = await api.post('/api/dataset', { name: uniq('ds'), workspace_id: opts.workspaceId, live: true, data_source_ids: [opts.sourceId] }, token);
+  if (created.status !== 200) throw new Error(`dataset create: ${created.status} ${JSON.stringify(created.body)}`);
+  const id = created.body.data.id as number;
+  const f = (fid: number, object_id: number, name: string, primitive_type: string, extra = {}) => ({ id: fid, object_id, name, column: name, primitive_type, ...extra });
+  const schema = {
+    objects: [
+      { id: -1, data_source_id: opts.sourceId, name: 'sales', schema: 'public', table: opts.tables.sales },
+      { id: -2, data_source_id: opts.sourceId, name: 'regions', schema: 'public', table: opts.tables.regions },
+    ],
+    fields: [
+      f(-11, -1, 'id', 'integer'),
+      f(-12, -1, 'region_id', 'integer'),
+      f(-13, -1, 'product', 'string'),
+      f(-14, -1, 'amount', 'float'),
+      f(-15, -1, 'qty', 'integer'),
+      f(-16, -1, 'sold_on', 'date'),
+      f(-21, -2, 'id', 'integer'),
+      f(-22, -2, 'name', 'string'),
+      { id: -31, name: 'Выручка', formula: 'SUM([sales.amount])' },
+      ...(opts.extraFields ?? []),
+    ],
+    relations: [{ id: -41, left_object_id: -1, right_object_id: -2, join_type: 'left', conditions: [{ left_field_id: -12, right_field_id: -21 }] }],
+    hierarchies: [],
+    filters: opts.filters ?? [],
+    parameters: opts.parameters ?? [],
+  };
+  const saved = await api.put(`/api/dataset/${id}/schema`, schema, token);
+  if (saved.status !== 200) throw new Error(`dataset schema: ${saved.status} ${JSON.stringify(saved.body)}`);
+  const details = await api.get(`/api/dataset/${id}`, token);
+  const fieldId = (name: string) => (details.body.data.fields as { id: number; name: string }[]).find((x) => x.name === name)!.id;
+  return { id, fieldId, details: details.body.data };
+}
