@@ -1,0 +1,11 @@
+/**
+ * Writes the OpenAPI document to stdout without a database: `npm run -s openapi:dump > openapi.json`.
+ * (The document depends only on the routers and the raw-route descriptions.)
+ */
+import { buildOpenApiDocument, type RawOperationDoc } from '../adapters/rest/openapi';
+import { appRouter } from '../routers';
+import { API_VERSION } from '../server/app';
+import { rawRoutes } from '../server/raw-routes';
+
+const rawOperations: RawOperationDoc[] = rawRoutes.flatMap((r) => r.docs);
+process.stdout.write(`${JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations }), null, 2)}\n`);
