@@ -1,5 +1,4 @@
 import { listAccessLog } from '../../server/data-sources/access-log';
-import { dateRange } from '../../server/data-sources/date-range';
 import { cancelQuery, getQuery, listQueries, runQuery, validateSql } from '../../server/data-sources/queries';
 import { authedProcedure } from '../../server/trpc';
 import {
@@ -23,9 +22,7 @@ export const consoleProcedures = {
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/queries', summary: 'History of SQL queries on the source', tags } })
     .input(listQueriesInput)
     .output(listQueriesOutput)
-    .query(({ ctx, input: { id, createdAtFrom, createdAtTo, ...page } }) =>
-      listQueries(ctx.deps, ctx.actor, id, { ...page, started: dateRange(createdAtFrom, createdAtTo) }),
-    ),
+    .query(({ ctx, input: { id, ...page } }) => listQueries(ctx.deps, ctx.actor, id, page)),
 
   runQuery: authedProcedure
     .meta({
@@ -65,7 +62,5 @@ export const consoleProcedures = {
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/access-log', summary: 'Who used the source and when', tags } })
     .input(accessLogInput)
     .output(accessLogOutput)
-    .query(({ ctx, input: { id, createdAtFrom, createdAtTo, ...filter } }) =>
-      listAccessLog(ctx.deps.db, ctx.actor, id, { ...filter, created: dateRange(createdAtFrom, createdAtTo) }),
-    ),
+    .query(({ ctx, input: { id, ...filter } }) => listAccessLog(ctx.deps.db, ctx.actor, id, filter)),
 };

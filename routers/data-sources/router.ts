@@ -7,7 +7,6 @@ import {
   listDataSources,
   updateDataSource,
 } from '../../server/data-sources/data-sources';
-import { dateRange } from '../../server/data-sources/date-range';
 import { authedProcedure, router } from '../../server/trpc';
 import { browseProcedures } from './browse-procedures';
 import { consoleProcedures } from './console-procedures';
@@ -32,13 +31,7 @@ export const dataSourceRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/data-source', summary: 'List data sources', tags } })
     .input(listDataSourcesInput)
     .output(listDataSourcesOutput)
-    .query(({ ctx, input: { createdAtFrom, createdAtTo, updatedAtFrom, updatedAtTo, ...rest } }) =>
-      listDataSources(ctx.deps, ctx.actor, {
-        ...rest,
-        created: dateRange(createdAtFrom, createdAtTo),
-        updated: dateRange(updatedAtFrom, updatedAtTo),
-      }),
-    ),
+    .query(({ ctx, input }) => listDataSources(ctx.deps, ctx.actor, input)),
 
   create: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/data-source', summary: 'Create a data source', tags } })

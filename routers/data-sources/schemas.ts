@@ -6,33 +6,13 @@ import { DATA_SOURCE_SORT_FIELDS } from '../../server/data-sources/data-sources'
 import { QUERY_SORT_FIELDS } from '../../server/data-sources/queries';
 import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
 import { pagedQuery, pagedQueryOver, pageSchema } from '../../server/paging';
-import { nonBlank } from '../../server/validation';
+import { entityId, nonBlank } from '../../server/validation';
+import { dateFromParam, dateToParam, stdListQuery } from '../../server/list-filters';
 
-const id = z.number().int().positive();
+const id = entityId();
 const port = z.number().int().min(1).max(65535);
 const KIND_TYPES = SOURCE_KINDS.map((k) => k.type) as [string, ...string[]];
 
-// ---- dates of list filters -------------------------------------------------------------------------------------
-
-const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
-const DAY_MS = 24 * 3600 * 1000;
-
-/** A date (`2026-03-01`, the whole day, UTC) or a date-time (`2026-03-01T10:00:00Z`; no zone means UTC). */
-function parseIso(s: string): Date {
-  if (ISO_DATE.test(s)) return new Date(`${s}T00:00:00Z`);
-  const t = s.replace(' ', 'T');
-  return new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`);
-}
-const isoText = z
-  .string()
-  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(parseIso(s).getTime()), {
-    error: 'must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T10:00:00Z)',
-  });
-/** Lower bound, inclusive. */
-export const dateFromParam = isoText.transform(parseIso);
-/** Upper bound, inclusive: a date includes its whole day. Turned into an exclusive bound for SQL. */
-export const dateToParam = isoText.transform((s) => new Date(parseIso(s).getTime() + (ISO_DATE.test(s) ? DAY_MS : 1)));
 
 // ---- settings --------------------------------------------------------------------------------------------------
 
@@ -143,17 +123,7 @@ export const dataSourceView = z.object({
 
 export const sourceIdInput = z.strictObject({ id });
 
-export const listDataSourcesInput = z.strictObject({
-  ...pagedQueryOver(DATA_SOURCE_SORT_FIELDS),
-  query: z.string().max(200).optional().describe('Search in the name'),
-  type: z.enum(KIND_TYPES).optional().describe('Source kind'),
-  author: id.optional().describe('Author id'),
-  workspaceId: id.optional(),
-  createdAtFrom: dateFromParam.optional(),
-  createdAtTo: dateToParam.optional(),
-  updatedAtFrom: dateFromParam.optional(),
-  updatedAtTo: dateToParam.optional(),
-});
+export const listDataSourcesInput = z.strictObject(stdListQuery(DATA_SOURCE_SORT_FIELDS, z.enum(KIND_TYPES).describe('Source kind')));
 export const listDataSourcesOutput = pageSchema(dataSourceView);
 
 const checkConnectionFlag = z.boolean().optional().describe('Check the connection first; refuse to save (400) when it fails');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { stdListQuery } from '../../server/list-filters';
 import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
 import { FILTER_OPS, FILTER_VALUE_TYPES } from '../../server/query/expr';
 import { DATASET_SORT_FIELDS } from '../../server/datasets/datasets';
@@ -12,7 +13,7 @@ import {
   OBJECT_KINDS,
   PARAMETER_TYPES,
 } from '../../server/datasets/schema-types';
-import { pagedQueryOver, pageSchema } from '../../server/paging';
+import { pageSchema } from '../../server/paging';
 import { nonBlank } from '../../server/validation';
 
 const id = z.number().int().positive();
@@ -34,31 +35,9 @@ export const datasetView = z.object({
   updated_at: z.string(),
 });
 
-/** A date (the whole day) or an ISO date-time; `to` bounds are turned into an exclusive end. */
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const dateBound = (end: boolean) =>
-  z
-    .string()
-    .refine((s) => (DATE_ONLY.test(s) || /^\d{4}-\d{2}-\d{2}T/.test(s)) && !Number.isNaN(Date.parse(s)), {
-      error: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
-    })
-    .transform((s) => {
-      const d = new Date(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s);
-      if (!end) return d;
-      return new Date(d.getTime() + (DATE_ONLY.test(s) ? 86_400_000 : 1));
-    });
-
-export const listDatasetsInput = z.strictObject({
-  ...pagedQueryOver(DATASET_SORT_FIELDS),
-  query: z.string().max(200).optional(),
-  type: z.enum(['live', 'materialized']).optional().describe('live or materialized (extract)'),
-  author: id.optional().describe('Author user id'),
-  workspaceId: id.optional(),
-  createdAtFrom: dateBound(false).optional(),
-  createdAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
-  updatedAtFrom: dateBound(false).optional(),
-  updatedAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
-});
+export const listDatasetsInput = z.strictObject(
+  stdListQuery(DATASET_SORT_FIELDS, z.enum(['live', 'materialized']).describe('live or materialized (extract)')),
+);
 export const listDatasetsOutput = pageSchema(datasetView);
 
 const description = z.string().trim().max(2000);

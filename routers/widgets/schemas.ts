@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { stdListQuery } from '../../server/list-filters';
 import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
 import { FILTER_OPS } from '../../server/query/expr/filters';
 import { FILTER_VALUE_TYPES } from '../../server/query/expr/filter-values';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
-import { pagedQueryOver, pageSchema } from '../../server/paging';
+import { pageSchema } from '../../server/paging';
 import { WIDGET_KINDS } from '../../server/settings/dictionary';
 import { entityId, nonBlank } from '../../server/validation';
 import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
@@ -160,32 +161,9 @@ export const widgetView = z.object({
   updated_at: z.string(),
 });
 
-/** A date (the whole day) or an ISO date-time; `to` bounds are turned into an exclusive end (as the dataset list). */
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-const dateBound = (end: boolean) =>
-  z
-    .string()
-    .max(40)
-    .refine((s) => (DATE_ONLY.test(s) || /^\d{4}-\d{2}-\d{2}T/.test(s)) && !Number.isNaN(Date.parse(s)), {
-      error: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
-    })
-    .transform((s) => {
-      const d = new Date(DATE_ONLY.test(s) ? `${s}T00:00:00Z` : s);
-      if (!end) return d;
-      return new Date(d.getTime() + (DATE_ONLY.test(s) ? 86_400_000 : 1));
-    });
-
 export const listWidgetsInput = z.strictObject({
-  ...pagedQueryOver(WIDGET_SORT_FIELDS),
-  query: z.string().max(200).optional(),
-  type: widgetKind.optional(),
-  author: id.optional(),
-  workspaceId: id.optional(),
-  datasetId: id.optional(),
-  createdAtFrom: dateBound(false).optional(),
-  createdAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
-  updatedAtFrom: dateBound(false).optional(),
-  updatedAtTo: dateBound(true).optional().describe('Inclusive: a date means the whole day'),
+  ...stdListQuery(WIDGET_SORT_FIELDS, widgetKind),
+  datasetId: id.optional().describe('Widgets built on this dataset'),
 });
 export const listWidgetsOutput = pageSchema(widgetView);
 export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });

@@ -1,10 +1,10 @@
-import { and, count, desc, eq, gte, lt, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { dataSourceAccessLog, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
+import { timeRange } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { ownedSource } from './access';
-import type { DateRange } from './date-range';
 
 export const ACCESS_ACTIONS = ['read', 'query', 'edit'] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
@@ -22,7 +22,8 @@ export async function logSourceAccess(db: DbOrTx, sourceId: number, actor: Actor
 export interface AccessLogFilter {
   userId?: number;
   action?: AccessAction;
-  created?: DateRange;
+  createdAtFrom?: Date;
+  createdAtTo?: Date;
 }
 
 export async function listAccessLog(db: DbOrTx, actor: Actor, sourceId: number, input: PageRequest & AccessLogFilter) {
@@ -30,8 +31,7 @@ export async function listAccessLog(db: DbOrTx, actor: Actor, sourceId: number, 
   const conditions: SQL[] = [eq(dataSourceAccessLog.dataSourceId, sourceId)];
   if (input.userId !== undefined) conditions.push(eq(dataSourceAccessLog.userId, input.userId));
   if (input.action) conditions.push(eq(dataSourceAccessLog.action, input.action));
-  if (input.created?.from) conditions.push(gte(dataSourceAccessLog.createdAt, input.created.from));
-  if (input.created?.to) conditions.push(lt(dataSourceAccessLog.createdAt, input.created.to));
+  conditions.push(...timeRange(dataSourceAccessLog.createdAt, input.createdAtFrom, input.createdAtTo));
   const where = and(...conditions);
   const [{ total }] = await db.select({ total: count() }).from(dataSourceAccessLog).where(where);
   const rows = await db

@@ -1,13 +1,14 @@
+import { count, desc, eq, sql } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
-import { and, count, desc, eq, gte, ilike, lt, sql, type SQL } from 'drizzle-orm';
 import { releaseConnector, type SourceKind } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSourceMetadata, dataSources } from '../../db/schema';
-import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor, inVisibleWorkspaces } from '../access/workspace-access';
+import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { badRequest } from '../errors';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { stdListWhere, type StdListFilter } from '../list-filters';
+import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { assertKindEnabled } from '../source-types/source-types';
 import { isForeignKeyViolation } from '../users/db-errors';
 import { roleOfRank } from '../workspaces/roles';
@@ -15,7 +16,6 @@ import { ownedSource, ownsSource, readableSource } from './access';
 import { logSourceAccess } from './access-log';
 import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
-import type { DateRange } from './date-range';
 import { sourceDependants } from './dependants';
 import { copyFileSourceFiles, removeFileSourceFiles } from './file-storage';
 import { abortLocalQueriesOf } from './query-runner';
@@ -25,13 +25,8 @@ import { authorOf, authorsById, dataSourceView, type DataSourceView } from './vi
 
 export const DATA_SOURCE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
-export interface DataSourceListFilter {
-  query?: string;
+export interface DataSourceListFilter extends StdListFilter {
   type?: string;
-  author?: number;
-  workspaceId?: number;
-  created?: DateRange;
-  updated?: DateRange;
 }
 
 export interface CreateDataSourceInput {
@@ -53,22 +48,14 @@ export interface UpdateDataSourceInput {
 
 const sealOrNull = (deps: AppDeps, secrets: SourceSecrets) => (Object.keys(secrets).length ? deps.secretBox.seal(secrets) : null);
 
-function range(column: typeof dataSources.createdAt | typeof dataSources.updatedAt, r: DateRange | undefined): SQL[] {
-  const out: SQL[] = [];
-  if (r?.from) out.push(gte(column, r.from));
-  if (r?.to) out.push(lt(column, r.to));
-  return out;
-}
-
 export async function listDataSources(deps: AppDeps, actor: Actor, input: PageRequest & DataSourceListFilter) {
   const { db } = deps;
-  const conditions: SQL[] = [inVisibleWorkspaces(actor, dataSources.workspaceId)];
-  if (input.query) conditions.push(ilike(dataSources.name, containsPattern(input.query)));
-  if (input.type) conditions.push(eq(dataSources.type, input.type));
-  if (input.author !== undefined) conditions.push(eq(dataSources.authorId, input.author));
-  if (input.workspaceId !== undefined) conditions.push(eq(dataSources.workspaceId, input.workspaceId));
-  conditions.push(...range(dataSources.createdAt, input.created), ...range(dataSources.updatedAt, input.updated));
-  const where = and(...conditions);
+  const where = stdListWhere(
+    actor,
+    { name: dataSources.name, author: dataSources.authorId, workspace: dataSources.workspaceId, createdAt: dataSources.createdAt, updatedAt: dataSources.updatedAt },
+    input,
+    [input.type ? eq(dataSources.type, input.type) : undefined],
+  );
 
   const [{ total }] = await db.select({ total: count() }).from(dataSources).where(where);
   const rows = await db

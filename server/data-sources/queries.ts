@@ -1,16 +1,16 @@
-import { and, count, desc, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { ConnectorError, type ResultColumn } from '../../adapters/sources';
 import { dataSourceQueries, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { badRequest, notFound } from '../errors';
+import { timeRange } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { ownedSource } from './access';
 import { logSourceAccess } from './access-log';
 import { dialectOf } from './browse';
 import { connectorForSource } from './connection';
 import { asSourceError } from './connector-errors';
-import type { DateRange } from './date-range';
 import {
   HEARTBEAT_MS,
   MAX_STORED_ROWS,
@@ -182,11 +182,10 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
   return queryView(deps, id, queryId, { page: 0, size: RESULT_PAGE_SIZE });
 }
 
-export async function listQueries(deps: AppDeps, actor: Actor, id: number, input: PageRequest & { started?: DateRange }) {
+export async function listQueries(deps: AppDeps, actor: Actor, id: number, input: PageRequest & { createdAtFrom?: Date; createdAtTo?: Date }) {
   await ownedSource(deps.db, actor, id);
   const conditions: SQL[] = [eq(dataSourceQueries.dataSourceId, id)];
-  if (input.started?.from) conditions.push(gte(dataSourceQueries.startedAt, input.started.from));
-  if (input.started?.to) conditions.push(lt(dataSourceQueries.startedAt, input.started.to));
+  conditions.push(...timeRange(dataSourceQueries.startedAt, input.createdAtFrom, input.createdAtTo));
   const where = and(...conditions);
   const [{ total }] = await deps.db.select({ total: count() }).from(dataSourceQueries).where(where);
   const rows = await deps.db

@@ -1,32 +1,25 @@
-import { and, asc, count, eq, gte, ilike, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { dataSources, datasetObjects, datasetSources, datasets } from '../../db/schema';
-import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor, inVisibleWorkspaces } from '../access/workspace-access';
+import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { badRequest, invalid, type FieldErrors } from '../errors';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { stdListWhere, type StdListFilter } from '../list-filters';
+import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { formatFieldPath } from '../validation';
 import { ownedDataset, readableDataset, readableSourceIds } from './access';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
 import { MSG } from './messages';
-import { resolveSchema, emptySavedIds } from './schema-validation';
 import { schemaInputOf, touchDataset, writeSchema } from './schema-store';
+import { resolveSchema, emptySavedIds } from './schema-validation';
 import { datasetDetails, datasetView, type DatasetMode } from './views';
 
 export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
 
-export interface DatasetListFilter {
-  query?: string;
+export interface DatasetListFilter extends StdListFilter {
   type?: DatasetMode;
-  author?: number;
-  workspaceId?: number;
-  /** Bounds of the creation and change time: from inclusive, to exclusive (the router turns a date into its end). */
-  createdAtFrom?: Date;
-  createdAtTo?: Date;
-  updatedAtFrom?: Date;
-  updatedAtTo?: Date;
 }
 
 export interface CreateDatasetInput {
@@ -59,16 +52,12 @@ async function sourceIdsByDataset(db: DbOrTx, ids: number[]): Promise<Map<number
 /** GET /api/dataset: datasets of every workspace the caller can read. */
 export async function listDatasets(db: DbOrTx, actor: Actor, input: PageRequest & DatasetListFilter) {
   if (input.workspaceId !== undefined) await assertWorkspaceReadable(db, actor, input.workspaceId);
-  const conditions: SQL[] = [inVisibleWorkspaces(actor, datasets.workspaceId)];
-  if (input.query) conditions.push(ilike(datasets.name, containsPattern(input.query)));
-  if (input.type) conditions.push(eq(datasets.live, input.type === 'live'));
-  if (input.author !== undefined) conditions.push(eq(datasets.authorId, input.author));
-  if (input.workspaceId !== undefined) conditions.push(eq(datasets.workspaceId, input.workspaceId));
-  if (input.createdAtFrom) conditions.push(gte(datasets.createdAt, input.createdAtFrom));
-  if (input.createdAtTo) conditions.push(lt(datasets.createdAt, input.createdAtTo));
-  if (input.updatedAtFrom) conditions.push(gte(datasets.updatedAt, input.updatedAtFrom));
-  if (input.updatedAtTo) conditions.push(lt(datasets.updatedAt, input.updatedAtTo));
-  const where = and(...conditions);
+  const where = stdListWhere(
+    actor,
+    { name: datasets.name, author: datasets.authorId, workspace: datasets.workspaceId, createdAt: datasets.createdAt, updatedAt: datasets.updatedAt },
+    input,
+    [input.type ? eq(datasets.live, input.type === 'live') : undefined],
+  );
 
   const [{ total }] = await db.select({ total: count() }).from(datasets).where(where);
   const rows = await db

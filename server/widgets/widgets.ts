@@ -1,13 +1,13 @@
-import { and, count, eq, gte, ilike, lt, sql, type SQL } from 'drizzle-orm';
+import { count, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
-import { inVisibleWorkspaces } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
 import type { DatasetRow } from '../datasets/load-model';
 import type { AppDeps } from '../deps';
 import { AppError } from '../errors';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
+import { stdListWhere, type StdListFilter } from '../list-filters';
+import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { compileWidgetQuery } from '../query/compile-widget';
 import { datasetQueryContext } from '../query/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/types';
@@ -24,16 +24,9 @@ export interface WidgetInput extends WidgetConfig {
   parameters?: ParameterValues;
 }
 
-export interface WidgetListFilter {
-  query?: string;
+export interface WidgetListFilter extends StdListFilter {
   type?: string;
-  author?: number;
-  workspaceId?: number;
   datasetId?: number;
-  createdAtFrom?: Date;
-  createdAtTo?: Date;
-  updatedAtFrom?: Date;
-  updatedAtTo?: Date;
 }
 
 const configOfInput = (input: WidgetInput): WidgetConfig => ({
@@ -128,17 +121,12 @@ export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Pro
 }
 
 export async function listWidgets(db: DbOrTx, actor: Actor, input: PageRequest & WidgetListFilter) {
-  const conditions: SQL[] = [inVisibleWorkspaces(actor, widgets.workspaceId)];
-  if (input.query) conditions.push(ilike(widgets.name, containsPattern(input.query)));
-  if (input.type) conditions.push(eq(widgets.type, input.type));
-  if (input.author !== undefined) conditions.push(eq(widgets.authorId, input.author));
-  if (input.workspaceId !== undefined) conditions.push(eq(widgets.workspaceId, input.workspaceId));
-  if (input.datasetId !== undefined) conditions.push(eq(widgets.datasetId, input.datasetId));
-  if (input.createdAtFrom) conditions.push(gte(widgets.createdAt, input.createdAtFrom));
-  if (input.createdAtTo) conditions.push(lt(widgets.createdAt, input.createdAtTo));
-  if (input.updatedAtFrom) conditions.push(gte(widgets.updatedAt, input.updatedAtFrom));
-  if (input.updatedAtTo) conditions.push(lt(widgets.updatedAt, input.updatedAtTo));
-  const where = and(...conditions);
+  const where = stdListWhere(
+    actor,
+    { name: widgets.name, author: widgets.authorId, workspace: widgets.workspaceId, createdAt: widgets.createdAt, updatedAt: widgets.updatedAt },
+    input,
+    [input.type ? eq(widgets.type, input.type) : undefined, input.datasetId !== undefined ? eq(widgets.datasetId, input.datasetId) : undefined],
+  );
   const [{ total }] = await db.select({ total: count() }).from(widgets).where(where);
   const rows = await db
     .select()

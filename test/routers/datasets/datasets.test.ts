@@ -218,7 +218,7 @@ describe('GET /api/dataset', () => {
     expect((await api.get('/api/dataset', token, { sort: 'secret,asc' })).status).toBe(422);
     expect((await api.get('/api/dataset', token, { type: 'cube' })).status).toBe(422);
     expect((await api.get('/api/dataset', token, { createdAtFrom: 'вчера' })).body.error.errors).toEqual({
-      createdAtFrom: 'must be a date (YYYY-MM-DD) or an ISO 8601 date-time',
+      createdAtFrom: 'must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T10:00:00Z)',
     });
     const hiddenWs = await api.get('/api/dataset', token, { workspaceId: String(cast.workspaceId) });
     expect(hiddenWs.status).toBe(404);

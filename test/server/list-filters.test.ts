@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dateFromParam, dateToParam } from '../../../routers/data-sources/schemas';
+import { dateFromParam, dateToParam } from '../../server/list-filters';
 
 describe('date range parameters', () => {
   it('takes a date as its whole day (UTC) and a date-time as given; no zone means UTC', () => {
