@@ -64,26 +64,29 @@ function historyItem(row: Omit<QueryRow, 'rows' | 'columns'>, username: string |
   };
 }
 
+/** A query's history line without its stored result (which can be megabytes). */
+const historyColumns = {
+  id: dataSourceQueries.id,
+  dataSourceId: dataSourceQueries.dataSourceId,
+  userId: dataSourceQueries.userId,
+  sql: dataSourceQueries.sql,
+  parameters: dataSourceQueries.parameters,
+  state: dataSourceQueries.state,
+  error: dataSourceQueries.error,
+  rowCount: dataSourceQueries.rowCount,
+  truncated: dataSourceQueries.truncated,
+  cancelRequested: dataSourceQueries.cancelRequested,
+  heartbeatAt: dataSourceQueries.heartbeatAt,
+  startedAt: dataSourceQueries.startedAt,
+  finishedAt: dataSourceQueries.finishedAt,
+};
+
 /** A query's line with one page of its stored result, the page cut out inside PostgreSQL. */
 async function queryView(deps: AppDeps, sourceId: number, queryId: string, page: { page: number; size: number }) {
   const offset = page.page * page.size;
   const [found] = await deps.db
     .select({
-      row: {
-        id: dataSourceQueries.id,
-        dataSourceId: dataSourceQueries.dataSourceId,
-        userId: dataSourceQueries.userId,
-        sql: dataSourceQueries.sql,
-        parameters: dataSourceQueries.parameters,
-        state: dataSourceQueries.state,
-        error: dataSourceQueries.error,
-        rowCount: dataSourceQueries.rowCount,
-        truncated: dataSourceQueries.truncated,
-        cancelRequested: dataSourceQueries.cancelRequested,
-        heartbeatAt: dataSourceQueries.heartbeatAt,
-        startedAt: dataSourceQueries.startedAt,
-        finishedAt: dataSourceQueries.finishedAt,
-      },
+      row: historyColumns,
       columns: dataSourceQueries.columns,
       hasRows: sql<boolean>`${dataSourceQueries.rows} is not null`,
       pageRows: sql<unknown[][] | null>`(select jsonb_agg(e order by i) from jsonb_array_elements(${dataSourceQueries.rows}) with ordinality as r(e, i)
@@ -190,21 +193,7 @@ export async function listQueries(deps: AppDeps, actor: Actor, id: number, input
   const [{ total }] = await deps.db.select({ total: count() }).from(dataSourceQueries).where(where);
   const rows = await deps.db
     .select({
-      row: {
-        id: dataSourceQueries.id,
-        dataSourceId: dataSourceQueries.dataSourceId,
-        userId: dataSourceQueries.userId,
-        sql: dataSourceQueries.sql,
-        parameters: dataSourceQueries.parameters,
-        state: dataSourceQueries.state,
-        error: dataSourceQueries.error,
-        rowCount: dataSourceQueries.rowCount,
-        truncated: dataSourceQueries.truncated,
-        cancelRequested: dataSourceQueries.cancelRequested,
-        heartbeatAt: dataSourceQueries.heartbeatAt,
-        startedAt: dataSourceQueries.startedAt,
-        finishedAt: dataSourceQueries.finishedAt,
-      },
+      row: historyColumns,
       username: users.username,
     })
     .from(dataSourceQueries)
