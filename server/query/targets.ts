@@ -65,6 +65,7 @@ export function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget 
   return {
     dialect: connector.dialect,
     dataKey,
-    run: (sql, params, opts) => connector.query(sql, params, opts),
+    // A target only ever reads, whoever calls it.
+    run: (sql, params, opts) => connector.query(sql, params, { ...opts, readOnly: true }),
   };
 }

@@ -80,7 +80,7 @@ describe('server process', () => {
     expect(login.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
 
     first.child.kill('SIGTERM');
-    expect(await exited(first.child)).toBe(0);
+    expect(await exited(first.child), first.output()).toBe(0);
     expect(postmasterPid()).toBeUndefined();
 
     const second = await start({});
@@ -93,7 +93,7 @@ describe('server process', () => {
     const third = await start({});
     expect((await loginStatus(third.port, printed!)).status).toBe(200);
     third.child.kill('SIGINT');
-    expect(await exited(third.child)).toBe(0);
+    expect(await exited(third.child), third.output()).toBe(0);
     expect(postmasterPid()).toBeUndefined();
     // kill -9 left nothing running behind: the killed server is gone and nobody else holds the data directory.
     expect(second.child.exitCode !== null || second.child.signalCode !== null).toBe(true);

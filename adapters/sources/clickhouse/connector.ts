@@ -96,6 +96,10 @@ export class ClickHouseConnector extends ConnectorBase {
       const text = sql.trim().replace(/;\s*$/, '');
       const settings: ClickHouseSettings = { ...this.sessionSettings };
       if (opts.timeoutMs) settings.max_execution_time = Math.max(1, Math.ceil(opts.timeoutMs / 1000));
+      // readonly = 2: no INSERT, DDL or SET, while the request's own settings (above and below) and a query's SETTINGS
+      // clause (the engine's join_use_nulls) still apply; 1 would refuse that clause (and every table function).
+      // Read-only table functions (url, file, remote) still run at 2. A stricter 1 from initial_sql stays.
+      if (opts.readOnly && String(settings.readonly ?? '0') !== '1') settings.readonly = '2';
 
       if (!RESULT_STATEMENTS.has(leadingKeyword(text))) {
         await client.command({ query: text, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });

@@ -19,7 +19,8 @@ interface OpenFile {
 /**
  * A file source: the DuckDB database its upload was imported into, opened read-only (many readers, the
  * importer is the only writer and works on a temp file). Each query gets its own DuckDB connection, so queries
- * run in parallel and one can be interrupted alone.
+ * run in parallel and one can be interrupted alone. QueryOptions.readOnly needs nothing more here: every query
+ * already is (a write fails with DuckDB's own read-only error).
  */
 export class FileConnector extends ConnectorBase {
   readonly kind = 'file' as const;

@@ -13,6 +13,12 @@ const DEFAULT_PORT = 3306;
 const SYSTEM_SCHEMAS = ['information_schema', 'mysql', 'performance_schema', 'sys'];
 /** Rows buffered ahead of the consumer before the socket is paused. */
 const STREAM_BUFFER_ROWS = 1000;
+/**
+ * What a READ ONLY transaction does not stop: SELECT ... INTO OUTFILE / DUMPFILE write server files, and dynamic SQL
+ * (PREPARE / EXECUTE [IMMEDIATE]) could assemble such a statement. Under QueryOptions.readOnly a text that contains
+ * one of these words anywhere (also inside a /*! ... *\/ comment, which MySQL executes) is refused.
+ */
+const WRITES_DESPITE_READ_ONLY = /\b(outfile|dumpfile|prepare|execute)\b/i;
 
 // mysql2's callback-style connection under the promise wrapper: the only one that can stream a result.
 interface CoreConnection {
@@ -25,6 +31,8 @@ export class MysqlConnector extends ConnectorBase {
   private readonly endpoint: Endpoint;
   private pool: Promise<mysql.Pool> | undefined;
   private readonly initialised = new WeakSet<object>();
+  /** Connections whose session makes transactions read-only by itself (server default or initial_sql): kept so. */
+  private readonly readOnlySessions = new WeakSet<object>();
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
@@ -74,11 +82,20 @@ export class MysqlConnector extends ConnectorBase {
     }));
   }
 
+  /**
+   * Under `readOnly` the session's transactions are made read-only and the statement runs inside START TRANSACTION
+   * READ ONLY, ended by ROLLBACK. The session setting matters: DDL commits the open transaction implicitly and would
+   * then run in a new one, which the session setting keeps read-only too. Both are undone before the connection goes
+   * back to the pool (a session that was read-only by itself stays so).
+   */
   async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
     this.assertOpen();
+    const readOnly = opts.readOnly === true;
     const control = new RunControl(opts);
     let conn: mysql.PoolConnection | undefined;
     let limited = false;
+    let readOnlySession = false;
+    let inTransaction = false;
     let finished = false;
     let released = false;
     const release = async () => {
@@ -93,6 +110,8 @@ export class MysqlConnector extends ConnectorBase {
         return;
       }
       try {
+        if (inTransaction) await conn.query('ROLLBACK');
+        if (readOnlySession && !this.readOnlySessions.has(sessionKey(conn))) await conn.query('SET SESSION TRANSACTION READ WRITE');
         if (limited) await conn.query('SET SESSION sql_select_limit = DEFAULT');
         conn.release();
       } catch {
@@ -101,9 +120,20 @@ export class MysqlConnector extends ConnectorBase {
     };
     try {
       control.throwIfStopped();
+      if (readOnly) {
+        const word = WRITES_DESPITE_READ_ONLY.exec(sql)?.[1];
+        if (word) throw new ConnectorError(`${word.toUpperCase()} не выполняется в режиме только для чтения`, 'query');
+      }
       conn = await this.acquire();
       const threadId = conn.threadId;
       control.onCancel(() => (released ? undefined : this.killQuery(threadId)));
+      if (readOnly) {
+        // Flags first: a failure half-way is still undone by release().
+        readOnlySession = true;
+        await conn.query('SET SESSION TRANSACTION READ ONLY');
+        inTransaction = true;
+        await conn.query('START TRANSACTION READ ONLY');
+      }
       if (opts.limit !== undefined) {
         // The server stops top-level SELECTs itself; the connection stays reusable (no half-read result).
         await conn.query(`SET SESSION sql_select_limit = ${Math.max(0, Math.floor(opts.limit))}`);
@@ -223,7 +253,7 @@ export class MysqlConnector extends ConnectorBase {
     } catch (err) {
       throw this.mapError(err, true);
     }
-    const key = (conn as unknown as { connection: object }).connection;
+    const key = sessionKey(conn);
     if (!this.initialised.has(key)) {
       try {
         await conn.query(`SET time_zone = '+00:00'`);
@@ -239,6 +269,17 @@ export class MysqlConnector extends ConnectorBase {
           const e = this.mapError(err);
           throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
         }
+      }
+      try {
+        // MariaDB (before 11.1) names it tx_read_only, MySQL 8 transaction_read_only; SHOW finds either.
+        const [vars] = await conn.query({
+          sql: `SHOW SESSION VARIABLES WHERE Variable_name IN ('tx_read_only', 'transaction_read_only')`,
+          rowsAsArray: true,
+        });
+        if ((vars as unknown[][]).some((v) => /^(on|1)$/i.test(String(v[1])))) this.readOnlySessions.add(key);
+      } catch (err) {
+        conn.destroy();
+        throw this.mapError(err);
       }
       this.initialised.add(key);
     }
@@ -284,6 +325,9 @@ export class MysqlConnector extends ConnectorBase {
     return make('query');
   }
 }
+
+/** The pooled connection's underlying connection: the same object for as long as its session lives. */
+const sessionKey = (conn: mysql.PoolConnection): object => (conn as unknown as { connection: object }).connection;
 
 /**
  * A server error (bad SQL, KILL QUERY) ends the command cleanly: the connection can be reused. Network and

@@ -14,6 +14,11 @@ const DEFAULT_PORT = 5432;
 const FETCH_SIZE = 2000;
 /** Statements a cursor can be declared for; anything else (SHOW, EXPLAIN, DML) runs plainly. */
 const CURSOR_STATEMENTS = new Set(['select', 'with', 'values', 'table']);
+/**
+ * Statements a read-only transaction does not stop: COPY ... TO a server file or PROGRAM, and DO blocks (which can
+ * EXECUTE such a COPY). Refused under QueryOptions.readOnly; every other statement is left to the server.
+ */
+const WRITES_DESPITE_READ_ONLY = new Set(['copy', 'do']);
 const SYSTEM_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'";
 
 // Every value arrives as the server's text; the connector normalises it itself (see values.ts), so that
@@ -82,8 +87,14 @@ export class PostgresConnector extends ConnectorBase {
     });
   }
 
+  /**
+   * Under `readOnly` every statement runs inside BEGIN READ ONLY, which always ends with ROLLBACK (a read has
+   * nothing to keep, and what a read-only transaction still allows, e.g. lo_import or pg_notify, is undone), and
+   * the text goes over the extended protocol, which takes exactly one statement: nothing can follow a COMMIT.
+   */
   async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
     this.assertOpen();
+    const readOnly = opts.readOnly === true;
     const control = new RunControl(opts);
     let client: pg.PoolClient | undefined;
     let inTransaction = false;
@@ -95,27 +106,35 @@ export class PostgresConnector extends ConnectorBase {
       let broken = failed && !!control.reason; // a cancelled backend may still be finishing; do not reuse it
       if (inTransaction) {
         try {
-          await client.query(failed ? 'ROLLBACK' : 'COMMIT');
+          await client.query(failed || readOnly ? 'ROLLBACK' : 'COMMIT');
         } catch {
           broken = true;
         }
       }
       client.release(broken);
     };
+    // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
+    const statement = <T extends pg.QueryConfig | pg.QueryArrayConfig>(config: T): T =>
+      (readOnly ? { ...config, queryMode: 'extended' } : config);
     try {
       control.throwIfStopped();
+      const text = sql.trim().replace(/;\s*$/, '');
+      const keyword = leadingKeyword(text);
+      if (readOnly && WRITES_DESPITE_READ_ONLY.has(keyword)) {
+        throw new ConnectorError(`Запрос ${keyword.toUpperCase()} не выполняется в режиме только для чтения`, 'query');
+      }
       client = await this.acquire();
       const pid = (client as unknown as { processID: number }).processID;
       control.onCancel(() => (released ? undefined : this.cancelBackend(pid)));
 
-      const text = sql.trim().replace(/;\s*$/, '');
-      let useCursor = CURSOR_STATEMENTS.has(leadingKeyword(text)) && splitStatements(text).length === 1;
+      let useCursor = CURSOR_STATEMENTS.has(keyword) && (readOnly || splitStatements(text).length === 1);
       const cursor = `analytics_cursor_${++this.cursorSeq}`;
+      const begin = readOnly ? 'BEGIN READ ONLY' : 'BEGIN';
       if (useCursor) {
-        await client.query('BEGIN');
+        await client.query(begin);
         inTransaction = true;
         try {
-          await client.query({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values: params });
+          await client.query(statement({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values: params }));
         } catch (err) {
           // e.g. a data-modifying WITH cannot be a cursor: run it plainly instead.
           if (errorCode(err) !== '0A000' || control.reason) throw err;
@@ -126,7 +145,11 @@ export class PostgresConnector extends ConnectorBase {
       }
 
       if (!useCursor) {
-        const res = await client.query({ text, values: params, rowMode: 'array' });
+        if (readOnly) {
+          await client.query(begin);
+          inTransaction = true;
+        }
+        const res = await client.query(statement({ text, values: params, rowMode: 'array' }));
         const results = (Array.isArray(res) ? res : [res]) as pg.QueryResult<unknown[]>[];
         const last = [...results].reverse().find((r) => r.fields?.length) ?? results[results.length - 1];
         const { columns, convert } = await this.describe(client, last?.fields ?? []);

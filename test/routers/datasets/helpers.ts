@@ -7,7 +7,7 @@ import { uniq } from '../../support/factories';
 export async function insertSource(
   deps: AppDeps,
   workspaceId: number,
-  opts: { name?: string; type?: string; settings?: Record<string, unknown> } = {},
+  opts: { name?: string; type?: string; settings?: Record<string, unknown>; authorId?: number } = {},
 ): Promise<number> {
   const [row] = await deps.db
     .insert(dataSources)
@@ -15,6 +15,7 @@ export async function insertSource(
       name: opts.name ?? uniq('source'),
       type: opts.type ?? 'postgresql',
       workspaceId,
+      authorId: opts.authorId ?? null,
       settings: opts.settings ?? { host: '127.0.0.1', port: 5432, db: 'shop', username: 'reader' },
     })
     .returning({ id: dataSources.id });

@@ -413,10 +413,12 @@ describe('PUT /api/dataset/{id}/schema', () => {
   });
 
   it('accepts SQL objects and stores them without a trailing semicolon', async () => {
-    const id = await newDataset();
+    // The editor wrote this source, so they may write SQL on it (see «SQL objects» below).
+    const ownSource = await insertSource(t.deps, cast.workspaceId, { authorId: cast.users.editor.id });
+    const id = (await createDataset(api, editor, { workspace_id: cast.workspaceId, data_source_ids: [ownSource] })).id as number;
     const res = await put(id, {
       ...emptySchema,
-      objects: [{ id: -1, data_source_id: sourceId, kind: 'sql', name: 'big', sql: 'SELECT * FROM orders WHERE amount > 100;' }],
+      objects: [{ id: -1, data_source_id: ownSource, kind: 'sql', name: 'big', sql: 'SELECT * FROM orders WHERE amount > 100;' }],
       fields: [{ id: -2, object_id: -1, column: 'amount', primitive_type: 'float' }],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -487,5 +489,98 @@ describe('POST /api/dataset/{id}/schema/validate', () => {
     expect((await validate(id, emptySchema, cast.tokens.plain)).status).toBe(404);
     expect((await api.post(`/api/dataset/${id}/schema/validate`, emptySchema)).status).toBe(401);
     expect((await validate(id, emptySchema, cast.tokens.wsAdmin)).status).toBe(200);
+  });
+});
+
+describe('SQL objects: only an owner of the source writes their SQL', () => {
+  const SQL_OWNER_ONLY = 'SQL-запрос в датасете может задать только владелец источника';
+  let adminSource: number;
+  let otherSource: number;
+  let editorSource: number;
+
+  beforeAll(async () => {
+    // Owned by the workspace administrator (its author); the editor can read it but does not own it.
+    adminSource = await insertSource(t.deps, cast.workspaceId, { authorId: cast.users.wsAdmin.id });
+    // Nobody's: only the workspace administrator owns it.
+    otherSource = await insertSource(t.deps, cast.workspaceId);
+    editorSource = await insertSource(t.deps, cast.workspaceId, { authorId: cast.users.editor.id });
+  });
+
+  const sqlSchema = (sourceId: number, sql = 'SELECT id, amount FROM orders') => ({
+    ...emptySchema,
+    objects: [{ id: -1, data_source_id: sourceId, kind: 'sql', name: 'q', sql }],
+    fields: [{ id: -2, object_id: -1, column: 'amount', primitive_type: 'float' }],
+  });
+  /** A dataset of the editor on the given sources. */
+  const editorsDataset = async (...sources: number[]) =>
+    (await createDataset(api, editor, { workspace_id: cast.workspaceId, data_source_ids: sources })).id as number;
+
+  it('refuses a new SQL object on a source the dataset owner does not own, with the other problems, also in validate', async () => {
+    const id = await editorsDataset(adminSource);
+    const body = sqlSchema(adminSource);
+    body.fields.push({ id: -3, object_id: 999, column: 'x', primitive_type: 'float' });
+    const res = await put(id, body);
+    expect(res.status).toBe(422);
+    expect(res.body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY, 'fields[1].objectId': 'Объект датасета не найден (id 999)' });
+    const checked = await validate(id, sqlSchema(adminSource));
+    expect(checked.status).toBe(422);
+    expect(checked.body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    expect((await get(id)).objects).toEqual([]);
+    // A table object on the same source stays the dataset owner's business.
+    const table = await put(id, { ...emptySchema, objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }] });
+    expect(table.status, JSON.stringify(table.body)).toBe(200);
+  });
+
+  it('lets the source owner add one: its author with an editing role, or an administrator of the workspace', async () => {
+    const mine = await editorsDataset(editorSource);
+    expect((await put(mine, sqlSchema(editorSource))).status).toBe(200);
+    // The administrator owns every source of the workspace and may save the editor's dataset.
+    const id = await editorsDataset(otherSource);
+    const res = await put(id, sqlSchema(otherSource), cast.tokens.wsAdmin);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: otherSource });
+  });
+
+  it('lets another dataset owner keep a saved SQL object, but not change its text or source or add another', async () => {
+    const id = await editorsDataset(adminSource, otherSource, editorSource);
+    const first = await put(id, sqlSchema(adminSource), cast.tokens.wsAdmin);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const saved = bodyOf(first.body.data);
+
+    // The same object, its text untouched; a new title and a new table object around it.
+    const keep = structuredClone(saved);
+    keep.fields[0].title = 'Сумма';
+    keep.objects.push({ id: -5, data_source_id: adminSource, name: 'orders', table: 'orders' });
+    keep.objects[0].name = 'q2';
+    const kept = await put(id, keep);
+    expect(kept.status, JSON.stringify(kept.body)).toBe(200);
+    // Re-sent with a trailing semicolon and spaces: the stored text is the same.
+    const again = bodyOf(kept.body.data);
+    again.objects[0].sql = ' SELECT id, amount FROM orders ; ';
+    expect((await put(id, again)).status).toBe(200);
+
+    const changed = structuredClone(again);
+    changed.objects[0].sql = 'SELECT id, amount FROM orders WHERE id > 0';
+    expect((await put(id, changed)).body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    const moved = structuredClone(again);
+    moved.objects[0].data_source_id = otherSource;
+    expect((await put(id, moved)).body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    const tableToSql = structuredClone(again);
+    const tableAt = tableToSql.objects.findIndex((o: any) => o.kind === 'table');
+    Object.assign(tableToSql.objects[tableAt], { kind: 'sql', schema: null, table: null, sql: 'SELECT 1 AS one' });
+    expect((await put(id, tableToSql)).body.error.errors).toEqual({ [`objects[${tableAt}].sql`]: SQL_OWNER_ONLY });
+    const added = structuredClone(again);
+    added.objects.push({ id: -9, data_source_id: adminSource, kind: 'sql', name: 'more', sql: 'SELECT 1 AS one' });
+    expect((await put(id, added)).body.error.errors).toEqual({ [`objects[${added.objects.length - 1}].sql`]: SQL_OWNER_ONLY });
+    // On a source the editor owns, they may add one next to it.
+    const ownAdded = structuredClone(again);
+    ownAdded.objects.push({ id: -9, data_source_id: editorSource, kind: 'sql', name: 'mine', sql: 'SELECT 1 AS one' });
+    expect((await put(id, ownAdded)).status).toBe(200);
+
+    // Nothing refused was written: the object still has the administrator's text on the administrator's source.
+    expect(byName((await get(id)).objects, 'q2')).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: adminSource });
+    // Dropping the SQL object needs no source rights either.
+    const dropped = await put(id, { ...emptySchema, objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }] });
+    expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
   });
 });

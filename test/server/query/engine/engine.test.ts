@@ -36,7 +36,8 @@ describe('query engine', () => {
     expect(calls.length).toBe(3);
     await new Promise((r) => setTimeout(r, 60));
     expect((await e.execute(target, query(), 1)).cached).toBe(false);
-    expect(calls[0].opts).toEqual({ limit: 2, timeoutMs: 1000 });
+    // Every engine query is a read: the connector refuses writes for it.
+    expect(calls[0].opts).toEqual({ limit: 2, timeoutMs: 1000, readOnly: true });
   });
 
   it('identical concurrent requests share one execution', async () => {
