@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { inject } from 'vitest';
 import { connectDatabase } from '../../db/client';
@@ -20,7 +23,9 @@ export interface TestApp {
 export async function createTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const clone = await cloneTemplateDatabase(inject('databaseUrl'));
   const database = connectDatabase(clone.url, { max: 5 });
-  const config = loadConfig({ DATA_DIR: `/tmp/analytics-test-data-${process.pid}`, ...env });
+  // A data directory of its own (uploads, DuckDB files), removed with the app.
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'analytics-test-data-'));
+  const config = loadConfig({ DATA_DIR: dataDir, ...env });
   const deps: AppDeps = {
     db: database.db,
     config,
@@ -38,6 +43,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       await app.close();
       await database.close();
       await clone.drop();
+      await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
 }
