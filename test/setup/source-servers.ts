@@ -1,5 +1,5 @@
 // vitest globalSetup: makes sure the real source servers the connector tests use answer on loopback.
-// PostgreSQL is the machine's (or TEST_PG_URL); MariaDB and ClickHouse are installed and started by the
+// PostgreSQL is the machine's (started if stopped), MariaDB and ClickHouse are installed and started by the
 // scripts under scripts/test-services on first use (install time is paid once per machine).
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -24,8 +24,8 @@ const scripts = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'scrip
 const envFile = process.env.ANALYTICS_TEST_SERVICES_ENV ?? '/tmp/analytics-test-services.env';
 
 export default async function setup(project?: TestProject): Promise<() => Promise<void>> {
-  // One after the other: both may need apt-get, which holds dpkg's lock.
-  for (const script of ['ensure-mariadb.sh', 'ensure-clickhouse.sh']) {
+  // One after the other: each may need apt-get, which holds dpkg's lock.
+  for (const script of ['ensure-postgresql.sh', 'ensure-mariadb.sh', 'ensure-clickhouse.sh']) {
     try {
       await run('bash', [join(scripts, script)], {
         env: { ...process.env, ANALYTICS_TEST_SERVICES_ENV: envFile },
