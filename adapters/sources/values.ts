@@ -1,3 +1,4 @@
+import type { PrimitiveType } from './types';
 // One value normalisation for every kind: the query engine compares results across dialects, so the same
 // stored value must come out identically from PostgreSQL, MySQL, ClickHouse and DuckDB.
 //   integer  -> number when |v| <= MAX_SAFE_INTEGER, else its decimal string
@@ -192,4 +193,22 @@ function pad2(n: number): string {
 
 function yearText(y: number): string {
   return y >= 0 && y < 10000 ? String(y).padStart(4, '0') : String(y);
+}
+
+/**
+ * The converter of one column whose driver hands values over as text (PostgreSQL with type parsers off, ClickHouse
+ * TabSeparated): null stays null, everything else goes to the common value form of its primitive type. `zone` is the
+ * time zone a naive timestamp text is written in (ClickHouse DateTime); texts with an offset carry their own.
+ */
+export function textValueConverter(primitive: PrimitiveType, zone?: string): (v: string | null) => unknown {
+  const convert: ((v: string) => unknown) | undefined = {
+    integer: normaliseInteger,
+    float: normaliseFloat,
+    boolean: normaliseBoolean,
+    date: normaliseDate,
+    datetime: (v: string) => normaliseTimestamp(v, zone),
+    string: undefined,
+    unknown: undefined,
+  }[primitive];
+  return convert ? (v) => (v === null ? null : convert(v)) : (v) => v;
 }

@@ -1,5 +1,5 @@
 import type { PrimitiveType } from '../types';
-import { normaliseBoolean, normaliseDate, normaliseFloat, normaliseInteger, normaliseTimestamp } from '../values';
+import { textValueConverter } from '../values';
 
 export interface ClickHouseType {
   primitive: PrimitiveType;
@@ -31,25 +31,10 @@ export function clickhouseType(type: string): ClickHouseType {
   return { primitive: 'unknown', usesServerZone: false };
 }
 
-/** Converts one unescaped TSV field (null for \N) to the common value form. */
+/** Converts one unescaped TSV field (null for \N) to the common value form. DateTime is an instant printed as
+ * wall-clock time in its column's zone (else the server's): it is converted to UTC (see values.ts). */
 export function clickhouseValueConverter(info: ClickHouseType, serverZone: string | undefined): (v: string | null) => unknown {
-  switch (info.primitive) {
-    case 'integer':
-      return (v) => (v === null ? null : normaliseInteger(v));
-    case 'float':
-      return (v) => (v === null ? null : normaliseFloat(v));
-    case 'boolean':
-      return (v) => (v === null ? null : normaliseBoolean(v));
-    case 'date':
-      return (v) => (v === null ? null : normaliseDate(v));
-    case 'datetime': {
-      // DateTime is an instant printed as wall-clock time in a zone: convert it to UTC (see values.ts).
-      const zone = info.zone ?? serverZone;
-      return (v) => (v === null ? null : normaliseTimestamp(v, zone));
-    }
-    default:
-      return (v) => v;
-  }
+  return textValueConverter(info.primitive, info.primitive === 'datetime' ? (info.zone ?? serverZone) : undefined);
 }
 
 const ESCAPES: Record<string, string> = { b: '\b', f: '\f', r: '\r', n: '\n', t: '\t', '0': '\0', "'": "'", '\\': '\\' };

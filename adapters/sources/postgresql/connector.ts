@@ -299,7 +299,7 @@ export class PostgresConnector extends ConnectorBase {
     }
     const infos = fields.map((f) => builtinPgType(f.dataTypeID) ?? this.typeCache.get(f.dataTypeID) ?? { name: String(f.dataTypeID), primitive: 'unknown' as const });
     const columns: ResultColumn[] = fields.map((f, i) => ({ name: f.name, db_type: infos[i].name, primitive_type: infos[i].primitive }));
-    const converters = fields.map((f, i) => pgValueConverter(f.dataTypeID, infos[i].primitive));
+    const converters = fields.map((_, i) => pgValueConverter(infos[i].primitive));
     const convert = (row: unknown[]) => row.map((v, i) => converters[i](v as string | null));
     return { columns, convert };
   }

@@ -1,5 +1,5 @@
 import type { PrimitiveType } from '../types';
-import { normaliseBoolean, normaliseDate, normaliseFloat, normaliseInteger, normaliseTimestamp } from '../values';
+import { textValueConverter } from '../values';
 
 export interface PgTypeInfo {
   name: string;
@@ -53,22 +53,10 @@ export function pgTypeFromCatalog(row: { typname: string; typcategory: string; b
   return { name: row.typname, primitive };
 }
 
-/** Turns the driver's raw text value (all type parsers are disabled) into the common value form. */
-export function pgValueConverter(oid: number, primitive: PrimitiveType): (v: string | null) => unknown {
-  switch (primitive) {
-    case 'integer':
-      return (v) => (v === null ? null : normaliseInteger(v));
-    case 'float':
-      return (v) => (v === null ? null : normaliseFloat(v));
-    case 'boolean':
-      return (v) => (v === null ? null : normaliseBoolean(v));
-    case 'date':
-      return (v) => (v === null ? null : normaliseDate(v));
-    case 'datetime':
-      // timestamptz text carries its offset (+03, +05:30) and is converted to UTC; plain timestamp is kept.
-      return (v) => (v === null ? null : normaliseTimestamp(v));
-    default:
-      void oid;
-      return (v) => v;
-  }
+/**
+ * Turns the driver's raw text value (all type parsers are disabled) into the common value form. timestamptz text
+ * carries its offset (+03, +05:30) and is converted to UTC; a plain timestamp is kept as written.
+ */
+export function pgValueConverter(primitive: PrimitiveType): (v: string | null) => unknown {
+  return textValueConverter(primitive);
 }
