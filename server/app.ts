@@ -10,6 +10,8 @@ import { createContext } from './context';
 import type { AppDeps } from './deps';
 import { ERROR_TABLE } from './errors';
 import { rawRoutes } from './raw-routes';
+import { closeAllConnectors } from '../adapters/sources';
+import { abortAllLocalQueries } from './data-sources/query-runner';
 
 export const API_VERSION = '1.0.0';
 
@@ -66,6 +68,12 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
       return reply.code(401).send(errorEnvelope(401, ERROR_TABLE.unauthorized.message));
     }
     return reply.code(404).send(errorEnvelope(404, `Путь не найден: ${req.method} ${path}`));
+  });
+
+  // The process's source connections and running SQL console queries end with the app.
+  app.addHook('onClose', async () => {
+    await abortAllLocalQueries();
+    await closeAllConnectors();
   });
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);

@@ -6,14 +6,12 @@ import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { closeAllConnectors } from '../../adapters/sources';
 import { sendError, successEnvelope } from '../../adapters/rest/envelope';
 import type { Actor } from '../../server/auth/actor';
 import { authenticate } from '../../server/auth/authenticate';
 import { ownedSource } from '../../server/data-sources/access';
 import { stagingDir } from '../../server/data-sources/file-storage';
 import { deleteFileSource, replaceFileSource, uploadFileSource, type UploadedFile } from '../../server/data-sources/files';
-import { abortAllLocalQueries } from '../../server/data-sources/query-runner';
 import type { AppDeps } from '../../server/deps';
 import { describeError } from '../../server/error-response';
 import { AppError, invalid } from '../../server/errors';
@@ -145,12 +143,6 @@ export const fileRoutes: RawRouteModule = {
         } catch (err) {
           return sendError(reply, describeError(err));
         }
-      });
-
-      // The process's source connections and SQL console queries end with the app.
-      scope.addHook('onClose', async () => {
-        await abortAllLocalQueries();
-        await closeAllConnectors();
       });
 
       const handle =

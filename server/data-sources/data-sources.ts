@@ -10,7 +10,7 @@ import { badRequest } from '../errors';
 import { stdListWhere, type StdListFilter } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { assertKindEnabled } from '../source-types/source-types';
-import { isForeignKeyViolation } from '../users/db-errors';
+import { isForeignKeyViolation } from '../db-errors';
 import { roleOfRank } from '../workspaces/roles';
 import { ownedSource, ownsSource, readableSource } from './access';
 import { logSourceAccess } from './access-log';

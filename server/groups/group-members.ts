@@ -4,7 +4,7 @@ import { groupMembers, users } from '../../db/schema';
 import type { AppDeps } from '../deps';
 import { badRequest, invalid, notFound } from '../errors';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation } from '../users/db-errors';
+import { isForeignKeyViolation } from '../db-errors';
 import { findGroupOr404 } from './group-views';
 
 export const GROUP_MEMBER_SORT_FIELDS = ['id', 'username', 'full_name', 'added_at'] as const;

@@ -5,7 +5,7 @@ import { getApiTokenSettings } from '../auth/api-tokens';
 import type { AppDeps } from '../deps';
 import { badRequest } from '../errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation, isUniqueViolation } from '../users/db-errors';
+import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
 import { findGroupOr404, groupView, groupViewById, memberCountSql, type GroupView } from './group-views';
 
 export const GROUP_SORT_FIELDS = ['id', 'name', 'member_count', 'created_at'] as const;

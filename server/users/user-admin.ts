@@ -8,7 +8,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { AppError, badRequest, invalid } from '../errors';
 import { createUserAccount, type AccountType } from './accounts';
-import { isForeignKeyViolation, isUniqueViolation } from './db-errors';
+import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
 import { findUserOr404, userRecord, type UserRecord } from './user-views';
 
 export interface CreateUserInput {

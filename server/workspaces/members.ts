@@ -6,7 +6,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { AppError, badRequest, invalid, notFound } from '../errors';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation, isUniqueViolation } from '../users/db-errors';
+import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
 import { ADMIN_ROLE, WORKSPACE_ROLES, roleIsAdmin, roleRank, type WorkspaceRole } from './roles';
 import { lockWorkspace } from './workspace-views';
 

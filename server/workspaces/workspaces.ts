@@ -6,7 +6,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { AppError, ERROR_TABLE, badRequest } from '../errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation } from '../users/db-errors';
+import { isForeignKeyViolation } from '../db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from './roles';
 import { stageBindingOf } from './stage-binding';
