@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps';
 import { AppError } from '../errors';
 import { findUserByUsername, userGroupIds } from '../users/accounts';
 import { burnPasswordCheck, verifyPassword } from './passwords';
-import { assertLoginAllowed, clearLoginFailures, recordLoginFailure } from './login-throttle';
+import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle';
 import { consumeRefreshToken, issueRefreshToken, revokeUserRefreshTokens } from './refresh-tokens';
 import { SESSION_TOKEN_TTL_SECONDS, issueSessionToken } from './session-tokens';
 
@@ -28,19 +28,20 @@ async function sessionFor(deps: AppDeps, userId: number): Promise<LoginResult> {
 }
 
 export async function login(deps: AppDeps, input: { username: string; password: string }, ip: string): Promise<LoginResult> {
-  await assertLoginAllowed(deps.db, input.username, ip);
+  // Booked before the hash is checked: a refused attempt never reaches argon2, and concurrent guesses cannot
+  // overtake the count.
+  const attempt = await reserveLoginAttempt(deps.db, input.username, ip);
   const user = await findUserByUsername(deps.db, input.username);
   if (!user) {
     await burnPasswordCheck(input.password);
-    await recordLoginFailure(deps.db, input.username, ip);
     throw new AppError('unauthorized', BAD_CREDENTIALS);
   }
-  const ok = await verifyPassword(user.passwordHash, input.password);
-  if (!ok) {
-    await recordLoginFailure(deps.db, input.username, ip);
-    throw new AppError('unauthorized', BAD_CREDENTIALS);
+  if (!(await verifyPassword(user.passwordHash, input.password))) throw new AppError('unauthorized', BAD_CREDENTIALS);
+  if (!user.active) {
+    // The password was right: not a guess, so it does not count against the address.
+    await releaseLoginAttempt(deps.db, attempt);
+    throw new AppError('unauthorized', 'Учётная запись отключена');
   }
-  if (!user.active) throw new AppError('unauthorized', 'Учётная запись отключена');
   await clearLoginFailures(deps.db, input.username, ip);
   return sessionFor(deps, user.id);
 }

@@ -4,8 +4,15 @@ export async function hashPassword(password: string): Promise<string> {
   return hash(password);
 }
 
+/**
+ * How many password hashes this process has checked (the expensive argon2 step). Read by the throttling tests to
+ * prove that refused attempts never reach the hash, and a cheap figure for spotting a guessing run.
+ */
+export const passwordChecks = { count: 0 };
+
 export async function verifyPassword(passwordHash: string | null, password: string): Promise<boolean> {
   if (!passwordHash) return false;
+  passwordChecks.count++;
   try {
     return await verify(passwordHash, password);
   } catch {

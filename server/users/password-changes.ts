@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { assertLoginAllowed, clearLoginFailures, recordLoginFailure } from '../auth/login-throttle';
+import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../auth/login-throttle';
 import { hashPassword, passwordWeakness, verifyPassword } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
 import type { AppDeps } from '../deps';
@@ -23,16 +23,23 @@ export interface ResetPasswordInput {
  * password at full speed. Other sessions end at their next refresh (refresh tokens are revoked).
  */
 export async function changeOwnPassword(deps: AppDeps, actor: Actor, input: ChangeOwnPasswordInput, ip: string) {
-  await assertLoginAllowed(deps.db, actor.username, ip);
+  const attempt = await reserveLoginAttempt(deps.db, actor.username, ip);
   const user = await findUserOr404(deps.db, actor.userId);
-  if (!user.passwordHash) throw badRequest('У учётной записи нет локального пароля: вход выполняется через внешнего провайдера');
-  if (!(await verifyPassword(user.passwordHash, input.old_password))) {
-    await recordLoginFailure(deps.db, actor.username, ip);
-    throw badRequest('Текущий пароль указан неверно');
+  if (!user.passwordHash) {
+    await releaseLoginAttempt(deps.db, attempt);
+    throw badRequest('У учётной записи нет локального пароля: вход выполняется через внешнего провайдера');
   }
+  if (!(await verifyPassword(user.passwordHash, input.old_password))) throw badRequest('Текущий пароль указан неверно');
+  // The old password was right from here on: a refusal below is not a guess.
   const weakness = passwordWeakness(input.new_password, user.username);
-  if (weakness) throw invalid({ newPassword: weakness });
-  if (input.new_password === input.old_password) throw invalid({ newPassword: 'Новый пароль должен отличаться от текущего' });
+  if (weakness) {
+    await releaseLoginAttempt(deps.db, attempt);
+    throw invalid({ newPassword: weakness });
+  }
+  if (input.new_password === input.old_password) {
+    await releaseLoginAttempt(deps.db, attempt);
+    throw invalid({ newPassword: 'Новый пароль должен отличаться от текущего' });
+  }
   const passwordHash = await hashPassword(input.new_password);
   await deps.db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash, mustChangePassword: false, updatedAt: sql`now()` }).where(eq(users.id, user.id));
