@@ -16,7 +16,7 @@ export const authRouter = router({
     .meta({ openapi: { method: 'POST', path: '/api/auth/refresh', summary: 'Renew the session', tags, protect: false } })
     .input(refreshInput)
     .output(loginOutput)
-    .mutation(({ ctx, input }) => refresh(ctx.deps, input.refresh_token)),
+    .mutation(({ ctx, input }) => refresh(ctx.deps, input.refresh_token, ctx.log)),
 
   logout: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/auth/logout', summary: 'Log out everywhere: revoke all refresh tokens', tags } })

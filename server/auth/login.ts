@@ -1,11 +1,12 @@
 import { eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
 import { users } from '../../db/schema';
 import type { AppDeps } from '../deps';
 import { AppError } from '../errors';
 import { findUserByUsername, userGroupIds } from '../users/accounts';
 import { burnPasswordCheck, verifyPassword } from './passwords';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle';
-import { consumeRefreshToken, issueRefreshToken, revokeUserRefreshTokens } from './refresh-tokens';
+import { consumeRefreshToken, issueRefreshToken, revokeUserRefreshTokens, type ConsumeResult, type TokenLineage } from './refresh-tokens';
 import { SESSION_TOKEN_TTL_SECONDS, issueSessionToken } from './session-tokens';
 
 export interface LoginResult {
@@ -17,11 +18,11 @@ export interface LoginResult {
 
 const BAD_CREDENTIALS = 'Неверное имя пользователя или пароль';
 
-async function sessionFor(deps: AppDeps, userId: number): Promise<LoginResult> {
-  const groupIds = await userGroupIds(deps.db, userId);
+async function sessionFor(deps: AppDeps, db: DbOrTx, userId: number, lineage?: TokenLineage): Promise<LoginResult> {
+  const groupIds = await userGroupIds(db, userId);
   return {
     token: await issueSessionToken(deps.signingKey, { userId, groupIds }),
-    refresh_token: await issueRefreshToken(deps.db, userId),
+    refresh_token: await issueRefreshToken(db, userId, lineage),
     token_type: 'Bearer',
     expires_in: SESSION_TOKEN_TTL_SECONDS,
   };
@@ -43,16 +44,42 @@ export async function login(deps: AppDeps, input: { username: string; password: 
     throw new AppError('unauthorized', 'Учётная запись отключена');
   }
   await clearLoginFailures(deps.db, input.username, ip);
-  return sessionFor(deps, user.id);
+  return sessionFor(deps, deps.db, user.id);
 }
 
-/** Rotation: the presented refresh token is spent and a new pair is issued with the user's current groups. */
-export async function refresh(deps: AppDeps, refreshToken: string): Promise<LoginResult> {
-  const userId = await consumeRefreshToken(deps.db, refreshToken);
-  if (userId === null) throw new AppError('unauthorized', 'Недействительный или просроченный токен обновления');
-  const [user] = await deps.db.select({ active: users.active }).from(users).where(eq(users.id, userId));
-  if (!user?.active) throw new AppError('unauthorized', 'Учётная запись отключена');
-  return sessionFor(deps, userId);
+/** Where a refresh-token reuse is reported: the request's logger (pino), or nothing. */
+export interface SecurityLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
+
+const BAD_REFRESH_TOKEN = 'Недействительный или просроченный токен обновления';
+
+/**
+ * Rotation: the presented refresh token is spent and a new pair is issued with the user's current groups, in the
+ * same family. Spending and issuing are one transaction, so a replay racing the rotation waits for it and then
+ * revokes the successor as well. A replay of a spent token answers 401 like any bad token (the caller learns
+ * nothing) and is logged, since it means the token was copied.
+ */
+export async function refresh(deps: AppDeps, refreshToken: string, log?: SecurityLog): Promise<LoginResult> {
+  type Outcome = Exclude<ConsumeResult, { ok: true }> | { ok: true; session: LoginResult | null };
+  const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
+    const consumed = await consumeRefreshToken(tx, refreshToken);
+    if (!consumed.ok) return consumed;
+    const [user] = await tx.select({ active: users.active }).from(users).where(eq(users.id, consumed.userId));
+    if (!user?.active) return { ok: true, session: null };
+    return { ok: true, session: await sessionFor(deps, tx, consumed.userId, consumed.lineage) };
+  });
+  if (!outcome.ok) {
+    if (outcome.reused) {
+      log?.warn(
+        { event: 'refresh_token_reuse', userId: outcome.reused.userId, familyId: outcome.reused.familyId, revoked: outcome.reused.revoked },
+        'spent refresh token presented again: its whole family is revoked',
+      );
+    }
+    throw new AppError('unauthorized', BAD_REFRESH_TOKEN);
+  }
+  if (outcome.session === null) throw new AppError('unauthorized', 'Учётная запись отключена');
+  return outcome.session;
 }
 
 export async function logout(deps: AppDeps, userId: number): Promise<void> {
