@@ -53,7 +53,7 @@ describe('GET /api/v3/api-docs', () => {
     expect(ok.properties.success).toEqual({ type: 'boolean', enum: [true] });
     expect(ok.properties.data.properties.token).toBeDefined();
     expect(login.responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorEnvelope');
-    expect(login.security).toBeUndefined();
+    expect(login.security).toEqual([]);
     expect(doc.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.paths['/api/settings'].put.security).toEqual([{ bearerAuth: [] }]);
     expect(doc.paths['/api/settings'].put.responses['401']).toBeDefined();

@@ -1,0 +1,103 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { OpenAPIObject } from 'trpc-to-openapi';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, type RawOperationDoc } from '../../../adapters/rest/openapi';
+import { documentGaps, type Operation } from '../../../adapters/rest/openapi-finish';
+import { appRouter } from '../../../routers';
+import { API_VERSION } from '../../../server/app';
+import { rawRoutes } from '../../../server/raw-routes';
+
+const run = promisify(execFile);
+const bin = (name: string) => path.resolve('node_modules/.bin', name);
+const rawOperations: RawOperationDoc[] = rawRoutes.flatMap((r) => r.docs);
+const build = () => buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations });
+const op = (doc: OpenAPIObject, method: string, p: string) => (doc.paths?.[p] as Record<string, Operation>)[method]!;
+const errorCodes = (o: Operation) => Object.keys(o.responses ?? {}).filter((c) => /^[45]/.test(c));
+
+let doc: OpenAPIObject;
+let dir: string;
+let file: string;
+
+beforeAll(async () => {
+  doc = build();
+  dir = await mkdtemp(path.join(os.tmpdir(), 'openapi-lint-'));
+  file = path.join(dir, 'openapi.json');
+  await writeFile(file, JSON.stringify(doc));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
+  it('leaves nothing undescribed: summary, description, tag, security on every operation, a description on every parameter', () => {
+    expect(documentGaps(doc)).toEqual([]);
+  });
+
+  it('names a gap when a rule cannot fill one in', () => {
+    const broken = structuredClone(doc);
+    const list = op(broken, 'get', '/api/data-source');
+    delete list.description;
+    delete list.parameters!.find((p) => p.name === 'page')!.description;
+    list.tags = ['No such group'];
+    expect(documentGaps(broken)).toEqual([
+      'GET /api/data-source: no description',
+      'GET /api/data-source: tag "No such group" has no root tag (openapi-tags.ts)',
+      'GET /api/data-source: parameter query page has no description',
+    ]);
+  });
+
+  it('derives security and the error statuses from what each operation is', () => {
+    const login = op(doc, 'post', '/api/auth/login');
+    expect(login.security).toEqual([]);
+    expect(errorCodes(login)).toEqual(['400', '401', '413', '415', '422', '429', '500']);
+    expect(op(doc, 'post', '/api/auth/refresh').security).toEqual([]);
+    expect(errorCodes(op(doc, 'post', '/api/auth/refresh'))).not.toContain('403');
+    // Authenticated read by id: 401 and 404, but no 403 (an object one cannot see answers 404).
+    const get = op(doc, 'get', '/api/data-source/{id}');
+    expect(get.security).toEqual([{ bearerAuth: [] }]);
+    expect(errorCodes(get)).toEqual(['400', '401', '404', '422', '500']);
+    // A read behind the system administrator gate answers 403.
+    expect(errorCodes(op(doc, 'get', '/api/users/{id}/attributes'))).toContain('403');
+    // A write answers 403; a list without a path id answers no 404.
+    expect(errorCodes(op(doc, 'post', '/api/dataset'))).toEqual(['400', '401', '403', '413', '415', '422', '500']);
+    for (const [p, item] of Object.entries(doc.paths ?? {})) {
+      for (const [m, o] of Object.entries(item as Record<string, Operation>)) {
+        for (const code of errorCodes(o)) {
+          expect(o.responses![code]!.content!['application/json']!.schema, `${m} ${p} ${code}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        }
+      }
+    }
+  });
+
+  it('keeps the components it uses only, tags in Russian, timestamps as date-time, inclusive integer bounds', () => {
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(['ErrorEnvelope']);
+    expect(doc.tags?.find((t) => t['x-catalogue-group'] === 'Sources')).toMatchObject({ name: 'Источники', description: expect.any(String) });
+    expect(op(doc, 'get', '/api/data-source').tags).toEqual(['Источники']);
+    const text = JSON.stringify(doc);
+    expect(text).not.toContain('exclusiveMinimum');
+    expect(text).not.toMatch(/"[a-z_]+_at":\{"type":"string"\}/);
+    const id = op(doc, 'get', '/api/data-source/{id}').parameters![0]!;
+    expect(id).toMatchObject({ name: 'id', description: 'Data source id', schema: { type: 'integer', minimum: 1 } });
+    const from = op(doc, 'get', '/api/data-source').parameters!.find((p) => p.name === 'createdAtFrom')!;
+    expect(from.schema).toMatchObject({ type: 'string', format: 'date-time' });
+    expect(doc.info.license?.name).toBeTruthy();
+    expect(doc.info.contact).toBeDefined();
+  });
+
+  it('passes redocly (recommended, warnings as errors) and spectral (spectral:oas, fail on warn)', async () => {
+    await expect(run(bin('redocly'), ['lint', '--config', 'redocly.yaml', file])).resolves.toBeDefined();
+    await expect(run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', file])).resolves.toBeDefined();
+  }, 30_000);
+
+  it('the linters do fail on a problem', async () => {
+    const broken = structuredClone(doc);
+    delete broken.info.license;
+    delete broken.info.contact;
+    const brokenFile = path.join(dir, 'broken.json');
+    await writeFile(brokenFile, JSON.stringify(broken));
+    await expect(run(bin('redocly'), ['lint', '--config', 'redocly.yaml', brokenFile])).rejects.toMatchObject({ code: 1 });
+    await expect(run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', brokenFile])).rejects.toMatchObject({ code: 1 });
+  }, 30_000);
+});
