@@ -1,5 +1,6 @@
 import { columnValues, listSourceObjects, previewTable } from '../../server/data-sources/browse';
-import { listColumns, listSchemas, listTables, refreshMetadata } from '../../server/data-sources/metadata';
+import { listColumns, listSchemas, listTables } from '../../server/data-sources/metadata';
+import { refreshMetadataAndFieldTypes } from '../../server/datasets/field-types';
 import { authedProcedure } from '../../server/trpc';
 import {
   columnValuesInput,
@@ -42,7 +43,7 @@ export const browseProcedures = {
     .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/metadata/refresh', summary: 'Re-read schemas, tables and columns', tags } })
     .input(sourceIdInput)
     .output(refreshMetadataOutput)
-    .mutation(({ ctx, input }) => refreshMetadata(ctx.deps, ctx.actor, input.id)),
+    .mutation(({ ctx, input }) => refreshMetadataAndFieldTypes(ctx.deps, ctx.actor, input.id)),
 
   listObjects: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/objects', summary: 'Platform objects built on the source', tags } })

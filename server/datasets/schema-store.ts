@@ -19,6 +19,7 @@ import type { DatasetModel } from './model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
 import { sqlObjectErrors } from './sql-objects';
 import type { FieldInput, SchemaInput } from './schema-types';
+import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
 
 /*
@@ -208,7 +209,9 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(async (tx) => {
     await ownedDataset(tx, actor, id, { lock: true });
-    await writeSchema(tx, id, await resolveFor(tx, actor, id, input));
+    // Column types are filled in before the checks, so calculated fields are typed from them too.
+    const typed = await withColumnTypes(deps, tx, actor, id, input);
+    await writeSchema(tx, id, await resolveFor(tx, actor, id, typed));
     const row = await touchDataset(tx, id);
     return datasetDetails(row, await modelOfRow(tx, row));
   });
@@ -219,7 +222,7 @@ export async function validateSchema(deps: AppDeps, actor: Actor, id: number, in
   return deps.db.transaction(
     async (tx) => {
       await ownedDataset(tx, actor, id);
-      const s = await resolveFor(tx, actor, id, input);
+      const s = await resolveFor(tx, actor, id, await withColumnTypes(deps, tx, actor, id, input));
       return {
         valid: true as const,
         fields: s.fields.map((f) => ({ id: f.id, name: f.name, kind: f.kind, formula: f.formula, primitive_type: f.primitiveType })),
