@@ -4,12 +4,15 @@ import type { DbOrTx } from '../../db/client';
 import { dataSources, datasetFields, datasetObjects, datasets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/metadata';
-import type { DataSourceRow } from '../data-sources/connection';
+import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../deps';
 import { readableSourceIds } from './access';
 import { envOfModel, analyzeCalculated } from './formulas';
 import { dataSourceIdsOf, loadDatasetModel } from './load-model';
+import { normalizeObjectSql } from './schema-validation';
 import type { FieldInput, SchemaInput } from './schema-types';
+import { sqlObjectErrors } from './sql-objects';
+import { formatFieldPath } from '../validation';
 
 /*
  * The primitive type of a physical field of a table object comes from the source's own column metadata (the
@@ -24,8 +27,9 @@ import type { FieldInput, SchemaInput } from './schema-types';
  * in at the next save or metadata refresh. The lookups share one time budget so a hung source cannot hold the
  * dataset's row lock for long.
  *
- * Fields of SQL objects are left as sent: their columns are only known by running the query, which the save does
- * not do.
+ * Fields of SQL objects are typed from the columns of the query read with LIMIT 0 (read-only, within the same
+ * budget), but only for objects the caller may save as they are: the query of an object they may not put there
+ * (see sql-objects.ts) is never run.
  */
 
 export const TYPE_LOOKUP_BUDGET_MS = 5_000;
@@ -51,6 +55,19 @@ async function columnTypes(deps: AppDeps, row: DataSourceRow, schema: string | n
     const info = await resolveTable(deps, row, schema ?? undefined, table);
     const columns = await tableColumns(deps, row, info);
     return new Map(columns.map((c) => [c.name, c.primitive_type]));
+  } catch {
+    return null;
+  }
+}
+
+/** The columns of a dataset SQL object's query, read without rows (null on any failure, as above). */
+async function queryColumnTypes(deps: AppDeps, row: DataSourceRow, sql: string): Promise<ColumnTypes | null> {
+  try {
+    const result = await connectorForSource(deps, row).query(`SELECT * FROM (${sql}) q LIMIT 0`, [], {
+      readOnly: true,
+      timeoutMs: TYPE_LOOKUP_BUDGET_MS,
+    });
+    return new Map(result.columns.map((c) => [c.name, c.primitive_type]));
   } catch {
     return null;
   }
@@ -88,37 +105,54 @@ const tableKey = (sourceId: number, schema: string | null, table: string) => JSO
  */
 export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, datasetId: number, input: SchemaInput): Promise<SchemaInput> {
   const tables = new Map<number, { sourceId: number; schema: string | null; table: string }>();
-  for (const o of input.objects) {
-    if ((o.kind ?? 'table') !== 'table' || typeof o.table !== 'string' || o.table.trim() === '') continue;
-    tables.set(o.id, { sourceId: o.data_source_id, schema: o.schema?.trim() || null, table: o.table.trim() });
-  }
+  const queries = new Map<number, { sourceId: number; sql: string; index: number }>();
+  input.objects.forEach((o, index) => {
+    if ((o.kind ?? 'table') === 'sql') {
+      const sql = typeof o.sql === 'string' ? normalizeObjectSql(o.sql) : null;
+      if (sql !== null) queries.set(o.id, { sourceId: o.data_source_id, sql, index });
+    } else if (typeof o.table === 'string' && o.table.trim() !== '') {
+      tables.set(o.id, { sourceId: o.data_source_id, schema: o.schema?.trim() || null, table: o.table.trim() });
+    }
+  });
+  const sourceOf = (objectId: number) => tables.get(objectId)?.sourceId ?? queries.get(objectId)?.sourceId;
   const wanted = input.fields.filter(
-    (f) => isPhysical(f) && untyped(f.primitive_type) && typeof f.column === 'string' && f.object_id != null && tables.has(f.object_id),
+    (f) => isPhysical(f) && untyped(f.primitive_type) && typeof f.column === 'string' && f.object_id != null && sourceOf(f.object_id) !== undefined,
   );
   if (wanted.length === 0) return input;
 
   const attached = new Set(await dataSourceIdsOf(db, datasetId));
-  const candidates = [...new Set(wanted.map((f) => tables.get(f.object_id!)!.sourceId))].filter((id) => attached.has(id));
+  const candidates = [...new Set(wanted.map((f) => sourceOf(f.object_id!)!))].filter((id) => attached.has(id));
   const readable = await readableSourceIds(db, actor, candidates);
   const rows = await sourceRows(db, [...readable]);
+  const refusedSql = new Set(Object.keys(await sqlObjectErrors(db, actor, datasetId, input)));
 
-  const lookups = new Map<string, { row: DataSourceRow; schema: string | null; table: string }>();
+  // One lookup per table or query, whatever the number of its fields.
+  const keyOfObject = (objectId: number): string | undefined => {
+    const t = tables.get(objectId);
+    if (t) return rows.has(t.sourceId) ? tableKey(t.sourceId, t.schema, t.table) : undefined;
+    const q = queries.get(objectId)!;
+    if (!rows.has(q.sourceId) || refusedSql.has(formatFieldPath(['objects', q.index, 'sql']))) return undefined;
+    return JSON.stringify([q.sourceId, q.sql]);
+  };
+  const lookups = new Map<string, () => Promise<ColumnTypes | null>>();
   for (const f of wanted) {
-    const t = tables.get(f.object_id!)!;
-    const row = rows.get(t.sourceId);
-    if (row) lookups.set(tableKey(t.sourceId, t.schema, t.table), { row, schema: t.schema, table: t.table });
+    const key = keyOfObject(f.object_id!);
+    if (key === undefined || lookups.has(key)) continue;
+    const t = tables.get(f.object_id!);
+    const q = queries.get(f.object_id!);
+    lookups.set(
+      key,
+      t ? () => columnTypes(deps, rows.get(t.sourceId)!, t.schema, t.table) : () => queryColumnTypes(deps, rows.get(q!.sourceId)!, q!.sql),
+    );
   }
-  const types = await lookUpAll([...lookups.keys()], (key) => {
-    const l = lookups.get(key)!;
-    return columnTypes(deps, l.row, l.schema, l.table);
-  });
+  const types = await lookUpAll([...lookups.keys()], (key) => lookups.get(key)!());
 
   return {
     ...input,
     fields: input.fields.map((f) => {
       if (!wanted.includes(f)) return f;
-      const t = tables.get(f.object_id!)!;
-      const found = types.get(tableKey(t.sourceId, t.schema, t.table));
+      const key = keyOfObject(f.object_id!);
+      const found = key === undefined ? undefined : types.get(key);
       const type = found && typeOfColumn(found, f.column!.trim());
       return type && type !== 'unknown' ? { ...f, primitive_type: type } : f;
     }),

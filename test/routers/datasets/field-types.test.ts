@@ -94,6 +94,16 @@ describe.each(['postgresql', 'mysql', 'clickhouse'] as const)('PUT /api/dataset/
     expect(typesOf(got.fields)).toEqual(typesOf(saved.fields));
   });
 
+  it('types the fields of an SQL object from the columns of its query', async () => {
+    const ds = await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] });
+    const from = kind === 'postgresql' ? `"${table}"` : `${TEST_SCHEMA[kind]}.\`${table}\``;
+    const saved = await saveSchema(ds.id, {
+      ...tableSchema(sourceId, null, table),
+      objects: [{ id: -1, data_source_id: sourceId, name: 't', kind: 'sql', sql: `SELECT id, city, amount, day, at FROM ${from};` }],
+    });
+    expect(typesOf(saved.fields)).toEqual({ ...EXPECTED, id: 'string', Итого: 'float', 'Последний день': 'date' });
+  });
+
   it('finds the table in the default schema when the object names none', async () => {
     const ds = await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] });
     const saved = await saveSchema(ds.id, tableSchema(sourceId, null, table));
