@@ -119,6 +119,7 @@ export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, d
     (f) => isPhysical(f) && untyped(f.primitive_type) && typeof f.column === 'string' && f.object_id != null && sourceOf(f.object_id) !== undefined,
   );
   if (wanted.length === 0) return input;
+  const toType = new Set(wanted);
 
   const attached = new Set(await dataSourceIdsOf(db, datasetId));
   const candidates = [...new Set(wanted.map((f) => sourceOf(f.object_id!)!))].filter((id) => attached.has(id));
@@ -150,7 +151,7 @@ export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, d
   return {
     ...input,
     fields: input.fields.map((f) => {
-      if (!wanted.includes(f)) return f;
+      if (!toType.has(f)) return f;
       const key = keyOfObject(f.object_id!);
       const found = key === undefined ? undefined : types.get(key);
       const type = found && typeOfColumn(found, f.column!.trim());
