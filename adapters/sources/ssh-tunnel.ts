@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { Client, type ConnectConfig } from 'ssh2';
+import { connectionOutcome, outcomeMessage } from './driver-errors';
 import { ConnectorError, type SshTunnelSettings } from './types';
 
 export interface SshTunnel {
@@ -73,8 +74,13 @@ export async function openSshTunnel(
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
+  // A failing accept must not take the process down; the connection that hit it fails on its own.
+  server.on('error', () => undefined);
   const localPort = (server.address() as net.AddressInfo).port;
 
   return {
@@ -93,14 +99,16 @@ export async function openSshTunnel(
 function connectSsh(config: ConnectConfig): Promise<Client> {
   return new Promise((resolve, reject) => {
     const c = new Client();
-    const onError = (err: Error & { level?: string }) => {
+    let ready = false;
+    // Stays for the session's life (ssh2 may emit more than one error): before 'ready' the first one fails the
+    // opening, after it a failure closes the session and the tunnel re-opens it on demand.
+    c.on('error', (err: Error & { level?: string }) => {
       c.end();
-      reject(sshError(err, config));
-    };
-    c.once('error', onError);
+      if (!ready) reject(sshError(err, config));
+    });
+    c.once('close', () => { if (!ready) reject(sshError(Object.assign(new Error('closed'), { code: 'ECONNRESET' }), config)); });
     c.once('ready', () => {
-      c.off('error', onError);
-      c.on('error', () => c.end()); // a later failure closes the session; the tunnel re-opens it on demand
+      ready = true;
       resolve(c);
     });
     c.connect(config);
@@ -110,10 +118,9 @@ function connectSsh(config: ConnectConfig): Promise<Client> {
 function sshError(err: Error & { level?: string }, config: ConnectConfig): ConnectorError {
   const where = `${config.host}:${config.port}`;
   if (err.level === 'client-authentication') {
-    return new ConnectorError(`SSH-туннель: ошибка аутентификации на ${where}: ${err.message}`, 'auth', { cause: err });
+    return new ConnectorError(`SSH-туннель: ошибка аутентификации на сервере ${where}`, 'auth', { cause: err });
   }
-  if (err.level === 'client-timeout') {
-    return new ConnectorError(`SSH-туннель: сервер ${where} не ответил за ${Math.round((config.readyTimeout ?? 0) / 1000)} с`, 'connection', { cause: err });
-  }
-  return new ConnectorError(`SSH-туннель: не удалось подключиться к ${where}: ${err.message}`, 'connection', { cause: err });
+  const outcome = err.level === 'client-timeout' ? 'timeout' : (connectionOutcome(err) ?? 'not-server');
+  const message = outcomeMessage(outcome, where, { product: 'SSH', timeoutMs: config.readyTimeout ?? 0 });
+  return new ConnectorError(`SSH-туннель: ${message}`, 'connection', { cause: err });
 }

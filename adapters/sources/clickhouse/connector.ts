@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type http from 'node:http';
 import { connectTimeoutAgent } from '../connect-timeout-agent';
 import { ConnectorBase } from '../connector-base';
-import { connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { authError, connectionError, connectionOutcome, errorMessage } from '../driver-errors';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword } from '../split-statements';
@@ -19,6 +19,7 @@ const SYSTEM_DATABASES = ['system', 'INFORMATION_SCHEMA', 'information_schema'];
 // Debian's ClickHouse is 18.16: no query_params, no JSONCompactEachRow. TabSeparatedWithNamesAndTypes streams
 // line by line, carries the types and exists in every version.
 const FORMAT = 'TabSeparatedWithNamesAndTypes';
+const PRODUCT = 'ClickHouse';
 const LOG_OFF = 127; // ClickHouseLogLevel.OFF: errors are reported to the caller, not printed
 
 export class ClickHouseConnector extends ConnectorBase {
@@ -43,13 +44,18 @@ export class ClickHouseConnector extends ConnectorBase {
     return this.settings.http_port ?? DEFAULT_HTTP_PORT;
   }
 
+  private get server(): string {
+    return describeServer(this.settings, this.httpPort);
+  }
+
   async check(): Promise<void> {
     const signal = AbortSignal.timeout(this.connectTimeoutMs * 2);
     try {
-      await this.textRows('SELECT 1', signal);
+      const rows = await this.textRows('SELECT 1', signal);
+      if (rows.length !== 1 || rows[0][0] !== '1') throw new NotClickHouseError();
     } catch (err) {
       if (signal.aborted) {
-        throw connectionError(describeServer(this.settings, this.httpPort), new Error('сервер не ответил'), this.connectTimeoutMs * 2);
+        throw connectionError(this.server, err, { product: PRODUCT, timeoutMs: this.connectTimeoutMs * 2, outcome: 'timeout' });
       }
       const e = this.mapError(err);
       // An unknown database named in the settings is a connection problem at check time.
@@ -102,7 +108,8 @@ export class ClickHouseConnector extends ConnectorBase {
       if (opts.readOnly && String(settings.readonly ?? '0') !== '1') settings.readonly = '2';
 
       if (!RESULT_STATEMENTS.has(leadingKeyword(text))) {
-        await client.command({ query: text, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });
+        const res = await client.command({ query: text, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });
+        assertClickHouse(res.response_headers);
         control.dispose();
         return emptyStream();
       }
@@ -112,6 +119,10 @@ export class ClickHouseConnector extends ConnectorBase {
         settings.result_overflow_mode = 'break';
       }
       const rs = await client.query({ query: text, format: FORMAT, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });
+      if (!isClickHouse(rs.response_headers)) {
+        rs.close();
+        throw new NotClickHouseError();
+      }
       const lines = tsvLines(rs.stream() as AsyncIterable<{ text: string }[]>);
       const names = await lines.next();
       const types = await lines.next();
@@ -231,7 +242,7 @@ export class ClickHouseConnector extends ConnectorBase {
       const running = (async () => {
         for (const stmt of this.initialStatements) {
           try {
-            await client.command({ query: stmt, clickhouse_settings: this.sessionSettings });
+            assertClickHouse((await client.command({ query: stmt, clickhouse_settings: this.sessionSettings })).response_headers);
           } catch (err) {
             const e = this.mapError(err);
             throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
@@ -249,6 +260,10 @@ export class ClickHouseConnector extends ConnectorBase {
     try {
       const client = await this.ready();
       const rs = await client.query({ query: sql, format: 'TabSeparated', abort_signal: signal, clickhouse_settings: this.sessionSettings });
+      if (!isClickHouse(rs.response_headers)) {
+        rs.close();
+        throw new NotClickHouseError();
+      }
       const text = await rs.text();
       return text.split('\n').filter((l) => l.length > 0).map(parseTsvLine);
     } catch (err) {
@@ -278,15 +293,26 @@ export class ClickHouseConnector extends ConnectorBase {
     // 18.16 wraps the text: "Code: 193, e.displayText() = DB::Exception: Wrong password ..., e.what() = DB::Exception"
     const stripped = raw.replace(/,\s*e\.what\(\)\s*=[\s\S]*$/, '');
     const message = (/DB::Exception:\s*([\s\S]*)$/.exec(stripped)?.[1] ?? stripped).trim();
-    if (code && ['192', '193', '194', '195', '516'].includes(code)) return new ConnectorError(message, 'auth', { cause: err, code });
+    if (code && ['192', '193', '194', '195', '516'].includes(code)) return authError(this.server, message, code);
     if (code === '394') return new ConnectorError(message, 'cancelled', { cause: err, code });
     if (code === '159') return new ConnectorError(message, 'timeout', { cause: err, code });
     if (code) return new ConnectorError(message, 'query', { cause: err, code });
-    if (isNetworkError(err) || errorCode(err) === 'ETIMEDOUT' || /socket hang up|ECONN|EHOST|ENOTFOUND/i.test(raw)) {
-      return connectionError(describeServer(this.settings, this.httpPort), err, errorCode(err) === 'ETIMEDOUT' ? this.connectTimeoutMs : undefined);
-    }
-    return new ConnectorError(message || 'Ошибка ClickHouse', 'query', { cause: err });
+    // Anything else came from the socket, or from a web service that is not ClickHouse (its body is not repeated).
+    const outcome = err instanceof NotClickHouseError ? 'not-server' : connectionOutcome(err);
+    return connectionError(this.server, err, { product: PRODUCT, timeoutMs: this.connectTimeoutMs, outcome });
   }
+}
+
+/** A 2xx answer without ClickHouse's own headers: some other web service listens on the port. */
+class NotClickHouseError extends Error {}
+
+/** Every ClickHouse version since 18.x sends X-ClickHouse-* headers (server display name, query id, summary). */
+function isClickHouse(headers: Record<string, unknown> | undefined): boolean {
+  return !!headers && Object.keys(headers).some((h) => h.toLowerCase().startsWith('x-clickhouse-'));
+}
+
+function assertClickHouse(headers: Record<string, unknown> | undefined): void {
+  if (!isClickHouse(headers)) throw new NotClickHouseError();
 }
 
 /** Lines of a TabSeparated* response, as the client splits them. */

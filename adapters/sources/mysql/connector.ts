@@ -1,7 +1,7 @@
 import mysql from 'mysql2/promise';
 import type { Readable } from 'node:stream';
 import { ConnectorBase } from '../connector-base';
-import { connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { authError, connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { splitStatements } from '../split-statements';
@@ -22,6 +22,8 @@ const WRITES_DESPITE_READ_ONLY = /\b(outfile|dumpfile|prepare|execute)\b/i;
 
 // mysql2's callback-style connection under the promise wrapper: the only one that can stream a result.
 interface CoreConnection {
+  on(event: 'error', listener: (err: Error) => void): void;
+  off(event: 'error', listener: (err: Error) => void): void;
   query(options: { sql: string; values?: unknown[]; rowsAsArray: boolean }): { stream(o: { highWaterMark: number }): Readable };
 }
 
@@ -145,6 +147,11 @@ export class MysqlConnector extends ConnectorBase {
         .stream({ highWaterMark: STREAM_BUFFER_ROWS });
       // Errors reach the reader through the iterator; an unread stream must not crash the process.
       readable.on('error', () => {});
+      // A lost connection is reported to the connection only, never to a streaming query: end the stream with it,
+      // or the reader waits forever.
+      const onLost = (err: Error) => readable.destroy(err);
+      core.on('error', onLost);
+      readable.once('close', () => core.off('error', onLost));
       const fields = await firstFields(readable);
       const types = (fields ?? []).map(mysqlResultType);
       const columns: ResultColumn[] = (fields ?? []).map((f, i) => ({ name: f.name, db_type: types[i].dbType, primitive_type: types[i].primitive }));
@@ -311,16 +318,18 @@ export class MysqlConnector extends ConnectorBase {
 
   private mapError(err: unknown, connecting = false): ConnectorError {
     if (err instanceof ConnectorError) return err;
-    const errno = (err as { errno?: number } | null)?.errno;
+    // The server's own error numbers are positive; Node's socket errors carry negative ones (ECONNREFUSED is -111).
+    const rawErrno = (err as { errno?: number } | null)?.errno;
+    const errno = typeof rawErrno === 'number' && rawErrno > 0 ? rawErrno : undefined;
     const code = errorCode(err);
     const message = errorMessage(err);
     const make = (kind: ConnectorError['kind']) => new ConnectorError(message, kind, { cause: err, code: errno === undefined ? undefined : String(errno) });
-    if (errno === 1045 || errno === 1044 || errno === 1698 || code === 'ER_ACCESS_DENIED_ERROR') return make('auth');
+    if (errno === 1045 || errno === 1044 || errno === 1698 || code === 'ER_ACCESS_DENIED_ERROR') return authError(this.server, err, String(errno));
     if (errno === 1317) return make('cancelled');
     if (errno === 3024 || errno === 1969) return make('timeout');
     if (errno === 1049 || errno === 1040 || errno === 1129 || errno === 1130) return make('connection');
-    if (connecting || isNetworkError(err) || code?.startsWith('PROTOCOL_') || code?.startsWith('HANDSHAKE_')) {
-      return connectionError(this.server, err, code === 'ETIMEDOUT' ? this.connectTimeoutMs : undefined);
+    if (errno === undefined && (connecting || isNetworkError(err) || code?.startsWith('PROTOCOL_') || code?.startsWith('HANDSHAKE_'))) {
+      return connectionError(this.server, err, { product: 'MySQL', timeoutMs: this.connectTimeoutMs });
     }
     return make('query');
   }

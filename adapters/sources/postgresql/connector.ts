@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { batchRowStream, ConnectorBase } from '../connector-base';
-import { connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, isNetworkError } from '../driver-errors';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword, splitStatements } from '../split-statements';
@@ -208,6 +208,10 @@ export class PostgresConnector extends ConnectorBase {
     const pool = new pg.Pool(await this.clientConfig());
     // An idle client that loses its server emits here; without a listener the process would crash.
     pool.on('error', () => {});
+    // A checked-out client has no pool listener: its socket dying mid-query emits 'error' on the client itself.
+    // The pending query is rejected with the same error, and the pool discards the client (no longer queryable)
+    // when it is released; the listener only keeps the event from being unhandled.
+    pool.on('connect', (client) => client.on('error', () => {}));
     return pool;
   }
 
@@ -308,6 +312,7 @@ export class PostgresConnector extends ConnectorBase {
   private async cancelBackend(pid: number): Promise<void> {
     const { max: _max, idleTimeoutMillis: _idle, ...config } = await this.clientConfig();
     const c = new pg.Client(config);
+    c.on('error', () => {}); // a server that goes away now fails connect() or the query below
     try {
       await c.connect();
       await c.query('SELECT pg_cancel_backend($1)', [pid]);
@@ -322,11 +327,13 @@ export class PostgresConnector extends ConnectorBase {
     const sqlState = code && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
     const message = errorMessage(err);
     const make = (kind: ConnectorError['kind']) => new ConnectorError(message, kind, { cause: err, code: sqlState });
-    if (sqlState === '28P01' || sqlState === '28000') return make('auth');
+    if (sqlState === '28P01' || sqlState === '28000') return authError(this.server, err, sqlState);
     if (sqlState === '57014') return make('cancelled');
+    // Terminated by an administrator or a server shutdown: the connection is gone, whatever the server said.
+    if (sqlState === '57P01' || sqlState === '57P02') return new ConnectorError(DROPPED_MESSAGE, 'connection', { cause: err, code: sqlState });
     if (sqlState === '3D000' || sqlState?.startsWith('08') || sqlState === '57P03' || sqlState === '53300') return make('connection');
-    if (connecting || isNetworkError(err) || (!sqlState && /timeout|terminated|ssl|certificate/i.test(message))) {
-      return connectionError(this.server, err, /timeout/i.test(message) ? this.connectTimeoutMs : undefined);
+    if (!sqlState && (connecting || isNetworkError(err))) {
+      return connectionError(this.server, err, { product: 'PostgreSQL', timeoutMs: this.connectTimeoutMs });
     }
     return make('query');
   }

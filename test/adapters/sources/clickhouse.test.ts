@@ -138,7 +138,7 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
 
   it('fails fast when the server cannot be reached', async () => {
     const refused = createConnector('clickhouse', clickhouseSettings({ http_port: await closedPort() }));
-    await expect(refused.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringContaining('ECONNREFUSED') });
+    await expect(refused.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
     await refused.close();
 
     const silent = await silentServer();

@@ -47,7 +47,7 @@ describe('POST /api/data-source/check', () => {
   it('fails fast for unreachable and silent hosts', async () => {
     const refused = ok(await check('postgresql', { ...SERVERS.postgresql(), port: await closedPort() }));
     expect(refused.ok).toBe(false);
-    expect(refused.message).toMatch(/Не удалось подключиться/);
+    expect(refused.message).toMatch(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/);
     const unknownHost = ok(await check('mysql', { ...SERVERS.mysql(), host: 'no-such-host.invalid' }));
     expect(unknownHost.ok).toBe(false);
 
