@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument, type RawOperationDoc } from '../../adapters/rest/openapi';
+import { appRouter } from '../../routers';
+import { API_VERSION } from '../../server/app';
+import { rawRoutes } from '../../server/raw-routes';
+
+/*
+ * The README's REST client: openapi-typescript turns the OpenAPI document into types, openapi-fetch calls with them.
+ * The generated types must describe the envelope and the parameters well enough that a wrong call fails to compile.
+ */
+
+const run = promisify(execFile);
+const root = path.resolve(import.meta.dirname, '../..');
+let dir: string;
+
+const CLIENT = `
+import createClient from 'openapi-fetch';
+import type { paths } from './api';
+
+const api = createClient<paths>({ baseUrl: 'http://127.0.0.1:8080', headers: { authorization: 'Bearer token' } });
+
+export async function firstSource(): Promise<number | undefined> {
+  const login = await api.POST('/api/auth/login', { body: { username: 'admin', password: 'secret' } });
+  const token: string | undefined = login.data?.data.token;
+  const failure: string | undefined = login.error?.error.message;
+  const { data } = await api.GET('/api/data-source/{id}', { params: { path: { id: 7 } } });
+  const list = await api.GET('/api/data-source', { params: { query: { page: 0, size: 20 } } });
+  void token;
+  void failure;
+  return data?.data.id ?? list.data?.data.content[0]?.id;
+}
+`;
+
+const WRONG = `
+import createClient from 'openapi-fetch';
+import type { paths } from './api';
+
+const api = createClient<paths>({ baseUrl: 'http://127.0.0.1:8080' });
+
+export async function wrong() {
+  await api.GET('/api/data-source/{id}', { params: { path: { id: 'seven' } } });
+  await api.GET('/api/no-such-path');
+  await api.POST('/api/auth/login', { body: { username: 'admin' } });
+  const n: number | undefined = (await api.GET('/api/users/me')).data?.data.username;
+  return n;
+}
+`;
+const WRONG_LINES = [8, 9, 10, 11];
+
+async function compile(files: string[]): Promise<{ ok: boolean; output: string }> {
+  await writeFile(
+    path.join(dir, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        module: 'ESNext',
+        moduleResolution: 'Bundler',
+        lib: ['ESNext', 'DOM'],
+        types: [],
+        preserveSymlinks: true,
+        skipLibCheck: false,
+      },
+      files,
+    }),
+  );
+  try {
+    const { stdout } = await run(path.join(root, 'node_modules/.bin/tsc'), ['-p', dir], { cwd: dir });
+    return { ok: true, output: stdout };
+  } catch (err) {
+    return { ok: false, output: String((err as { stdout?: string }).stdout ?? err) };
+  }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'rest-client-types-'));
+  const rawOperations: RawOperationDoc[] = rawRoutes.flatMap((r) => r.docs);
+  await writeFile(path.join(dir, 'openapi.json'), JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations })));
+  await run(path.join(root, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'api.d.ts'], { cwd: dir });
+  await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+  for (const pkg of ['openapi-fetch', 'openapi-typescript-helpers']) {
+    await symlink(path.join(root, 'node_modules', pkg), path.join(dir, 'node_modules', pkg), 'dir');
+  }
+  await writeFile(path.join(dir, 'client.ts'), CLIENT);
+  await writeFile(path.join(dir, 'wrong.ts'), WRONG);
+}, 60_000);
+afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
+
+describe('REST client types from the OpenAPI document (openapi-typescript + openapi-fetch)', () => {
+  it('compiles calls that match the document, envelope included', async () => {
+    const result = await compile(['client.ts']);
+    expect(result.output).toBe('');
+    expect(result.ok).toBe(true);
+  }, 30_000);
+
+  it('rejects calls that do not', async () => {
+    const result = await compile(['client.ts', 'wrong.ts']);
+    expect(result.ok).toBe(false);
+    const reported = new Set([...result.output.matchAll(/^wrong\.ts\((\d+),\d+\): error/gm)].map((m) => Number(m[1])));
+    expect([...reported].sort((a, b) => a - b)).toEqual(WRONG_LINES);
+  }, 30_000);
+});
