@@ -1,13 +1,13 @@
 import { ConnectorError, createConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
-import { AppError, invalid } from '../errors';
+import { AppError, badRequest, invalid } from '../errors';
 import { assertKindEnabled } from '../source-types/source-types';
 import { readableSource } from './access';
 import { logSourceAccess } from './access-log';
 import { connectionSettings, openSecrets } from './connection';
 import { mergeSecrets } from './secrets';
-import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, type SettingsInput } from './settings';
+import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, withheldSecrets, type SettingsInput } from './settings';
 
 export const CHECK_OK_MESSAGE = 'Подключение успешно';
 /** Budget for reaching the server (TCP, TLS, SSH, login): an unreachable host fails within it. */
@@ -72,6 +72,11 @@ export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, 
   const kind = row.type as SourceKind;
   if (hasOverrides && kind === 'file') throw invalid({ settings: 'file sources have no connection settings to override' });
   if (!hasOverrides) return checkConnection(kind, connectionSettings(deps, row));
-  const plain = normalizeSettings(kind, overrideSettings(row.settings as SourceSettings, overrides));
-  return checkConnection(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, row), overrides, plain)));
+  const saved = row.settings as SourceSettings;
+  const plain = normalizeSettings(kind, overrideSettings(saved, overrides));
+  const stored = openSecrets(deps, row);
+  const withheld = withheldSecrets(stored, overrides, plain, saved);
+  if (withheld.includes('password')) throw badRequest('Адрес подключения изменён: укажите пароль заново');
+  if (withheld.length) throw badRequest('Адрес SSH-сервера изменён: укажите пароль или ключ SSH заново');
+  return checkConnection(kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)));
 }

@@ -1,6 +1,6 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
 import { randomUUID } from 'node:crypto';
-import { releaseConnector, type SourceKind } from '../../adapters/sources';
+import { releaseConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSourceMetadata, dataSources } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
@@ -127,7 +127,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
   const kind = first.row.type as SourceKind;
   if (input.settings && input.check_connection) {
     const plain = normalizeSettings(kind, input.settings);
-    await assertConnects(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain)));
+    await assertConnects(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain, first.row.settings as SourceSettings)));
   }
 
   const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
@@ -137,7 +137,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
     if (input.settings) {
       const plain = normalizeSettings(kind, input.settings);
       change.settings = plain;
-      change.secrets = sealOrNull(deps, nextSecrets(openSecrets(deps, locked), input.settings, plain));
+      change.secrets = sealOrNull(deps, nextSecrets(openSecrets(deps, locked), input.settings, plain, locked.settings as SourceSettings));
       // Another connection may be another database: what was read from the old one no longer holds.
       await tx.delete(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
     }

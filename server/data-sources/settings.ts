@@ -106,11 +106,13 @@ export function secretChanges(input: SettingsInput): { set: SourceSecrets; clear
 
 /**
  * The secrets after an update: omitted ones kept, null ones removed, and those whose block (ssh_tunnel, ssl) is
- * gone from the settings dropped, so that a removed tunnel does not leave its key behind.
+ * gone from the settings dropped, so that a removed tunnel does not leave its key behind. With `previous` (the
+ * saved settings) a stored secret is not carried over to another address either: see withheldSecrets.
  */
-export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings): SourceSecrets {
+export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings, previous?: SourceSettings): SourceSecrets {
   const { set, cleared } = secretChanges(input);
   const next = keepOmittedSecrets(stored, set, cleared);
+  if (previous) for (const key of withheldSecrets(stored, input, plain, previous)) delete next[key];
   if (!plain.ssh_tunnel) {
     delete next.ssh_password;
     delete next.ssh_private_key;
@@ -118,6 +120,37 @@ export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: 
   }
   if (!plain.ssl) delete next.ssl_key;
   return next;
+}
+
+/**
+ * Stored secrets that must not follow the settings to a new address: whoever may edit a source could otherwise
+ * point it at a server of their own and receive the saved password there. The database password belongs to the
+ * database address (host, port, HTTP port, user, database, and the SSH hop it travels through); the SSH password,
+ * key and passphrase belong to the SSH server address (host, port, user). A secret sent again with the change is
+ * the caller's own and is used. The client TLS key stays: it never leaves the platform, it only signs.
+ */
+export function withheldSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings, previous: SourceSettings): (keyof SourceSecrets)[] {
+  const { set } = secretChanges(input);
+  const sshMoved = sshAddress(plain) !== sshAddress(previous);
+  const dbMoved = dbAddress(plain) !== dbAddress(previous) || (!!plain.use_ssh && sshMoved);
+  const owners: [keyof SourceSecrets, boolean][] = [
+    ['password', dbMoved],
+    ['ssh_password', sshMoved],
+    ['ssh_private_key', sshMoved],
+    ['ssh_passphrase', sshMoved],
+  ];
+  return owners.filter(([key, moved]) => moved && stored[key] !== undefined && set[key] === undefined).map(([key]) => key);
+}
+
+const hostOf = (host: string | undefined) => (host ?? '').trim().toLowerCase();
+
+function dbAddress(s: SourceSettings): string {
+  return JSON.stringify([hostOf(s.host), s.port ?? null, s.http_port ?? null, s.username ?? '', s.db ?? '', !!s.use_ssh]);
+}
+
+function sshAddress(s: SourceSettings): string {
+  const t = s.ssh_tunnel;
+  return t ? JSON.stringify([hostOf(t.host), t.port ?? DEFAULT_SSH_PORT, t.username]) : '';
 }
 
 /** Settings for a read: no secret values, only whether each one is stored. */

@@ -172,8 +172,8 @@ describe('PUT /api/data-source/{id}', () => {
     expect(src.settings.ssl).toEqual({ enabled: true, reject_unauthorized: true, ca: 'CA-CERT', key_set: true });
     const text = JSON.stringify(ok(await api.get(`/api/data-source/${src.id}`, cast.tokens.editor)));
     for (const secret of ['PRIVATE-KEY-TEXT', 'PASSPHRASE-TEXT', 'CLIENT-KEY-TEXT']) expect(text).not.toContain(secret);
-    const kept = ok(await api.put(`/api/data-source/${src.id}`, { settings: { ...SERVERS.mysql(), use_ssh: true, ssh_tunnel: { host: 'bastion2', username: 'tunnel' }, ssl: { enabled: true } } }, cast.tokens.editor));
-    expect(kept.settings.ssh_tunnel).toMatchObject({ host: 'bastion2', private_key_set: true, passphrase_set: true });
+    const kept = ok(await api.put(`/api/data-source/${src.id}`, { settings: { ...SERVERS.mysql(), use_ssh: true, ssh_tunnel: { host: 'bastion', username: 'tunnel' }, ssl: { enabled: true } } }, cast.tokens.editor));
+    expect(kept.settings.ssh_tunnel).toMatchObject({ host: 'bastion', private_key_set: true, passphrase_set: true });
     expect(kept.settings.ssl).toMatchObject({ key_set: true });
     const dropped = ok(await api.put(`/api/data-source/${src.id}`, { settings: SERVERS.mysql() }, cast.tokens.editor));
     expect(dropped.settings.ssh_tunnel).toBeUndefined();
