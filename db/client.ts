@@ -21,6 +21,9 @@ export function connectDatabase(url: string, opts: { max?: number } = {}): Datab
   const pool = new pg.Pool({ connectionString: url, max: opts.max ?? 10 });
   // An idle client that errors (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // A checked-out client has no pool listener: its socket dying mid-query would emit an unhandled 'error'. The
+  // query in flight is rejected with the same error and the pool drops the client when it is released.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const db = drizzle(pool, { schema });
   return { db, pool, close: () => pool.end() };
 }

