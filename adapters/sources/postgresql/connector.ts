@@ -127,7 +127,16 @@ export class PostgresConnector extends ConnectorBase {
       const pid = (client as unknown as { processID: number }).processID;
       control.onCancel(() => (released ? undefined : this.cancelBackend(pid)));
 
-      let useCursor = CURSOR_STATEMENTS.has(keyword) && (readOnly || splitStatements(text).length === 1);
+      const single = splitStatements(text).length === 1;
+      if (readOnly && opts.limit !== undefined && CURSOR_STATEMENTS.has(keyword) && single) {
+        const last = await this.boundedRead(client, text, params, opts.limit);
+        const { columns, convert } = await this.describe(client, last.fields ?? []);
+        let rows: unknown[][] | null = last.rows.map(convert);
+        await release(false);
+        return batchRowStream(columns, async () => { const r = rows; rows = null; return r; }, async () => {}, opts.limit);
+      }
+
+      let useCursor = CURSOR_STATEMENTS.has(keyword) && (readOnly || single);
       const cursor = `analytics_cursor_${++this.cursorSeq}`;
       const begin = readOnly ? 'BEGIN READ ONLY' : 'BEGIN';
       if (useCursor) {
@@ -186,6 +195,27 @@ export class PostgresConnector extends ConnectorBase {
     }
   }
 
+  /**
+   * A read with a row limit: one plain statement, which PostgreSQL may plan in parallel (it never does for a
+   * cursor), capped by an outer LIMIT so a statement without one cannot fill memory. BEGIN READ ONLY, the
+   * statement (extended protocol: one statement only) and ROLLBACK go out pipelined, in one round trip, so the
+   * rollback still undoes what a read-only transaction allows (large objects, settings) at no latency cost.
+   */
+  private async boundedRead(client: pg.PoolClient, text: string, params: unknown[], limit: number): Promise<pg.QueryResult<unknown[]>> {
+    const bounded = `SELECT * FROM (\n${text}\n) AS analytics_bounded LIMIT ${Math.max(0, Math.floor(limit))}`;
+    // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
+    const main = { text: bounded, values: params, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig;
+    const [begin, read, end] = await Promise.allSettled([
+      client.query('BEGIN READ ONLY'),
+      client.query<unknown[]>(main),
+      client.query('ROLLBACK'),
+    ]);
+    if (begin.status === 'rejected') throw begin.reason;
+    if (read.status === 'rejected') throw read.reason;
+    if (end.status === 'rejected') throw end.reason;
+    return read.value;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -230,6 +260,8 @@ export class PostgresConnector extends ConnectorBase {
       max: this.poolSize,
       application_name: 'analytics-platform',
       keepAlive: true,
+      // Queries issued together go out together; only boundedRead issues more than one at a time.
+      pipeline: true,
       types: RAW_TEXT,
     };
   }

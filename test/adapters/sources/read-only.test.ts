@@ -87,6 +87,27 @@ describe('read-only queries on PostgreSQL', () => {
     expect((await c.query('SHOW search_path', [])).rows).toEqual(path);
   });
 
+  it('keeps every guarantee for a bounded read (a row limit), which runs as one plain statement', async () => {
+    const LIM: QueryOptions = { ...RO, limit: 5 };
+    for (const sql of [`WITH d AS (DELETE FROM public.${table} RETURNING id) SELECT * FROM d`, `SELECT nextval('public.${seq}') AS n`]) {
+      expect(await failure(() => c.query(sql, [], LIM)), sql).toMatchObject({ kind: 'query' });
+    }
+    const made = await c.query(`SELECT lo_from_bytea(0, '\\x02'::bytea)::bigint AS oid`, [], LIM);
+    expect((await c.query('SELECT count(*)::int FROM pg_largeobject_metadata WHERE oid = $1::oid', [made.rows[0][0]])).rows).toEqual([[0]]);
+    const path = (await c.query('SHOW search_path', [])).rows;
+    await c.query(`SELECT set_config('search_path', 'pg_catalog', false)`, [], LIM);
+    await c.query(`SELECT set_config('default_transaction_read_only', 'on', false)`, [], LIM);
+    expect((await c.query('SHOW search_path', [])).rows).toEqual(path);
+    expect((await c.query('SHOW default_transaction_read_only', [])).rows).toEqual([['off']]);
+    expect(await failure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], LIM))).toMatchObject({ message: expect.stringContaining('multiple commands') });
+    // A statement without a LIMIT of its own still reads no more than the limit (plus the one that tells truncation).
+    const big = await c.query('SELECT g, g * 2 AS g FROM generate_series(1, 100000) g ORDER BY 1 DESC', [], LIM);
+    expect(big).toMatchObject({ truncated: true, rows: [[100000, 200000], [99999, 199998], [99998, 199996], [99997, 199994], [99996, 199992]] });
+    await expect(c.query('SELECT pg_sleep(10)', [], { ...LIM, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
+    expect((await c.query('SELECT $1::int + 1 AS n -- a trailing comment', [41], LIM)).rows).toEqual([[42]]);
+    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+  });
+
   it('takes one statement only: nothing runs after a COMMIT, however the text is quoted', async () => {
     for (const sql of [
       `SELECT 1; COMMIT; DELETE FROM public.${table}`,
