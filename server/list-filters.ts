@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Actor } from './auth/actor';
 import { inVisibleWorkspaces } from './access/workspace-access';
 import { containsPattern, pagedQueryOver } from './paging';
-import { entityId } from './validation';
+import { entityId, wireString } from './validation';
 
 /*
  * The specification's list query set ("std list params"): page, size, sort, query, type, author, workspaceId,
@@ -36,7 +36,7 @@ export const dateToParam = isoText.transform((s) => new Date(parseIso(s).getTime
 /** The query parameters of a std list; `type` is the area's own (source kind, widget kind, dataset mode). */
 export const stdListQuery = <T extends z.ZodType>(sortFields: readonly [string, ...string[]], type: T) => ({
   ...pagedQueryOver(sortFields),
-  query: z.string().max(200).optional().describe('Search in the name'),
+  query: wireString().max(200).optional().describe('Search in the name'),
   type: type.optional(),
   author: entityId().optional().describe('Author id'),
   workspaceId: entityId().optional().describe('Workspace to search in'),

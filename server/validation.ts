@@ -72,11 +72,52 @@ export function fieldErrorsFromIssues(issues: readonly $ZodIssue[]): FieldErrors
 
 const maxDepth = (issues: readonly $ZodIssue[]) => Math.max(0, ...issues.map((i) => i.path.length));
 
+/*
+ * The wire primitives every input schema is built from (routers/common.ts hands them to the routers). They live here,
+ * beside the message table, because server-side list and paging schemas use them too.
+ */
+
+/** NUL, or half of a UTF-16 surrogate pair: PostgreSQL cannot store either, so they are refused at the edge. */
+const INVALID_TEXT = /[\u0000]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const INVALID_TEXT_MESSAGE = 'must not contain NUL or invalid characters';
+export const isWireText = (s: string) => !INVALID_TEXT.test(s);
+
+/** Any text the API accepts: a string without NUL or lone surrogates (422 with the field path otherwise). */
+export const wireString = () => z.string().refine(isWireText, { error: INVALID_TEXT_MESSAGE });
+
 /** A required string that must contain something other than white space. */
-export const nonBlank = (max = 255) => z.string().trim().min(1).max(max);
+export const nonBlank = (max = 255) => wireString().trim().min(1).max(max);
 
 /**
  * An id of a stored row (PostgreSQL `serial`, int4). The cap matters: a larger number would reach the database and
  * fail there as a 500 instead of a 422 here.
  */
 export const entityId = () => z.number().int().positive().max(2_147_483_647);
+
+/** A signed whole number that fits an int4 column (temporary negative ids, orders). */
+export const int4 = () => z.number().int().min(-2_147_483_648).max(2_147_483_647);
+
+/** Where in a free-form value (JSON settings, filter values) a string or key with invalid text sits, if anywhere. */
+export function invalidTextPath(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
+  if (typeof value === 'string') return isWireText(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = invalidTextPath(value[i], [...path, i]);
+      if (found) return found;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (!isWireText(k)) return [...path, k];
+      const found = invalidTextPath(v, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** A free-form JSON value whose strings and keys are all wire text (stored as jsonb, which refuses the others). */
+export const wireJson = () =>
+  z.unknown().superRefine((value, ctx) => {
+    const at = invalidTextPath(value);
+    if (at) ctx.addIssue({ code: 'custom', path: at, message: INVALID_TEXT_MESSAGE });
+  });

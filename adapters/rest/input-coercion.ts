@@ -58,10 +58,17 @@ export function planInput(schema: z.ZodType | undefined): InputPlan {
   return { isVoid: false, fields };
 }
 
+/**
+ * Decimal notation only: `Number()` would also read `0x10`, `0b1` and `1e3` as ids. Text that is not a plain decimal
+ * stays text, and text too large for the field stays a (finite) number: either way zod answers 422, never the
+ * database.
+ */
+const DECIMAL = /^-?\d+(\.\d+)?$/;
+
 function convertScalar(raw: string, kind: FieldKind): unknown {
   if (kind === 'number') {
     const trimmed = raw.trim();
-    return trimmed !== '' && Number.isFinite(Number(trimmed)) ? Number(trimmed) : raw;
+    return DECIMAL.test(trimmed) && Number.isFinite(Number(trimmed)) ? Number(trimmed) : raw;
   }
   if (kind === 'boolean') {
     if (raw === 'true') return true;

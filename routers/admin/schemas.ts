@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wireString } from '../common';
 
 const fieldBase = {
   name: z.string(),
@@ -23,10 +24,10 @@ export const sourceTypeView = z.object({
 export const sourceTypeDetails = sourceTypeView.extend({ fields: z.array(settingsField) });
 export const listSourceTypesOutput = z.object({ content: z.array(sourceTypeView) });
 
-const type = z.string().min(1).max(50);
+const type = wireString().min(1).max(50);
 export const sourceTypeInput = z.strictObject({ type });
 export const updateSourceTypeInput = z.strictObject({
   type,
   enabled: z.boolean().optional(),
-  driver_id: z.string().min(1).max(100).nullable().optional().describe('null: the bundled driver'),
+  driver_id: wireString().min(1).max(100).nullable().optional().describe('null: the bundled driver'),
 });

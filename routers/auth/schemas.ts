@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { nonBlank } from '../../server/validation';
+import { nonBlank, wireString } from '../common';
 
-export const loginInput = z.strictObject({ username: nonBlank(), password: z.string().min(1).max(1024) });
+export const loginInput = z.strictObject({ username: nonBlank(), password: wireString().min(1).max(1024) });
 export const refreshInput = z.strictObject({ refresh_token: nonBlank(1024) });
 export const loginOutput = z.object({
   token: z.string(),

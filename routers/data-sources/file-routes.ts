@@ -16,7 +16,7 @@ import type { AppDeps } from '../../server/deps';
 import { describeError } from '../../server/error-response';
 import { AppError, invalid } from '../../server/errors';
 import type { RawRouteModule } from '../../server/raw-routes';
-import { nonBlank } from '../../server/validation';
+import { entityIdText, nonBlank, wireString } from '../common';
 import { fileRouteDocs } from './file-route-docs';
 
 /*
@@ -32,10 +32,9 @@ const booleanText = z
 const NAMED_DELIMITERS: Record<string, string> = { tab: '\t', '\\t': '\t', semicolon: ';', comma: ',', pipe: '|' };
 
 const importFields = {
-  sheet: z.string().trim().min(1).max(255).optional(),
+  sheet: wireString().trim().min(1).max(255).optional(),
   has_header: booleanText.optional(),
-  delimiter: z
-    .string()
+  delimiter: wireString()
     .min(1)
     .max(10)
     .transform((d) => NAMED_DELIMITERS[d.toLowerCase()] ?? d)
@@ -44,16 +43,11 @@ const importFields = {
 };
 const uploadFields = z.strictObject({
   name: nonBlank(200).optional(),
-  workspace_id: z
-    .string()
-    .regex(/^\d+$/, { error: 'must be an integer' })
-    .transform(Number)
-    .pipe(z.number().int().positive())
-    .optional(),
+  workspace_id: entityIdText().optional(),
   ...importFields,
 });
 const replaceFields = z.strictObject(importFields);
-const idParam = z.strictObject({ id: z.string().regex(/^\d+$/, { error: 'must be an integer' }).transform(Number).pipe(z.number().int().positive()) });
+const idParam = z.strictObject({ id: entityIdText() });
 
 const actors = new WeakMap<FastifyRequest, Actor>();
 const actorOf = (req: FastifyRequest) => actors.get(req)!;

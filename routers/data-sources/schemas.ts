@@ -6,7 +6,7 @@ import { DATA_SOURCE_SORT_FIELDS } from '../../server/data-sources/data-sources'
 import { QUERY_SORT_FIELDS } from '../../server/data-sources/queries';
 import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
 import { pagedQuery, pagedQueryOver, pageSchema } from '../../server/paging';
-import { entityId, nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, nonBlank, wireString } from '../common';
 import { dateFromParam, dateToParam, stdListQuery } from '../../server/list-filters';
 
 const id = entityId();
@@ -16,8 +16,8 @@ const KIND_TYPES = SOURCE_KINDS.map((k) => k.type) as [string, ...string[]];
 
 // ---- settings --------------------------------------------------------------------------------------------------
 
-const secret = z.string().max(16_384).nullable().optional().describe('Write-only. Omitted or "" keeps the stored value; null removes it');
-const pem = z.string().max(65_536).optional();
+const secret = wireString().max(16_384).nullable().optional().describe('Write-only. Omitted or "" keeps the stored value; null removes it');
+const pem = wireString().max(65_536).optional();
 
 const sslInput = z.strictObject({
   enabled: z.boolean(),
@@ -29,9 +29,9 @@ const sslInput = z.strictObject({
 });
 
 const sshTunnelInput = z.strictObject({
-  host: z.string().max(255),
+  host: wireString().max(255),
   port: port.optional().describe('Default 22'),
-  username: z.string().max(255),
+  username: wireString().max(255),
   password: secret,
   private_key: secret,
   passphrase: secret,
@@ -42,16 +42,16 @@ const sshTunnelInput = z.strictObject({
 
 export const settingsInput = z
   .strictObject({
-    host: z.string().max(255).optional().describe('Required for database kinds'),
+    host: wireString().max(255).optional().describe('Required for database kinds'),
     port: port.optional().describe('Pre-filled by the source type when omitted'),
     http_port: port.optional().describe('ClickHouse only (HTTP interface); default 8123'),
-    username: z.string().max(255).optional(),
+    username: wireString().max(255).optional(),
     password: secret,
-    db: z.string().max(255).optional(),
+    db: wireString().max(255).optional(),
     use_ssh: z.boolean().optional(),
     ssl: sslInput.nullable().optional(),
     ssh_tunnel: sshTunnelInput.nullable().optional(),
-    initial_sql: z.string().max(20_000).optional().describe('Run on every new connection'),
+    initial_sql: wireString().max(20_000).optional().describe('Run on every new connection'),
     password_set: z.boolean().optional().describe('Read-only flag from a read; ignored'),
   })
   .describe('Connection settings of a database kind. Secrets are write-only');
@@ -139,12 +139,12 @@ export const createDataSourceInput = z.strictObject({
 export const updateDataSourceInput = z.strictObject({
   id,
   name: nonBlank(200).optional(),
-  type: z.string().optional().describe('Accepted when it names the current kind (a read sent back); the kind never changes'),
+  type: wireString().optional().describe('Accepted when it names the current kind (a read sent back); the kind never changes'),
   settings: settingsInput.optional().describe('The whole new settings; omitted secrets stay'),
   check_connection: checkConnectionFlag,
 });
 
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };
 
 export const checkInput = z.strictObject({ type: z.enum(KIND_TYPES), settings: settingsInput });
 export const checkSavedInput = z.strictObject({ id, settings: settingsInput.partial().optional().describe('Owners only: settings to try instead of the saved ones') });
@@ -161,11 +161,11 @@ export const copyInput = z.strictObject({
 
 // ---- metadata and data -----------------------------------------------------------------------------------------
 
-const name = z.string().min(1).max(1024);
+const name = wireString().min(1).max(1024);
 const schemaParam = name.optional().describe('Default: public (PostgreSQL), the settings db (MySQL, ClickHouse), main (files)');
 
 export const listSchemasOutput = z.object({ content: z.array(z.string()) });
-export const listTablesInput = z.strictObject({ id, schema: schemaParam, query: z.string().max(200).optional().describe('Search in table names') });
+export const listTablesInput = z.strictObject({ id, schema: schemaParam, query: wireString().max(200).optional().describe('Search in table names') });
 export const listTablesOutput = z.object({
   content: z.array(z.object({ schema: z.string(), name: z.string(), kind: z.enum(['table', 'view']) })),
 });
@@ -199,7 +199,7 @@ export const columnValuesInput = z.strictObject({
   schema: schemaParam,
   table: name,
   column: name,
-  query: z.string().max(200).optional().describe('Only values containing this text (case-insensitive)'),
+  query: wireString().max(200).optional().describe('Only values containing this text (case-insensitive)'),
   limit: limit(100, PREVIEW_MAX_LIMIT),
 });
 export const columnValuesOutput = z.object({ column: z.string(), values: z.array(z.unknown()), truncated: z.boolean() });
@@ -207,8 +207,8 @@ export const columnValuesOutput = z.object({ column: z.string(), values: z.array
 // ---- SQL console -----------------------------------------------------------------------------------------------
 
 const queryId = z.uuid();
-const parameter = z.union([z.string(), z.number(), z.boolean(), z.null()]);
-const sqlText = z.string().trim().min(1).max(1_000_000);
+const parameter = z.union([wireString(), z.number(), z.boolean(), z.null()]);
+const sqlText = wireString().trim().min(1).max(1_000_000);
 const parameters = z.array(parameter).max(1000).optional().describe('Positional values for $1.. (PostgreSQL, files) or ? (MySQL); ClickHouse takes none');
 
 const historyItem = z.object({

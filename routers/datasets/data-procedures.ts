@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile-dataset';
 import { datasetFieldValues, datasetPreview } from '../../server/query/dataset-reads';
 import { authedProcedure } from '../../server/trpc';
-import { entityId } from '../../server/validation';
+import { entityId, wireString } from '../common';
 import { parameterValues, widgetFilter } from '../widgets/schemas';
 
 /*
@@ -16,7 +16,7 @@ const tags = ['Datasets'];
 export const fieldValuesInput = z.strictObject({
   id,
   fieldId: id.describe('The field whose distinct values are listed'),
-  query: z.string().max(200).optional().describe('Case-insensitive search in the value text'),
+  query: wireString().max(200).optional().describe('Case-insensitive search in the value text'),
   limit: z.number().int().min(1).max(MAX_FIELD_VALUES).default(100),
 });
 export const fieldValuesOutput = z.object({

@@ -14,9 +14,9 @@ import {
   PARAMETER_TYPES,
 } from '../../server/datasets/schema-types';
 import { pageSchema } from '../../server/paging';
-import { nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, int4, nonBlank, wireJson, wireString } from '../common';
 
-const id = z.number().int().positive();
+const id = entityId();
 export const datasetIdInput = z.strictObject({ id });
 
 // ---- dataset record ----
@@ -40,7 +40,7 @@ export const listDatasetsInput = z.strictObject(
 );
 export const listDatasetsOutput = pageSchema(datasetView);
 
-const description = z.string().trim().max(2000);
+const description = wireString().trim().max(2000);
 const sourceIds = z.array(id).max(100);
 
 export const createDatasetInput = z.strictObject({
@@ -59,7 +59,7 @@ export const updateDatasetInput = z.strictObject({
   data_source_ids: sourceIds.optional(),
 });
 
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };
 export const copyDatasetInput = z.strictObject({ id, name: nonBlank(200).optional(), workspace_id: id.optional() });
 
 // ---- schema ----
@@ -68,14 +68,16 @@ export const copyDatasetInput = z.strictObject({ id, name: nonBlank(200).optiona
 const elementId = z
   .number({ error: (iss) => (iss.input === undefined || iss.input === null ? MSG.idRequired : undefined) })
   .int()
+  .min(-2_147_483_648)
+  .max(2_147_483_647)
   .refine((v) => v !== 0, { error: MSG.idRequired })
   .describe('Saved id, or a negative temporary id for a new element');
-const ref = z.number().int().describe('Id of a saved element or the temporary id of a new one');
-const text = (max = 255) => z.string().max(max).nullish();
+const ref = int4().describe('Id of a saved element or the temporary id of a new one');
+const text = (max = 255) => wireString().max(max).nullish();
 
 export const objectElement = z.strictObject({
   id: elementId,
-  data_source_id: z.number().int(),
+  data_source_id: id,
   name: text().describe('Used in references [name.field]; default: the table name'),
   kind: z.enum(OBJECT_KINDS).optional().describe('table (default) or sql'),
   schema: text(),
@@ -90,19 +92,19 @@ export const fieldElement = z.strictObject({
   title: text(),
   kind: z.enum(FIELD_KINDS).optional().describe('Default: calculated when formula or derivation is given'),
   column: text(),
-  formula: z.string().max(MAX_EXPRESSION_LENGTH).nullish().describe('Calculated fields; not accepted with derivation'),
+  formula: wireString().max(MAX_EXPRESSION_LENGTH).nullish().describe('Calculated fields; not accepted with derivation'),
   derivation: z
     .strictObject({
       field_id: ref,
       function: nonBlank(50),
-      args: z.array(z.union([z.string().max(100), z.number()])).max(5).optional(),
+      args: z.array(z.union([wireString().max(100), z.number()])).max(5).optional(),
     })
     .nullish()
     .describe('Derived fields: formula is built from it, e.g. YEAR([orders.created_at])'),
   primitive_type: z.enum(FIELD_TYPES).nullish().describe('Physical: the column type; calculated: inferred from the formula'),
   aggregation: z.enum(AGGREGATIONS).optional(),
   hidden: z.boolean().optional(),
-  description: z.string().max(2000).nullish(),
+  description: wireString().max(2000).nullish(),
   sort_by_field_id: ref.nullish(),
 });
 
@@ -120,11 +122,11 @@ export const filterElement = z.strictObject({
   id: elementId,
   field_id: ref,
   op: z.enum(FILTER_OPS),
-  values: z.array(z.unknown()).max(1000).nullish(),
+  values: z.array(wireJson()).max(1000).nullish(),
   value_type: z.enum(FILTER_VALUE_TYPES).nullish().describe('Default string'),
 });
 
-const paramValue = z.string().max(1000);
+const paramValue = wireString().max(1000);
 export const parameterElement = z.strictObject({
   id: elementId,
   name: nonBlank(200),
@@ -139,7 +141,7 @@ export const parameterElement = z.strictObject({
       step: paramValue.optional(),
     })
     .nullish(),
-  order: z.number().int().nullish(),
+  order: int4().nullish(),
 });
 
 const schemaBlocks = {
@@ -228,7 +230,7 @@ export const validateSchemaOutput = z.object({
 
 export const validateFormulaInput = z.strictObject({
   id,
-  formula: z.string().max(MAX_EXPRESSION_LENGTH),
+  formula: wireString().max(MAX_EXPRESSION_LENGTH),
   field_id: id.optional().describe('The saved calculated field being edited (its own formula is replaced by this one)'),
 });
 export const validateFormulaOutput = z.object({
@@ -243,19 +245,19 @@ export const suggestRelationsInput = z.strictObject({
   objects: z
     .array(
       z.strictObject({
-        id: z.number().int().refine((v) => v !== 0, { error: MSG.idRequired }),
-        data_source_id: z.number().int().optional(),
-        name: z.string().max(255).optional(),
-        schema: z.string().max(255).nullish(),
-        table: z.string().max(255).nullish(),
-        columns: z.array(z.string().max(255)).max(2000).optional().describe('Known columns; else fields or source metadata'),
+        id: int4().refine((v) => v !== 0, { error: MSG.idRequired }),
+        data_source_id: id.optional(),
+        name: wireString().max(255).optional(),
+        schema: wireString().max(255).nullish(),
+        table: wireString().max(255).nullish(),
+        columns: z.array(wireString().max(255)).max(2000).optional().describe('Known columns; else fields or source metadata'),
       }),
     )
     .max(200)
     .optional()
     .describe('Saved ids, or new objects with temporary ids; default: every saved object'),
   fields: z
-    .array(z.strictObject({ id: z.number().int(), object_id: z.number().int(), column: z.string().max(255) }))
+    .array(z.strictObject({ id: int4(), object_id: int4(), column: wireString().max(255) }))
     .max(5000)
     .optional()
     .describe('New physical fields (temporary ids), so that proposals can name them'),

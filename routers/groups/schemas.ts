@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { GROUP_MEMBER_SORT_FIELDS } from '../../server/groups/group-members';
 import { GROUP_SORT_FIELDS } from '../../server/groups/groups';
 import { pagedQueryOver, pageSchema } from '../../server/paging';
-import { entityId, nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, nonBlank, wireString } from '../common';
 
 const id = entityId();
 export const groupIdInput = z.strictObject({ id });
@@ -18,13 +18,13 @@ export const groupView = z.object({
   updated_at: z.string(),
 });
 
-export const listGroupsInput = z.strictObject({ ...pagedQueryOver(GROUP_SORT_FIELDS), query: z.string().max(200).optional() });
+export const listGroupsInput = z.strictObject({ ...pagedQueryOver(GROUP_SORT_FIELDS), query: wireString().max(200).optional() });
 export const listGroupsOutput = pageSchema(groupView);
 
-const description = z.string().trim().max(2000);
+const description = wireString().trim().max(2000);
 export const createGroupInput = z.strictObject({ name: nonBlank(200), description: description.optional() });
 export const updateGroupInput = z.strictObject({ id, name: nonBlank(200).optional(), description: description.optional() });
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };
 
 export const listMembersInput = z.strictObject({ id, ...pagedQueryOver(GROUP_MEMBER_SORT_FIELDS) });
 export const listMembersOutput = pageSchema(

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pagedQuery, pageSchema } from '../../server/paging';
-import { entityId, nonBlank } from '../../server/validation';
+import { entityId, nonBlank, wireString } from '../common';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 
 export const tokenView = z.object({
@@ -17,7 +17,7 @@ export const tokenView = z.object({
 
 export const listTokensInput = z.strictObject({ ...pagedQuery, userId: entityId().optional() });
 export const listTokensOutput = pageSchema(tokenView);
-export const createTokenInput = z.strictObject({ name: nonBlank(200), description: z.string().max(2000).optional() });
+export const createTokenInput = z.strictObject({ name: nonBlank(200), description: wireString().max(2000).optional() });
 export const createTokenOutput = tokenView.extend({ token: z.string() });
 export const tokenIdInput = z.strictObject({ id: entityId() });
 

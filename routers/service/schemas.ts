@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { INVALID_TEXT_MESSAGE, isWireText, wireString } from '../common';
 
 export const settingsOutput = z.object({
   instance_name: z.string(),
@@ -9,10 +10,15 @@ export const settingsOutput = z.object({
 });
 
 export const settingsUpdateInput = z.strictObject({
-  instance_name: z.string().trim().min(1).max(200).optional(),
-  base_url: z.url({ protocol: /^https?$/ }).max(2000).nullable().optional(),
+  instance_name: wireString().trim().min(1).max(200).optional(),
+  base_url: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .refine(isWireText, { error: INVALID_TEXT_MESSAGE })
+    .nullable()
+    .optional(),
   default_locale: z.enum(['ru', 'en']).optional(),
-  features: z.record(z.string().regex(/^[a-z_]{1,64}$/), z.boolean()).optional(),
+  features: z.record(wireString().regex(/^[a-z_]{1,64}$/), z.boolean()).optional(),
   session_token_ttl: z
     .literal(900, { error: 'is read-only (900)' })
     .optional(),

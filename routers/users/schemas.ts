@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { pagedQueryOver, pageSchema } from '../../server/paging';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
-import { entityId, nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireString } from '../common';
 
 const id = entityId();
 export const userIdInput = z.strictObject({ id });
 
 // Names people type and others pick from lists: letters of any script, digits and a few separators, no spaces.
 const username = nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may contain only letters, digits and . _ @ -' });
-const password = z.string().min(1).max(1024);
-const email = z.email().max(320);
+const password = wireString().min(1).max(1024);
+const email = z.email().max(320).refine(isWireText, { error: INVALID_TEXT_MESSAGE });
 
 export const groupRef = z.object({ id: z.number().int(), name: z.string(), system: z.boolean() });
 
@@ -30,7 +30,7 @@ export const userOutput = z.union([userRecord, userSummary]);
 
 export const listUsersInput = z.strictObject({
   ...pagedQueryOver(USER_SORT_FIELDS),
-  query: z.string().max(200).optional(),
+  query: wireString().max(200).optional(),
   groupId: id.optional(),
   active: z.boolean().optional(),
 });
@@ -39,7 +39,7 @@ export const listUsersOutput = pageSchema(userOutput);
 export const createUserInput = z.strictObject({
   username,
   password: password.optional(),
-  full_name: z.string().trim().max(200).optional(),
+  full_name: wireString().trim().max(200).optional(),
   email: email.nullable().optional(),
   account_type: z.enum(ACCOUNT_TYPES).optional(),
   group_ids: z.array(id).max(1000).optional(),
@@ -56,20 +56,20 @@ export const passwordChangedOutput = z.object({ changed: z.literal(true) });
 
 export const updateUserInput = z.strictObject({
   id,
-  full_name: z.string().trim().max(200).optional(),
+  full_name: wireString().trim().max(200).optional(),
   email: email.nullable().optional(),
   account_type: z.enum(ACCOUNT_TYPES).optional(),
   active: z.boolean().optional(),
 });
 
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };
 
 export const resetPasswordInput = z.strictObject({ id, new_password: password, must_change: z.boolean().optional() });
 export const resetPasswordOutput = z.object({ id: z.number().int(), must_change_password: z.boolean() });
 
 // Attribute keys are referenced by name from RLS rules, so they are identifier-like.
 const ATTRIBUTE_KEY = /^[\p{L}_][\p{L}\p{N}_.-]{0,99}$/u;
-const attributeMap = z.record(z.string(), z.array(z.string().min(1).max(1000)).max(1000)).superRefine((map, ctx) => {
+const attributeMap = z.record(wireString(), z.array(wireString().min(1).max(1000)).max(1000)).superRefine((map, ctx) => {
   const keys = Object.keys(map);
   if (keys.length > 200) ctx.addIssue({ code: 'custom', path: [], message: 'size must be at most 200' });
   for (const key of keys) {

@@ -6,16 +6,15 @@ import { FILTER_VALUE_TYPES } from '../../server/query/expr/filter-values';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
 import { pageSchema } from '../../server/paging';
 import { WIDGET_KINDS } from '../../server/settings/dictionary';
-import { entityId, nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, int4, nonBlank, wireJson, wireString } from '../common';
 import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
 
 const id = entityId();
 const kinds = Object.keys(WIDGET_KINDS) as [string, ...string[]];
 export const widgetKind = z.enum(kinds).describe(`Widget kind: ${kinds.join(', ')}`);
 
-const text = (max: number) => z.string().max(max);
-const ownId = z
-  .string()
+const text = (max: number) => wireString().max(max);
+const ownId = wireString()
   .min(1)
   .max(200)
   .refine((s) => s.trim() !== '', { error: 'must not be blank' });
@@ -28,7 +27,7 @@ export const shelfField = z
     field: text(500).optional().describe('Dataset field name (used when sql is empty)'),
     table: text(500).optional().describe('Object (table) of the field'),
     sql: expression.optional().describe('Expression: [table.field], [calculated name], aggregates over them'),
-    settings: z.record(z.string(), z.unknown()).optional(),
+    settings: z.record(wireString(), wireJson()).optional(),
   })
   .describe('Shelf field');
 
@@ -46,15 +45,15 @@ export const widgetSort = z.strictObject({
 });
 
 export const calculatedField = z.strictObject({
-  id: z.union([text(200), z.number()]).optional(),
-  name: z.string().min(1).max(500),
+  id: z.union([text(200), int4()]).optional(),
+  name: wireString().min(1).max(500),
   alias: text(500).optional(),
   primitive_type: text(50).optional(),
   sql: expression.min(1),
 });
 
 export const parameterValues = z
-  .record(z.string().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
+  .record(wireString().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
   .describe('Map of dataset parameter name to value (substituted once)');
 
 const shelves = {
@@ -98,7 +97,7 @@ export const widgetDataInput = z.strictObject({
   ...optionalShelves,
   ...paging,
   // The specification gives create and data one body: these two are accepted and ignored here.
-  name: z.string().max(200).optional(),
+  name: wireString().max(200).optional(),
   dataset_id: id.optional(),
 });
 
@@ -107,7 +106,7 @@ export const widgetPreviewInput = z.strictObject({
   type: widgetKind.default('table'),
   ...shelves,
   ...paging,
-  name: z.string().max(200).optional(),
+  name: wireString().max(200).optional(),
 });
 
 const dataRow = z.record(z.string(), z.unknown());
@@ -166,4 +165,4 @@ export const listWidgetsInput = z.strictObject({
   datasetId: id.optional().describe('Widgets built on this dataset'),
 });
 export const listWidgetsOutput = pageSchema(widgetView);
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { pagedQueryOver, pageSchema } from '../../server/paging';
-import { entityId, nonBlank } from '../../server/validation';
+import { deletedOutput, entityId, nonBlank, wireString } from '../common';
 import { MEMBER_SORT_FIELDS } from '../../server/workspaces/members';
 import { WORKSPACE_ROLES } from '../../server/workspaces/roles';
 import { WORKSPACE_SORT_FIELDS } from '../../server/workspaces/workspaces';
@@ -32,16 +32,16 @@ export const workspaceDetails = workspaceView.extend({
 
 export const listWorkspacesInput = z.strictObject({
   ...pagedQueryOver(WORKSPACE_SORT_FIELDS),
-  query: z.string().max(200).optional(),
+  query: wireString().max(200).optional(),
   type: z.enum(['personal', 'shared']).optional(),
   memberOnly: z.boolean().optional(),
 });
 export const listWorkspacesOutput = pageSchema(workspaceView);
 
-const description = z.string().trim().max(2000);
+const description = wireString().trim().max(2000);
 export const createWorkspaceInput = z.strictObject({ name: nonBlank(200), description: description.optional() });
 export const updateWorkspaceInput = z.strictObject({ id, name: nonBlank(200).optional(), description: description.optional() });
-export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal(true) });
+export { deletedOutput };
 
 export const memberView = z.object({
   member_id: z.number().int(),
