@@ -30,7 +30,8 @@ export function buildOpenApiDocument(appRouter: AnyRouter, opts: { version: stri
   const rawKeys = new Set<string>();
   for (const raw of opts.rawOperations) {
     const item = ((doc.paths ??= {})[raw.path] ??= {}) as Record<string, unknown>;
-    item[raw.method] = raw.operation;
+    // A copy: finishing the document edits operations in place, and the descriptions are module constants.
+    item[raw.method] = structuredClone(raw.operation);
     rawKeys.add(`${raw.method.toUpperCase()} ${raw.path}`);
   }
   doc.servers = [{ url: '/' }];

@@ -48,6 +48,21 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
     ]);
   });
 
+  it('names what a newly added raw route leaves out', () => {
+    const extra: RawOperationDoc = {
+      method: 'get',
+      path: '/api/exports/{jobId}/file',
+      operation: { summary: 'Download', tags: ['File export'], parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '200': { description: 'The file' } } },
+    };
+    const withExtra = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: [...rawOperations, extra] });
+    expect(documentGaps(withExtra)).toEqual([
+      'GET /api/exports/{jobId}/file: no description',
+      'GET /api/exports/{jobId}/file: security not declared',
+      'GET /api/exports/{jobId}/file: parameter path jobId has no description',
+    ]);
+    expect(op(withExtra, 'get', '/api/exports/{jobId}/file').tags).toEqual(['Экспорт в файл']);
+  });
+
   it('derives security and the error statuses from what each operation is', () => {
     const login = op(doc, 'post', '/api/auth/login');
     expect(login.security).toEqual([]);
