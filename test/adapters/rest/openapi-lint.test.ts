@@ -6,7 +6,9 @@ import { promisify } from 'node:util';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, type RawOperationDoc } from '../../../adapters/rest/openapi';
+import { OPERATION_DESCRIPTIONS } from '../../../adapters/rest/openapi-descriptions';
 import { documentGaps, type Operation } from '../../../adapters/rest/openapi-finish';
+import { PARAMETER_OVERRIDES } from '../../../adapters/rest/openapi-parameters';
 import { appRouter } from '../../../routers';
 import { API_VERSION } from '../../../server/app';
 import { rawRoutes } from '../../../server/raw-routes';
@@ -33,6 +35,11 @@ afterAll(() => rm(dir, { recursive: true, force: true }));
 describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
   it('leaves nothing undescribed: summary, description, tag, security on every operation, a description on every parameter', () => {
     expect(documentGaps(doc)).toEqual([]);
+  });
+
+  it('has no description or parameter override for an operation that does not exist (a mistyped key would never apply)', () => {
+    const keys = new Set(Object.entries(doc.paths ?? {}).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`)));
+    expect([...Object.keys(OPERATION_DESCRIPTIONS), ...Object.keys(PARAMETER_OVERRIDES)].filter((k) => !keys.has(k))).toEqual([]);
   });
 
   it('names a gap when a rule cannot fill one in', () => {
