@@ -300,8 +300,10 @@ export class MysqlConnector extends ConnectorBase {
       conn.release();
       return rows as unknown[][];
     } catch (err) {
-      conn.release();
-      throw this.mapError(err);
+      const e = this.mapError(err);
+      if (e.kind === 'connection') conn.destroy();
+      else conn.release();
+      throw e;
     }
   }
 

@@ -99,12 +99,13 @@ export class PostgresConnector extends ConnectorBase {
     let client: pg.PoolClient | undefined;
     let inTransaction = false;
     let released = false;
+    let lost = false; // the connection itself failed: the client goes, never back to the pool
     const release = async (failed: boolean) => {
       if (released || !client) return;
       released = true;
       control.dispose();
-      let broken = failed && !!control.reason; // a cancelled backend may still be finishing; do not reuse it
-      if (inTransaction) {
+      let broken = (failed && !!control.reason) || lost; // a cancelled backend may still be finishing; do not reuse it
+      if (inTransaction && !lost) {
         try {
           await client.query(failed || readOnly ? 'ROLLBACK' : 'COMMIT');
         } catch {
@@ -183,15 +184,19 @@ export class PostgresConnector extends ConnectorBase {
           return res.rows.map(convert);
         } catch (err) {
           done = true;
+          const e = control.error(err, (x) => this.mapError(x));
+          lost = e.kind === 'connection';
           await release(true);
-          throw control.error(err, (e) => this.mapError(e));
+          throw e;
         }
       };
       return batchRowStream(columns, next, () => release(false), opts.limit);
     } catch (err) {
+      const e = control.error(err, (x) => this.mapError(x));
+      lost = e.kind === 'connection';
       await release(true);
       control.dispose();
-      throw control.error(err, (e) => this.mapError(e));
+      throw e;
     }
   }
 
@@ -310,8 +315,9 @@ export class PostgresConnector extends ConnectorBase {
       client.release();
       return res.rows as T[];
     } catch (err) {
-      client.release();
-      throw this.mapError(err);
+      const e = this.mapError(err);
+      client.release(e.kind === 'connection');
+      throw e;
     }
   }
 

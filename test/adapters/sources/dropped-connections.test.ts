@@ -34,7 +34,7 @@ afterEach(async () => {
     await o.connector?.close().catch(() => undefined);
     await o.server?.close();
   }
-  expect(uncaught).toEqual([]);
+  expect(uncaught.splice(0)).toEqual([]);
 });
 
 function connect(kind: SourceKind, settings: SourceSettings, server?: FakeServer): Connector {
@@ -184,4 +184,28 @@ describe('an SSH tunnel whose SSH server cannot be used', () => {
     expect(e.kind).toBe('connection');
     expect(e.message).toMatch(/^SSH-туннель: (Сервер 127\.0\.0\.1:\d+ (не является сервером SSH|не ответил за \d+(\.\d+)? с)|Подключение к источнику прервано)$/);
   }, 15_000);
+});
+
+describe('an idle pooled connection that the server closes', () => {
+  it('postgresql: the pool drops it and the next query gets a new one', async () => {
+    const appName = `idle_drop_${process.pid}_${Date.now()}`;
+    const c = connect('postgresql', pgSettings({ initial_sql: `SET application_name = '${appName}'` }));
+    const admin = connect('postgresql', pgSettings());
+    const [[before]] = (await c.query('SELECT pg_backend_pid()', [])).rows;
+    const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [appName]);
+    expect(killed.rows).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 200));
+    const [[after]] = (await c.query('SELECT pg_backend_pid()', [])).rows;
+    expect(after).not.toBe(before);
+  });
+
+  it('mysql: the pool drops it and the next query gets a new one', async () => {
+    const c = connect('mysql', mysqlSettings());
+    const admin = connect('mysql', mysqlSettings());
+    const [[before]] = (await c.query('SELECT CONNECTION_ID()', [])).rows;
+    await admin.query(`KILL ${Number(before)}`, []);
+    await new Promise((r) => setTimeout(r, 200));
+    const [[after]] = (await c.query('SELECT CONNECTION_ID()', [])).rows;
+    expect(after).not.toBe(before);
+  });
 });

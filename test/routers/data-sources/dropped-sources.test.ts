@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 afterEach(async () => {
   await sleep(100);
-  expect(uncaught).toEqual([]);
+  expect(uncaught.splice(0)).toEqual([]);
   // the platform still answers
   expect((await api.get('/api/settings', cast.tokens.plain)).status).toBe(200);
 });
