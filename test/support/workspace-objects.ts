@@ -1,0 +1,110 @@
+import { createCitiesTable, dropTable, upload } from '../routers/data-sources/helpers';
+import { pgSettings, randomName } from '../adapters/sources/servers';
+import { uniq } from './factories';
+import type { Rest, RestResponse } from './rest';
+
+/** One object of each kind in a workspace, made through REST, for tests that walk every operation. */
+export interface WorkspaceObjects {
+  workspaceId: number;
+  sourceId: number;
+  fileSourceId: number;
+  datasetId: number;
+  fieldId: number;
+  widgetId: number;
+  queryId: string;
+  memberId: number;
+  /** A table of three rows in the test PostgreSQL that the source and dataset read. */
+  table: string;
+  /** Drops the table (the objects themselves go with the test's database). */
+  dispose(): Promise<void>;
+}
+
+function data<T = any>(what: string, res: RestResponse): T {
+  if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data as T;
+}
+
+/**
+ * Creates a PostgreSQL source, a CSV file source, a dataset over a real table (one object, two fields), a table
+ * widget on it and a finished SQL console query, all in `workspaceId`, as `token` (who must be able to edit there).
+ * `memberId` is the membership of `memberUserId` in the workspace.
+ */
+export async function createWorkspaceObjects(api: Rest, token: string, workspaceId: number, memberUserId: number): Promise<WorkspaceObjects> {
+  const table = randomName('objects');
+  await createCitiesTable('postgresql', table);
+  const source = data<{ id: number }>(
+    'source',
+    await api.post('/api/data-source', { name: uniq('src'), type: 'postgresql', settings: pgSettings(), workspace_id: workspaceId }, token),
+  );
+  const file = data<{ id: number }>(
+    'file source',
+    await upload(api, 'POST', '/api/files', token, { name: 'cities.csv', content: 'id,city\n1,Москва\n2,Казань\n' }, { workspace_id: String(workspaceId) }),
+  );
+  const dataset = data<{ id: number }>(
+    'dataset',
+    await api.post('/api/dataset', { name: uniq('ds'), workspace_id: workspaceId, data_source_ids: [source.id] }, token),
+  );
+  const schema = data<{ fields: { id: number; name: string }[] }>(
+    'dataset schema',
+    await api.put(
+      `/api/dataset/${dataset.id}/schema`,
+      {
+        objects: [{ id: -1, data_source_id: source.id, name: 'cities', schema: 'public', table }],
+        fields: [
+          { id: -10, object_id: -1, column: 'id', primitive_type: 'integer' },
+          { id: -11, object_id: -1, column: 'city', primitive_type: 'string' },
+        ],
+        relations: [],
+        hierarchies: [],
+        filters: [],
+        parameters: [],
+      },
+      token,
+    ),
+  );
+  const widget = data<{ id: number }>(
+    'widget',
+    await api.post(
+      '/api/widget',
+      { name: uniq('w'), type: 'table', dataset_id: dataset.id, rows: [{ id: 'city', field: 'city', table: 'cities' }] },
+      token,
+    ),
+  );
+  const query = data<{ query_id: string }>('query', await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token));
+  const members = data<{ content: { member_id: number; user_id: number | null }[] }>(
+    'members',
+    await api.get(`/api/workspaces/${workspaceId}/members`, token, { size: '1000' }),
+  );
+  const member = members.content.find((m) => m.user_id === memberUserId);
+  if (!member) throw new Error(`user ${memberUserId} is not a member of workspace ${workspaceId}`);
+  return {
+    workspaceId,
+    sourceId: source.id,
+    fileSourceId: file.id,
+    datasetId: dataset.id,
+    fieldId: schema.fields[0].id,
+    widgetId: widget.id,
+    queryId: query.query_id,
+    memberId: member.member_id,
+    table,
+    dispose: () => dropTable('postgresql', table),
+  };
+}
+
+/**
+ * Values for the path parameters of an operation on the workspace's objects, by the path's first segment after
+ * /api (`/api/data-source/{id}` is the source, `/api/dataset/{id}` the dataset, ...); undefined for a path that does
+ * not address an object of the workspace (users, groups, tokens, source types, ...).
+ */
+export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string, string> | undefined {
+  const segment = path.split('/')[2];
+  const byId: Record<string, number> = {
+    'data-source': o.sourceId,
+    dataset: o.datasetId,
+    widget: o.widgetId,
+    workspaces: o.workspaceId,
+    files: o.fileSourceId,
+  };
+  if (!path.includes('{id}') || byId[segment] === undefined) return undefined;
+  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId) };
+}
