@@ -2,6 +2,7 @@ import type {
   ColumnInfo, Connector, ConnectorOptions, Dialect, QueryOptions, QueryResult, RowStream, SourceKind,
   SourceSettings, TableInfo,
 } from './types';
+import { checkSourceHosts } from './host-guard';
 import { ConnectorError, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './types';
 
 /**
@@ -14,6 +15,7 @@ export abstract class ConnectorBase implements Connector {
   protected readonly connectTimeoutMs: number;
   protected readonly poolSize: number;
   protected readonly idleTimeoutMs: number;
+  private readonly checkHost: ConnectorOptions['checkHost'];
   protected closed = false;
 
   constructor(
@@ -23,6 +25,12 @@ export abstract class ConnectorBase implements Connector {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     this.poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    this.checkHost = options.checkHost;
+  }
+
+  /** Asks the platform's network policy about the SSH server and the database host; call before connecting. */
+  protected async guardHosts(): Promise<void> {
+    if (this.checkHost) await checkSourceHosts(this.settings, this.checkHost);
   }
 
   abstract check(): Promise<void>;

@@ -47,12 +47,12 @@ export function settingsHash(kind: SourceKind, settings: SourceSettings, options
   return createHash('sha256').update(stableJson({ kind, settings, options: options ?? {} })).digest('hex');
 }
 
-/** JSON with sorted keys, so that equal settings hash equally whatever their key order. */
+/** JSON with sorted keys, so that equal settings hash equally whatever their key order; hooks do not count. */
 function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
     const obj = v as Record<string, unknown>;
-    return `{${Object.keys(obj).filter((k) => obj[k] !== undefined).sort().map((k) => `${JSON.stringify(k)}:${stableJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj).filter((k) => obj[k] !== undefined && typeof obj[k] !== 'function').sort().map((k) => `${JSON.stringify(k)}:${stableJson(obj[k])}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }

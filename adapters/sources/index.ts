@@ -2,6 +2,7 @@
 export * from './types';
 export { SOURCE_KINDS, isSourceKind, sourceKindInfo, type SourceKindInfo } from './kinds';
 export { createConnector } from './create-connector';
+export { checkSourceHosts, type CheckHost } from './host-guard';
 export { getConnector, releaseConnector, closeAllConnectors, settingsHash } from './connector-cache';
 export { importFile, type ImportFileInput, type ImportFileResult, type ImportedTable, type ImportFormat } from './file-import';
 export { openSshTunnel, type SshTunnel, type SshTunnelTarget } from './ssh-tunnel';

@@ -136,6 +136,11 @@ export interface ConnectorOptions {
   poolSize?: number;
   /** Idle pooled connections are closed after this. Default 60000 ms. */
   idleTimeoutMs?: number;
+  /**
+   * The platform's network policy, asked before the connector opens a socket (SSH tunnel or server); see
+   * host-guard.ts. A refusal fails the call with the hook's error. None: every host is allowed.
+   */
+  checkHost?: (host: string, opts: { resolve: boolean }) => Promise<void>;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;

@@ -3,6 +3,7 @@ import { dictionary } from '../../server/settings/dictionary';
 import { getInstallationSettings, updateInstallationSettings } from '../../server/settings/installation';
 import { authedProcedure, router, sysadminProcedure } from '../../server/trpc';
 import { dictionaryOutput, settingsOutput, settingsUpdateInput } from './schemas';
+import { sourceNetworkProcedures } from './source-network';
 
 const tags = ['Service'];
 
@@ -27,4 +28,6 @@ export const serviceRouter = router({
     .input(z.void())
     .output(dictionaryOutput)
     .query(() => dictionary()),
+
+  ...sourceNetworkProcedures,
 });

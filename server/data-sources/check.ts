@@ -1,4 +1,4 @@
-import { ConnectorError, createConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import { ConnectorError, createConnector, type CheckHost, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../deps';
 import { AppError, badRequest, invalid } from '../errors';
@@ -6,6 +6,7 @@ import { assertKindEnabled } from '../source-types/source-types';
 import { readableSource } from './access';
 import { logSourceAccess } from './access-log';
 import { connectionSettings, openSecrets } from './connection';
+import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, withheldSecrets, type SettingsInput } from './settings';
 
@@ -25,10 +26,10 @@ export interface CheckResult {
  * restarted server is really seen) and runs the kind's trivial query. A failure of the source is a result
  * (`ok: false` with the driver's words), not an error of the call: the call itself succeeded.
  */
-export async function checkConnection(kind: SourceKind, settings: SourceSettings): Promise<CheckResult> {
+export async function checkConnection(kind: SourceKind, settings: SourceSettings, checkHost?: CheckHost): Promise<CheckResult> {
   let connector;
   try {
-    connector = createConnector(kind, settings, { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1 });
+    connector = createConnector(kind, settings, { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1, checkHost });
   } catch (err) {
     if (err instanceof ConnectorError) return { ok: false, message: err.message };
     throw err;
@@ -57,7 +58,8 @@ export async function checkConnection(kind: SourceKind, settings: SourceSettings
 export async function checkSettings(deps: AppDeps, input: { type: string; settings: SettingsInput }): Promise<CheckResult> {
   const kind = await assertKindEnabled(deps, input.type);
   const plain = normalizeSettings(kind, input.settings);
-  return checkConnection(kind, mergeSecrets(plain, secretChanges(input.settings).set));
+  await assertSourceAddressAllowed(deps, plain);
+  return checkConnection(kind, mergeSecrets(plain, secretChanges(input.settings).set), sourceHostCheck(deps));
 }
 
 /**
@@ -71,12 +73,17 @@ export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, 
   await logSourceAccess(deps.db, id, actor, 'read', hasOverrides ? 'проверка подключения с изменёнными настройками' : 'проверка подключения');
   const kind = row.type as SourceKind;
   if (hasOverrides && kind === 'file') throw invalid({ settings: 'file sources have no connection settings to override' });
-  if (!hasOverrides) return checkConnection(kind, connectionSettings(deps, row));
+  if (!hasOverrides) {
+    const settings = connectionSettings(deps, row);
+    await assertSourceAddressAllowed(deps, settings);
+    return checkConnection(kind, settings, sourceHostCheck(deps));
+  }
   const saved = row.settings as SourceSettings;
   const plain = normalizeSettings(kind, overrideSettings(saved, overrides));
+  await assertSourceAddressAllowed(deps, plain);
   const stored = openSecrets(deps, row);
   const withheld = withheldSecrets(stored, overrides, plain, saved);
   if (withheld.includes('password')) throw badRequest('Адрес подключения изменён: укажите пароль заново');
   if (withheld.length) throw badRequest('Адрес SSH-сервера изменён: укажите пароль или ключ SSH заново');
-  return checkConnection(kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)));
+  return checkConnection(kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)), sourceHostCheck(deps));
 }

@@ -5,6 +5,7 @@ import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import type { AppDeps } from '../deps';
 import { badRequest, notFound } from '../errors';
+import { sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 
 export type DataSourceRow = typeof dataSources.$inferSelect;
@@ -33,7 +34,7 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
 
 /** The pooled connector of a saved source (one pool per source and settings version in this process). */
 export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
-  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row));
+  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row), { checkHost: sourceHostCheck(deps) });
 }
 
 export async function loadDataSourceRow(db: DbOrTx, id: number): Promise<DataSourceRow> {

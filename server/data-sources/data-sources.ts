@@ -5,7 +5,7 @@ import type { DbOrTx } from '../../db/client';
 import { dataSourceMetadata, dataSources } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { badRequest } from '../errors';
 import { stdListWhere, type StdListFilter } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
@@ -19,6 +19,7 @@ import { openSecrets, type DataSourceRow } from './connection';
 import { sourceDependants } from './dependants';
 import { copyFileSourceFiles, removeFileSourceFiles } from './file-storage';
 import { abortLocalQueriesOf } from './query-runner';
+import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
 import { authorOf, authorsById, dataSourceView, type DataSourceView } from './views';
@@ -93,8 +94,8 @@ export async function getDataSource(deps: AppDeps, actor: Actor, id: number): Pr
   return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), isOwner);
 }
 
-async function assertConnects(kind: SourceKind, settings: Parameters<typeof checkConnection>[1]): Promise<void> {
-  const result = await checkConnection(kind, settings);
+async function assertConnects(deps: AppDeps, kind: SourceKind, settings: SourceSettings): Promise<void> {
+  const result = await checkConnection(kind, settings, sourceHostCheck(deps));
   if (!result.ok) throw badRequest(`Источник не сохранён: ${result.message}`);
 }
 
@@ -104,8 +105,9 @@ export async function createDataSource(deps: AppDeps, actor: Actor, input: Creat
   const kind = await assertKindEnabled(deps, input.type);
   const plain = normalizeSettings(kind, input.settings);
   const secrets = secretChanges(input.settings).set;
+  await assertSourceAddressAllowed(deps, plain);
   // The check runs before anything is written: a failing connection leaves no source behind.
-  if (input.check_connection) await assertConnects(kind, mergeSecrets(plain, secrets));
+  if (input.check_connection) await assertConnects(deps, kind, mergeSecrets(plain, secrets));
 
   const row = await deps.db.transaction(async (tx) => {
     const [created] = await tx
@@ -125,9 +127,10 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
     throw badRequest('Настройки файлового источника меняются загрузкой нового файла: PUT /api/files/{id}');
   }
   const kind = first.row.type as SourceKind;
+  if (input.settings) await assertSourceAddressAllowed(deps, normalizeSettings(kind, input.settings));
   if (input.settings && input.check_connection) {
     const plain = normalizeSettings(kind, input.settings);
-    await assertConnects(kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain, first.row.settings as SourceSettings)));
+    await assertConnects(deps, kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain, first.row.settings as SourceSettings)));
   }
 
   const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
@@ -150,6 +153,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
     await logSourceAccess(tx, id, actor, 'edit', input.settings ? 'изменение подключения' : 'изменение источника');
     return { row: updated, settingsChanged: !!input.settings };
   });
+  readCachesChanged(deps); // widget reads cache this source's row: the next read takes the new one
   if (settingsChanged) await releaseConnector(id).catch(() => undefined);
   return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), true);
 }
@@ -177,6 +181,7 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
     throw e;
   }
   abortLocalQueriesOf(id);
+  readCachesChanged(deps);
   await releaseConnector(id).catch(() => undefined);
   if (deleted.type === 'file') await removeFileSourceFiles(deps, deleted.uuid);
   return { id, deleted: true as const };
@@ -197,6 +202,8 @@ export async function copyDataSource(
   const workspaceId = input.workspace_id ?? row.workspaceId;
   await assertWorkspaceEditable(deps.db, actor, workspaceId);
   await assertKindEnabled(deps, row.type);
+  // A copy is a new source: it must be allowed where it connects today, whatever was allowed when it was saved.
+  if (row.type !== 'file') await assertSourceAddressAllowed(deps, row.settings as SourceSettings);
   const uuid = randomUUID();
   let settings = row.settings as Record<string, unknown>;
   // A file source takes its file along: the copy has its own, so either can be replaced or deleted alone.

@@ -203,6 +203,7 @@ export class ClickHouseConnector extends ConnectorBase {
 
   private async createClient(): Promise<{ client: ClickHouseClient; agent: http.Agent }> {
     const s = this.settings;
+    await this.guardHosts();
     const at = await this.endpoint.resolve();
     const secure = !!s.ssl?.enabled;
     const agent = connectTimeoutAgent(secure, this.connectTimeoutMs, {

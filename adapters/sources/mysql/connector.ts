@@ -212,6 +212,7 @@ export class MysqlConnector extends ConnectorBase {
 
   private async connectionOptions(): Promise<mysql.PoolOptions> {
     const s = this.settings;
+    await this.guardHosts();
     const at = await this.endpoint.resolve();
     const ssl = s.ssl?.enabled
       ? { rejectUnauthorized: s.ssl.reject_unauthorized ?? true, ca: s.ssl.ca || undefined, cert: s.ssl.cert || undefined, key: s.ssl.key || undefined }

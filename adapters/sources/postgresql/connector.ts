@@ -252,6 +252,7 @@ export class PostgresConnector extends ConnectorBase {
 
   private async clientConfig(): Promise<pg.PoolConfig> {
     const s = this.settings;
+    await this.guardHosts();
     const at = await this.endpoint.resolve();
     return {
       host: at.host,

@@ -1,0 +1,119 @@
+// GET/PUT /api/settings/source-network and its enforcement on every way a source reaches a server. Only loopback
+// addresses are ever connected to: the refused ones are refused before a socket opens.
+import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { closedPort } from '../../adapters/sources/servers';
+import { createTestApp, type TestApp } from '../../support/app';
+import { createRoleCast, type RoleCast } from '../../support/factories';
+import { rest, type Rest, type RestResponse } from '../../support/rest';
+import { SERVERS, createCitiesTable, createSource, dropTable, ok, randomName } from './helpers';
+
+let t: TestApp;
+let api: Rest;
+let cast: RoleCast;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+  cast = await createRoleCast(t.deps, api);
+});
+afterAll(() => t.close());
+
+interface Policy { allow: string[]; deny: string[] }
+interface CheckBody { ok: boolean; message: string }
+
+const URL_ = '/api/settings/source-network';
+const DEFAULT: Policy = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10'] };
+const setPolicy = async (p: Policy) => ok<Policy>(await api.put(URL_, p, cast.tokens.sysadmin));
+afterEach(async () => {
+  await setPolicy(DEFAULT);
+});
+
+const refused = (what: string) => `Подключение к адресу ${what} запрещено настройками платформы`;
+function expectRefused(res: RestResponse, what: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(400);
+  expect(res.body.error.message).toBe(refused(what));
+}
+const check = (settings: object) => api.post('/api/data-source/check', { type: 'postgresql', settings }, cast.tokens.editor);
+
+describe('GET/PUT /api/settings/source-network', () => {
+  it('is for the system administrator; link-local networks are denied by default, loopback is not', async () => {
+    expect(ok<Policy>(await api.get(URL_, cast.tokens.sysadmin))).toEqual(DEFAULT);
+    expect((await api.get(URL_)).status).toBe(401);
+    expect((await api.get(URL_, cast.tokens.wsAdmin)).status).toBe(403);
+    expect((await api.put(URL_, DEFAULT, cast.tokens.wsAdmin)).status).toBe(403);
+
+    expectRefused(await check({ ...SERVERS.postgresql(), host: '169.254.169.254' }), '169.254.169.254');
+    expectRefused(await check({ ...SERVERS.postgresql(), host: '[fe80::1]' }), 'fe80::1');
+    expectRefused(await check({ ...SERVERS.postgresql(), host: '::ffff:169.254.1.1' }), '::ffff:169.254.1.1');
+    expect(ok<CheckBody>(await check(SERVERS.postgresql()))).toEqual({ ok: true, message: 'Подключение успешно' });
+  });
+
+  it('validates every entry with its path', async () => {
+    const res = await api.put(URL_, { allow: ['10.0.0.0/8', 'db.example', 'bad host!'], deny: ['1.2.3.4/33', '*.corp.example', 'fd00::/8', '*'] }, cast.tokens.sysadmin);
+    expect(res.status).toBe(422);
+    expect(Object.keys(res.body.error.errors).sort()).toEqual(['allow[2]', 'deny[0]', 'deny[3]']);
+    expect((await api.put(URL_, { allow: [] }, cast.tokens.sysadmin)).status).toBe(422);
+    const saved = await setPolicy({ allow: [' 127.0.0.1 ', '*.corp.example'], deny: ['10.1.0.0/16', '2001:db8::1'] });
+    expect(saved).toEqual({ allow: ['127.0.0.1', '*.corp.example'], deny: ['10.1.0.0/16', '2001:db8::1'] });
+    expect(ok<Policy>(await api.get(URL_, cast.tokens.sysadmin))).toEqual(saved);
+  });
+});
+
+describe('enforcement', () => {
+  it('refuses a denied address on check, create, update, copy and on every connection of a saved source', async () => {
+    const table = randomName('policy');
+    await createCitiesTable('postgresql', table);
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId });
+    const base = `/api/data-source/${src.id}`;
+    const preview = () => api.post(`${base}/preview`, { schema: 'public', table }, cast.tokens.viewer);
+    expect(ok<{ rows: unknown[] }>(await preview()).rows).toHaveLength(3); // its pool is open now
+
+    await setPolicy({ allow: [], deny: ['127.0.0.0/8', '::1'] });
+    expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
+    // a name is judged by what it resolves to
+    const byName = await check({ ...SERVERS.postgresql(), host: 'localhost' });
+    expect(byName.status).toBe(400);
+    expect(byName.body.error.message).toMatch(/^Подключение к адресу localhost \((127\.0\.0\.1|::1)\) запрещено настройками платформы$/);
+    expectRefused(await api.post(`${base}/check`, undefined, cast.tokens.editor), '127.0.0.1');
+    expectRefused(await api.post('/api/data-source', { name: 'x', type: 'postgresql', settings: SERVERS.postgresql() }, cast.tokens.editor), '127.0.0.1');
+    expectRefused(await api.put(base, { settings: { ...SERVERS.postgresql(), db: 'postgres' } }, cast.tokens.editor), '127.0.0.1');
+    expectRefused(await api.post(`${base}/copy`, {}, cast.tokens.editor), '127.0.0.1');
+    // the saved source stops working: reads connect through the policy too
+    expectRefused(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.editor), '127.0.0.1');
+    expectRefused(await preview(), '127.0.0.1');
+
+    await setPolicy(DEFAULT);
+    expect(ok<{ rows: unknown[] }>(await preview()).rows).toHaveLength(3);
+    await dropTable('postgresql', table);
+  });
+
+  it('judges names by pattern before resolving them, and an allow list admits only what it names', async () => {
+    await setPolicy({ allow: [], deny: ['*.corp.example'] });
+    expectRefused(await check({ ...SERVERS.postgresql(), host: 'db.corp.example' }), 'db.corp.example');
+    expectRefused(await check({ ...SERVERS.postgresql(), host: 'A.B.Corp.Example.' }), 'A.B.Corp.Example.');
+
+    await setPolicy({ allow: ['10.0.0.0/8'], deny: [] });
+    expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
+    await setPolicy({ allow: ['127.0.0.1/32'], deny: [] });
+    expect(ok<CheckBody>(await check(SERVERS.postgresql())).ok).toBe(true);
+    // deny wins over allow
+    await setPolicy({ allow: ['127.0.0.0/8'], deny: ['127.0.0.1'] });
+    expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
+  });
+
+  it('judges the SSH server by address and the database host behind it by name', async () => {
+    const sshPort = await closedPort();
+    const viaSsh = (sshHost: string, dbHost: string) =>
+      check({ ...SERVERS.postgresql(), host: dbHost, use_ssh: true, ssh_tunnel: { host: sshHost, port: sshPort, username: 'tunnel', password: 'x' } });
+    await setPolicy({ allow: [], deny: ['127.0.0.2', '*.corp.example'] });
+    expectRefused(await viaSsh('127.0.0.2', 'db.internal'), '127.0.0.2');
+    expectRefused(await viaSsh('127.0.0.1', 'db.corp.example'), 'db.corp.example');
+    // allowed through: the tunnel is tried (nobody listens on that port), the database name is never resolved here
+    const tried = ok<CheckBody>(await viaSsh('127.0.0.1', 'db.internal'));
+    expect(tried.ok).toBe(false);
+    expect(tried.message).toMatch(/SSH/);
+    // a strict allow list: a name behind SSH can only be allowed by name
+    await setPolicy({ allow: ['127.0.0.1'], deny: [] });
+    expectRefused(await viaSsh('127.0.0.1', 'db.internal'), 'db.internal');
+  });
+});
