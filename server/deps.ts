@@ -3,6 +3,9 @@ import type { AppConfig } from './config';
 import type { SystemGroupIds } from './users/system-groups';
 import { TtlCache } from './ttl-cache';
 import type { SecretBox } from './secrets/secret-box';
+import type { DatasetModel } from './datasets/model';
+import type { CompiledQuery } from './query/types';
+import type { WidgetForData } from './widgets/widget-load';
 
 export interface UserStatus {
   username: string;
@@ -28,13 +31,40 @@ export interface AppDeps {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
     settings: TtlCache<string, unknown>;
+    /** Dataset models by dataset id; an entry serves only while the dataset's version is unchanged. */
+    models: Map<number, DatasetModel>;
+    /** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
+    plans: TtlCache<string, CompiledQuery>;
+    /** Whether a dataset's author may use a source of another workspace, keyed with the read epoch. */
+    sourceRights: TtlCache<string, boolean>;
+    /** What a widget data request needs (widget, caller's role, dataset version, sources), keyed with the read epoch. */
+    widgetReads: TtlCache<string, WidgetForData>;
+    /**
+     * Bumped (after commit) by every write that can change who reads what or what a read needs: memberships,
+     * roles, group members, workspaces, sources, dataset and widget saves. Keys of the two caches above carry it, so
+     * this process never serves a decision older than its last such write; other nodes by the caches' TTL.
+     */
+    readEpoch: { value: number };
   };
 }
+
+/** Forget every cached read decision of this process: call after committing a write that changes access or data. */
+export function readCachesChanged(deps: Pick<AppDeps, 'caches'>): void {
+  deps.caches.readEpoch.value++;
+}
+
+/** How long another node may still serve a read decision this node's write made stale. */
+export const READ_DECISION_TTL_MS = 2_000;
 
 export function createCaches(): AppDeps['caches'] {
   return {
     userStatus: new TtlCache(5_000),
     apiTokens: new TtlCache(5_000),
     settings: new TtlCache(2_000),
+    models: new Map(),
+    plans: new TtlCache(10 * 60_000, 5_000),
+    sourceRights: new TtlCache(READ_DECISION_TTL_MS),
+    widgetReads: new TtlCache(READ_DECISION_TTL_MS),
+    readEpoch: { value: 0 },
   };
 }

@@ -1,8 +1,9 @@
-import { and, inArray } from 'drizzle-orm';
+import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema';
+import { dataSources, groupMembers, users, workspaceMembers } from '../../db/schema';
 import { inVisibleWorkspaces, workspaceRoleOf } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../deps';
 import { AppError } from '../errors';
 import { roleAllowsEdit, roleIsAdmin, type WorkspaceRole } from '../workspaces/roles';
 import { loadDatasetRow, type DatasetRow } from './load-model';
@@ -41,4 +42,88 @@ export async function readableSourceIds(db: DbOrTx, actor: Actor, ids: readonly 
     .from(dataSources)
     .where(and(inArray(dataSources.id, [...ids]), inVisibleWorkspaces(actor, dataSources.workspaceId)));
   return new Set(rows.map((r) => r.id));
+}
+
+/*
+ * Which sources a dataset may read. A dataset uses a source of its own workspace, or a source of another workspace
+ * that the dataset's author can read right now (a member there, directly or by a group, or a platform
+ * administrator, with an active account). The right belongs to the author, not to whoever opens a widget: readers of
+ * the dataset's workspace see data the author brought in. Checked when the schema is saved and on every data read;
+ * a refusal is 403 «Нет доступа к источнику данных «…» (id …)». See docs/roles.md.
+ */
+
+export interface DatasetOwnerRef {
+  id: number;
+  version: number;
+  workspaceId: number;
+  authorId: number | null;
+}
+
+export interface SourceRef {
+  id: number;
+  name: string;
+  workspaceId: number;
+}
+
+export const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
+  new AppError('forbidden', `Нет доступа к источнику данных «${s.name}» (id ${s.id})`);
+
+/** Of the given workspaces, those the user can read now (one metadata query). */
+async function workspacesUserReads(deps: AppDeps, db: DbOrTx, userId: number, workspaceIds: number[]): Promise<Set<number>> {
+  const userGroups = db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
+  const rows = await db
+    .select({ id: workspaceMembers.workspaceId, admin: sql<boolean>`exists (select 1 from ${groupMembers} where ${groupMembers.userId} = ${userId} and ${groupMembers.groupId} = ${deps.systemGroups.platformAdmins})` })
+    .from(users)
+    .leftJoin(
+      workspaceMembers,
+      and(inArray(workspaceMembers.workspaceId, workspaceIds), or(eq(workspaceMembers.userId, users.id), inArray(workspaceMembers.groupId, userGroups))),
+    )
+    .where(and(eq(users.id, userId), eq(users.active, true)));
+  if (rows.some((r) => r.admin)) return new Set(workspaceIds);
+  return new Set(rows.flatMap((r) => (r.id === null ? [] : [r.id])));
+}
+
+/**
+ * 403 for the first source the dataset may not read. `cached`: decisions are kept per (dataset version, author,
+ * source) under the process's read epoch (see AppDeps.caches), so a repeated read costs no metadata query and a
+ * membership, role or source change in this process takes effect on the next request.
+ */
+export async function assertSourcesUsable(
+  deps: AppDeps,
+  db: DbOrTx,
+  dataset: DatasetOwnerRef,
+  sources: SourceRef[],
+  opts: { cached: boolean },
+): Promise<void> {
+  const foreign = sources.filter((s) => s.workspaceId !== dataset.workspaceId);
+  if (foreign.length === 0) return;
+  const cache = deps.caches.sourceRights;
+  const epoch = deps.caches.readEpoch.value;
+  const key = (s: SourceRef) => `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
+  const allowed = new Map<number, boolean>();
+  for (const s of foreign) {
+    const hit = opts.cached ? cache.get(key(s)) : undefined;
+    if (hit !== undefined) allowed.set(s.id, hit);
+  }
+  const unknown = foreign.filter((s) => !allowed.has(s.id));
+  if (unknown.length) {
+    const readable = dataset.authorId === null ? new Set<number>() : await workspacesUserReads(deps, db, dataset.authorId, [...new Set(unknown.map((s) => s.workspaceId))]);
+    for (const s of unknown) {
+      allowed.set(s.id, readable.has(s.workspaceId));
+      cache.set(key(s), readable.has(s.workspaceId));
+    }
+  }
+  const denied = foreign.find((s) => !allowed.get(s.id));
+  if (denied) throw sourceForbidden(denied);
+}
+
+/** At a schema save: every source the objects refer to must be usable by the dataset (fresh, never cached). */
+export async function assertSchemaSourcesUsable(deps: AppDeps, db: DbOrTx, dataset: DatasetOwnerRef, sourceIds: readonly number[]): Promise<void> {
+  const ids = [...new Set(sourceIds)];
+  if (ids.length === 0) return;
+  const rows = await db
+    .select({ id: dataSources.id, name: dataSources.name, workspaceId: dataSources.workspaceId })
+    .from(dataSources)
+    .where(inArray(dataSources.id, ids));
+  await assertSourcesUsable(deps, db, dataset, rows, { cached: false });
 }

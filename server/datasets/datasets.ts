@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { dataSources, datasetObjects, datasetSources, datasets } from '../../db/schema';
 import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { badRequest, invalid, type FieldErrors } from '../errors';
 import { stdListWhere, type StdListFilter } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
@@ -132,7 +132,7 @@ export async function updateDataset(deps: AppDeps, actor: Actor, id: number, inp
       ...(input.live !== undefined && { live: input.live }),
     });
     return datasetDetails(row, await modelOfRow(tx, row));
-  });
+  }).finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
 /** New sources must be readable; a source that objects of the dataset still use cannot be taken away. */

@@ -11,9 +11,9 @@ import {
   datasets,
 } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { invalid } from '../errors';
-import { ownedDataset } from './access';
+import { assertSchemaSourcesUsable, ownedDataset } from './access';
 import { dataSourceIdsOf, modelOfRow, type DatasetRow } from './load-model';
 import type { DatasetModel } from './model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
@@ -208,20 +208,22 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
 /** PUT /api/dataset/{id}/schema: the whole schema at once; answers the saved schema with real ids. */
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(async (tx) => {
-    await ownedDataset(tx, actor, id, { lock: true });
+    const { row: saved } = await ownedDataset(tx, actor, id, { lock: true });
+    await assertSchemaSourcesUsable(deps, tx, saved, input.objects.map((o) => o.data_source_id));
     // Column types are filled in before the checks, so calculated fields are typed from them too.
     const typed = await withColumnTypes(deps, tx, actor, id, input);
     await writeSchema(tx, id, await resolveFor(tx, actor, id, typed));
     const row = await touchDataset(tx, id);
     return datasetDetails(row, await modelOfRow(tx, row));
-  });
+  }).finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
 /** POST /api/dataset/{id}/schema/validate: the same checks and 422s as the save; nothing is written. */
 export async function validateSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(
     async (tx) => {
-      await ownedDataset(tx, actor, id);
+      const { row } = await ownedDataset(tx, actor, id);
+      await assertSchemaSourcesUsable(deps, tx, row, input.objects.map((o) => o.data_source_id));
       const s = await resolveFor(tx, actor, id, await withColumnTypes(deps, tx, actor, id, input));
       return {
         valid: true as const,

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groupMembers, users } from '../../db/schema';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { badRequest, invalid, notFound } from '../errors';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { isForeignKeyViolation } from '../db-errors';
@@ -70,7 +70,7 @@ export async function addGroupMembers(deps: AppDeps, groupId: number, userIds: n
         added_user_ids: unique.filter((id) => added.has(id)),
         already_member_user_ids: unique.filter((id) => !added.has(id)),
       };
-    });
+    }).finally(() => readCachesChanged(deps)); // a group's members read its workspaces: cached read decisions go
   } catch (e) {
     // An account deleted between our check and the insert: reported like any unknown id.
     if (isForeignKeyViolation(e)) throw invalid({ userIds: 'Пользователь не найден' });
@@ -91,5 +91,5 @@ export async function removeGroupMember(deps: AppDeps, groupId: number, userId: 
     }
     await tx.delete(groupMembers).where(membership);
     return { group_id: groupId, user_id: userId, removed: true as const };
-  });
+  }).finally(() => readCachesChanged(deps));
 }

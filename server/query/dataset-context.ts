@@ -1,4 +1,5 @@
 import type { DataSourceRow } from '../data-sources/connection';
+import { assertSourcesUsable, type DatasetOwnerRef } from '../datasets/access';
 import type { DatasetModel } from '../datasets/model';
 import { loadDatasetModel, type DatasetRow } from '../datasets/load-model';
 import type { AppDeps } from '../deps';
@@ -8,17 +9,15 @@ import type { CompiledQuery } from './types';
 import type { Dialect } from './expr';
 
 /*
- * What a data request needs of its dataset: the model (cached per dataset version, so a request reads one dataset
- * row instead of the whole schema) and its data sources (read per request: a changed connection applies at once).
+ * What a data request needs of its dataset: the model (cached per dataset version, so a request reads no schema) and
+ * its data sources (given by the caller, or read here), which the dataset must still be allowed to use.
  */
 
 const MAX_MODELS = 500;
-const models = new WeakMap<AppDeps, Map<number, DatasetModel>>();
 
 /** The model of a dataset row; reloaded whenever the row's version differs from the cached model's. */
 export async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
-  let cache = models.get(deps);
-  if (!cache) models.set(deps, (cache = new Map()));
+  const cache = deps.caches.models;
   const hit = cache.get(row.id);
   if (hit && hit.version === row.version) return hit;
   const model = await loadDatasetModel(deps.db, row.id);
@@ -33,14 +32,16 @@ export interface DatasetQueryContext {
   sources: DatasetSources;
 }
 
-/** `sourceRows`: the dataset's data sources when the caller read them already (else they are read here). */
-export async function datasetQueryContext(
-  deps: AppDeps,
-  row: Pick<DatasetRow, 'id' | 'version'>,
-  sourceRows?: DataSourceRow[],
-): Promise<DatasetQueryContext> {
+/**
+ * `sourceRows`: the dataset's data sources when the caller read them already (else they are read here). 403 when a
+ * source its objects read is one the dataset may no longer use (datasets/access.ts).
+ */
+export async function datasetQueryContext(deps: AppDeps, row: DatasetOwnerRef, sourceRows?: DataSourceRow[]): Promise<DatasetQueryContext> {
   const model = await datasetModelOf(deps, row);
-  return { model, sources: sourceRows ? DatasetSources.of(model, sourceRows) : await DatasetSources.load(deps.db, model) };
+  const sources = sourceRows ? DatasetSources.of(model, sourceRows) : await DatasetSources.load(deps.db, model);
+  const used = [...new Set(model.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
+  await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
+  return { model, sources };
 }
 
 /** Compiles with the dialects of the dataset's sources and runs the query where its objects live. */

@@ -1,7 +1,7 @@
 import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
 import type { DataSourceRow } from '../data-sources/connection';
-import type { DatasetRow } from '../datasets/load-model';
+import type { DatasetOwnerRef } from '../datasets/access';
 import type { AppDeps } from '../deps';
 import { compileWidgetQuery } from '../query/compile-widget';
 import { compileAndRun, datasetQueryContext, rowObject } from '../query/dataset-context';
@@ -31,7 +31,7 @@ export type WidgetData =
 
 /** #151: the saved widget, with the request's overrides; its filters are AND-ed with the saved ones. */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
-  const { row, dataset, sources } = await loadWidgetForData(deps.db, actor, id);
+  const { row, dataset, sources } = await loadWidgetForData(deps, actor, id);
   await checkViewAs(deps.db, actor, req.view_as_user_id);
   const saved = configOf(row);
   const shelves = { rows: req.rows ?? saved.rows, series: req.series ?? saved.series, columns: req.columns ?? saved.columns };
@@ -89,14 +89,17 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
   });
 }
 
-export async function runWidgetQuery(
-  deps: AppDeps,
-  dataset: Pick<DatasetRow, 'id' | 'version'>,
-  input: WidgetQueryInput,
-  sources?: DataSourceRow[],
-): Promise<WidgetData> {
+export async function runWidgetQuery(deps: AppDeps, dataset: DatasetOwnerRef, input: WidgetQueryInput, sources?: DataSourceRow[]): Promise<WidgetData> {
   const ctx = await datasetQueryContext(deps, dataset, sources);
-  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) => compileWidgetQuery(ctx.model, input, dialectOf));
+  // Compiling depends on the model (its version), the request and the sources' dialects (fixed per source id) only.
+  const planKey = `${ctx.model.id}:${ctx.model.version}:${JSON.stringify(input)}`;
+  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) => {
+    const cached = deps.caches.plans.get(planKey);
+    if (cached) return cached;
+    const compiled = compileWidgetQuery(ctx.model, input, dialectOf);
+    deps.caches.plans.set(planKey, compiled);
+    return compiled;
+  });
   if (input.type === KPI_KIND) {
     const first = result.rows[0] ?? query.columns.map(() => null);
     return { kind: 'kpi', row: rowObject(query, first) };

@@ -3,11 +3,13 @@ import type { Db } from '../../db/client';
 import { dataSources, datasetSources, datasets, widgets, workspaceMembers } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { DataSourceRow } from '../data-sources/connection';
+import type { DatasetOwnerRef } from '../datasets/access';
+import type { AppDeps } from '../deps';
 import { WORKSPACE_ROLES, roleOfRank, roleRank } from '../workspaces/roles';
 import { widgetNotFound, type WidgetAccess } from './widget-views';
 
 export interface WidgetForData extends WidgetAccess {
-  dataset: { id: number; version: number };
+  dataset: DatasetOwnerRef;
   sources: DataSourceRow[];
 }
 
@@ -45,7 +47,7 @@ function prepare(db: Db) {
     where ${id('src')}.${id('id')} in (select ${id('ds')}.${id('data_source_id')} from ${datasetSources} as ${id('ds')}
       where ${id('ds')}.${id('dataset_id')} = ${id('widgets')}.${id('dataset_id')}))`;
   return db
-    .select({ row: widgets, version: datasets.version, rank: sql<number | null>`${member}`, sources })
+    .select({ row: widgets, version: datasets.version, workspaceId: datasets.workspaceId, authorId: datasets.authorId, rank: sql<number | null>`${member}`, sources })
     .from(widgets)
     .innerJoin(datasets, eq(datasets.id, widgets.datasetId))
     .where(eq(widgets.id, sql.placeholder('id')))
@@ -55,11 +57,22 @@ function prepare(db: Db) {
 const statements = new WeakMap<Db, ReturnType<typeof prepare>>();
 
 /**
- * Everything a data request needs before it can compile, in ONE metadata query: the widget, the caller's role in
- * its workspace, the dataset's version (the model itself is cached per version) and the dataset's data sources.
+ * Everything a data request needs before it can compile: the widget, the caller's role in its workspace, the
+ * dataset's version (the model itself is cached per version) and the dataset's data sources. ONE metadata query, and
+ * none while the answer is cached: per caller under the read epoch, which every write that could change it bumps
+ * (AppDeps.caches.readEpoch), so removing the caller from the workspace stops their reads at once on this node.
  * 404 «Виджет не найден (id …)» when it does not exist or its workspace is not readable.
  */
-export async function loadWidgetForData(db: Db, actor: Actor, widgetId: number): Promise<WidgetForData> {
+export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
+  const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
+  const hit = deps.caches.widgetReads.get(key);
+  if (hit) return hit;
+  const found = await queryWidgetForData(deps.db, actor, widgetId);
+  deps.caches.widgetReads.set(key, found);
+  return found;
+}
+
+async function queryWidgetForData(db: Db, actor: Actor, widgetId: number): Promise<WidgetForData> {
   let statement = statements.get(db);
   if (!statement) statements.set(db, (statement = prepare(db)));
   const [found] = await statement.execute({ id: widgetId, userId: actor.userId, groupIds: actor.groupIds });
@@ -69,7 +82,7 @@ export async function loadWidgetForData(db: Db, actor: Actor, widgetId: number):
   return {
     row: found.row,
     role,
-    dataset: { id: found.row.datasetId, version: found.version },
+    dataset: { id: found.row.datasetId, version: found.version, workspaceId: found.workspaceId, authorId: found.authorId },
     sources: found.sources.map((r) => ({
       id: r.id,
       uuid: r.uuid,

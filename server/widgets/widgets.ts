@@ -4,7 +4,7 @@ import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
 import type { DatasetRow } from '../datasets/load-model';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { AppError } from '../errors';
 import { stdListWhere, type StdListFilter } from '../list-filters';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
@@ -108,7 +108,7 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
       .where(eq(widgets.id, id))
       .returning();
     return widgetView(row);
-  });
+  }).finally(() => readCachesChanged(deps)); // data reads cache the widget row
 }
 
 export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
@@ -116,7 +116,7 @@ export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Pro
     await ownedWidget(tx, actor, id);
     // Dashboards will drop their tiles of this widget here once they exist.
     await tx.delete(widgets).where(eq(widgets.id, id));
-  });
+  }).finally(() => readCachesChanged(deps));
   return { id, deleted: true };
 }
 

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { groups, users, workspaceMembers } from '../../db/schema';
 import { assertWorkspaceReadable, type WorkspaceAccess } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { AppError, badRequest, invalid, notFound } from '../errors';
 import { orderByOf, pageOf, type PageRequest } from '../paging';
 import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
@@ -119,7 +119,7 @@ export async function addMember(deps: AppDeps, actor: Actor, workspaceId: number
         .values({ workspaceId, userId: input.user_id ?? null, groupId: input.group_id ?? null, role: input.role })
         .returning({ id: workspaceMembers.id });
       return memberView(await findMemberOr404(tx, workspaceId, row.id));
-    });
+    }).finally(() => readCachesChanged(deps)); // who reads what may have changed: cached read decisions go
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicate();
     // The user or group was deleted between our check and the insert.
@@ -138,7 +138,7 @@ export async function updateMember(deps: AppDeps, actor: Actor, workspaceId: num
     }
     await tx.update(workspaceMembers).set({ role }).where(eq(workspaceMembers.id, memberId));
     return memberView({ ...member, role });
-  });
+  }).finally(() => readCachesChanged(deps));
 }
 
 export async function removeMember(deps: AppDeps, actor: Actor, workspaceId: number, memberId: number) {
@@ -149,5 +149,5 @@ export async function removeMember(deps: AppDeps, actor: Actor, workspaceId: num
     await assertNotLastAdmin(tx, workspaceId, member, 'Нельзя удалить последнего администратора: в пространстве должен остаться хотя бы один Администратор');
     await tx.delete(workspaceMembers).where(eq(workspaceMembers.id, memberId));
     return { member_id: memberId, removed: true as const };
-  });
+  }).finally(() => readCachesChanged(deps));
 }

@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { workspaceMembers, workspaces } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceAdmin, assertWorkspaceReadable } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { AppError, ERROR_TABLE, badRequest } from '../errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
 import { isForeignKeyViolation } from '../db-errors';
@@ -102,7 +102,7 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
       // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
       if (await workspaceDeletionBlocked(tx, id)) throw badRequest(ERROR_TABLE.bad_request.message);
       await tx.delete(workspaces).where(eq(workspaces.id, id));
-    });
+    }).finally(() => readCachesChanged(deps)); // its members lose their reads
   } catch (e) {
     if (isForeignKeyViolation(e)) throw badRequest('Пространство нельзя удалить, пока на его объекты ссылаются другие объекты');
     throw e;

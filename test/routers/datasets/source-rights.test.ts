@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { createTestApp, type TestApp } from '../../support/app';
+import { rest, type Rest } from '../../support/rest';
+import { createSharedWorkspace, createUser, login, uniq, type TestUser } from '../../support/factories';
+import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
+
+/*
+ * A dataset reads a source of its own workspace, or one of another workspace that its author can read right now.
+ * Losing that right stops every read at once (403 «Нет доступа к источнику данных …»), and so does a schema save
+ * that adds another table of the source; a reader removed from the dataset's workspace stops reading at once too.
+ */
+
+interface Body<T> {
+  data: T;
+  error?: { message: string };
+}
+interface MemberList {
+  content: { member_id: number; user_id: number | null }[];
+}
+
+let t: TestApp;
+let api: Rest;
+let db: pg.Client;
+let tables: { sales: string; regions: string };
+let adminA: TestUser;
+let adminB: TestUser;
+let author: TestUser;
+let reader: TestUser;
+const tokens: Record<string, string> = {};
+let wsA: number;
+let wsB: number;
+let sourceA: number;
+
+beforeAll(async () => {
+  t = await createTestApp();
+  api = rest(t.app);
+  db = await sourceDb();
+  tables = await createSourceTables(db, makeSales(30));
+  [adminA, adminB, author, reader] = await Promise.all([createUser(t.deps), createUser(t.deps), createUser(t.deps), createUser(t.deps)]);
+  // The author only views workspace A, and builds in workspace B.
+  wsA = await createSharedWorkspace(t.deps, [{ userId: adminA.id, role: 'Администратор' }, { userId: author.id, role: 'Наблюдатель' }]);
+  wsB = await createSharedWorkspace(t.deps, [
+    { userId: adminB.id, role: 'Администратор' },
+    { userId: author.id, role: 'Редактор' },
+    { userId: reader.id, role: 'Наблюдатель' },
+  ]);
+  sourceA = await createPgSource(t.deps, wsA, adminA.id);
+  for (const u of [adminA, adminB, author, reader]) tokens[u.username] = await login(api, u.username, u.password);
+});
+afterAll(async () => {
+  await dropSourceTables(db, tables);
+  await db.end();
+  await t.close();
+});
+
+async function removeMember(workspaceId: number, userId: number, adminToken: string) {
+  const list = await api.get(`/api/workspaces/${workspaceId}/members`, adminToken);
+  expect(list.status, JSON.stringify(list.body)).toBe(200);
+  const member = (list.body as Body<MemberList>).data.content.find((m) => m.user_id === userId)!;
+  const removed = await api.delete(`/api/workspaces/${workspaceId}/members/${member.member_id}`, adminToken);
+  expect(removed.status, JSON.stringify(removed.body)).toBe(200);
+}
+
+const forbiddenSource = (res: { status: number; body: Body<unknown> }) => {
+  expect(res.status, JSON.stringify(res.body)).toBe(403);
+  expect(res.body.error?.message).toMatch(/^Нет доступа к источнику данных «.+» \(id \d+\)$/);
+};
+
+describe('a dataset on a source of another workspace', () => {
+  it('reads while its author can read the source, and stops at once when the author is removed from it', async () => {
+    const ds = await createSalesDataset(api, tokens[author.username], { workspaceId: wsB, sourceId: sourceA, tables });
+    const created = await api.post(
+      '/api/widget',
+      { name: uniq('w'), type: 'table', dataset_id: ds.id, rows: [{ id: 'p', sql: '[sales.product]' }], columns: [{ id: 'n', sql: 'COUNT()' }] },
+      tokens[author.username],
+    );
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const widgetId = (created.body as Body<{ id: number }>).data.id;
+    const read = (token: string) => api.post(`/api/widget/${widgetId}/data`, {}, token);
+    const preview = (token: string) => api.post('/api/widget/preview', { dataset_id: ds.id, type: 'table', columns: [{ id: 'n', sql: 'COUNT()' }] }, token);
+    const datasetPreview = (token: string) => api.post(`/api/dataset/${ds.id}/preview`, {}, token);
+    const values = (token: string) => api.get(`/api/dataset/${ds.id}/field-values`, token, { fieldId: String(ds.fieldId('product')) });
+
+    for (const token of [tokens[author.username], tokens[reader.username]]) {
+      expect((await read(token)).status).toBe(200);
+      expect((await read(token)).status).toBe(200); // a second read is served from the caches
+      expect((await preview(token)).status).toBe(200);
+      expect((await datasetPreview(token)).status).toBe(200);
+      expect((await values(token)).status).toBe(200);
+    }
+
+    await removeMember(wsA, author.id, tokens[adminA.username]);
+
+    for (const token of [tokens[author.username], tokens[reader.username]]) {
+      forbiddenSource(await read(token));
+      forbiddenSource(await preview(token));
+      forbiddenSource(await datasetPreview(token));
+      forbiddenSource(await values(token));
+    }
+    // Nor may the author add another table of that source.
+    const schema = { ...ds.details, objects: [...ds.details.objects, { id: -1, data_source_id: sourceA, name: 'more', schema: 'public', table: tables.sales }] };
+    const { id: _id, ...body } = schema;
+    const saved = await api.put(
+      `/api/dataset/${ds.id}/schema`,
+      { objects: body.objects, fields: body.fields, relations: body.relations, hierarchies: body.hierarchies, filters: body.filters, parameters: body.parameters },
+      tokens[author.username],
+    );
+    forbiddenSource(saved);
+  });
+
+  it('a reader removed from the dataset workspace stops reading its widgets at once', async () => {
+    const sourceB = await createPgSource(t.deps, wsB, adminB.id);
+    const ds = await createSalesDataset(api, tokens[adminB.username], { workspaceId: wsB, sourceId: sourceB, tables });
+    const created = await api.post(
+      '/api/widget',
+      { name: uniq('w'), type: 'table', dataset_id: ds.id, rows: [{ id: 'p', sql: '[sales.product]' }] },
+      tokens[adminB.username],
+    );
+    const widgetId = (created.body as Body<{ id: number }>).data.id;
+    const read = () => api.post(`/api/widget/${widgetId}/data`, {}, tokens[reader.username]);
+    expect((await read()).status).toBe(200);
+    expect((await read()).status).toBe(200);
+    await removeMember(wsB, reader.id, tokens[adminB.username]);
+    expect((await read()).status).toBe(404);
+  });
+});
