@@ -19,6 +19,27 @@ export interface WorkspaceObjects {
   dispose(): Promise<void>;
 }
 
+/** The fixture dataset's schema: one object over `table`, its id and city columns. */
+export const datasetSchemaOver = (sourceId: number, table: string) => ({
+  objects: [{ id: -1, data_source_id: sourceId, name: 'cities', schema: 'public', table }],
+  fields: [
+    { id: -10, object_id: -1, column: 'id', primitive_type: 'integer' },
+    { id: -11, object_id: -1, column: 'city', primitive_type: 'string' },
+  ],
+  relations: [],
+  hierarchies: [],
+  filters: [],
+  parameters: [],
+});
+
+/** The fixture widget: a table of cities. */
+export const widgetOver = (datasetId: number) => ({
+  name: uniq('w'),
+  type: 'table',
+  dataset_id: datasetId,
+  rows: [{ id: 'city', field: 'city', table: 'cities' }],
+});
+
 function data<T = any>(what: string, res: RestResponse): T {
   if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data as T;
@@ -27,9 +48,9 @@ function data<T = any>(what: string, res: RestResponse): T {
 /**
  * Creates a PostgreSQL source, a CSV file source, a dataset over a real table (one object, two fields), a table
  * widget on it and a finished SQL console query, all in `workspaceId`, as `token` (who must be able to edit there).
- * `memberId` is the membership of `memberUserId` in the workspace.
+ * `memberId` is the membership of `memberUserId` in the workspace (0 when none is asked for).
  */
-export async function createWorkspaceObjects(api: Rest, token: string, workspaceId: number, memberUserId: number): Promise<WorkspaceObjects> {
+export async function createWorkspaceObjects(api: Rest, token: string, workspaceId: number, memberUserId?: number): Promise<WorkspaceObjects> {
   const table = randomName('objects');
   await createCitiesTable('postgresql', table);
   const source = data<{ id: number }>(
@@ -46,37 +67,23 @@ export async function createWorkspaceObjects(api: Rest, token: string, workspace
   );
   const schema = data<{ fields: { id: number; name: string }[] }>(
     'dataset schema',
-    await api.put(
-      `/api/dataset/${dataset.id}/schema`,
-      {
-        objects: [{ id: -1, data_source_id: source.id, name: 'cities', schema: 'public', table }],
-        fields: [
-          { id: -10, object_id: -1, column: 'id', primitive_type: 'integer' },
-          { id: -11, object_id: -1, column: 'city', primitive_type: 'string' },
-        ],
-        relations: [],
-        hierarchies: [],
-        filters: [],
-        parameters: [],
-      },
-      token,
-    ),
+    await api.put(`/api/dataset/${dataset.id}/schema`, datasetSchemaOver(source.id, table), token),
   );
   const widget = data<{ id: number }>(
     'widget',
-    await api.post(
-      '/api/widget',
-      { name: uniq('w'), type: 'table', dataset_id: dataset.id, rows: [{ id: 'city', field: 'city', table: 'cities' }] },
-      token,
-    ),
+    await api.post('/api/widget', widgetOver(dataset.id), token),
   );
   const query = data<{ query_id: string }>('query', await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token));
-  const members = data<{ content: { member_id: number; user_id: number | null }[] }>(
-    'members',
-    await api.get(`/api/workspaces/${workspaceId}/members`, token, { size: '1000' }),
-  );
-  const member = members.content.find((m) => m.user_id === memberUserId);
-  if (!member) throw new Error(`user ${memberUserId} is not a member of workspace ${workspaceId}`);
+  let memberId = 0;
+  if (memberUserId !== undefined) {
+    const members = data<{ content: { member_id: number; user_id: number | null }[] }>(
+      'members',
+      await api.get(`/api/workspaces/${workspaceId}/members`, token, { size: '1000' }),
+    );
+    const member = members.content.find((m) => m.user_id === memberUserId);
+    if (!member) throw new Error(`user ${memberUserId} is not a member of workspace ${workspaceId}`);
+    memberId = member.member_id;
+  }
   return {
     workspaceId,
     sourceId: source.id,
@@ -85,7 +92,7 @@ export async function createWorkspaceObjects(api: Rest, token: string, workspace
     fieldId: schema.fields[0].id,
     widgetId: widget.id,
     queryId: query.query_id,
-    memberId: member.member_id,
+    memberId,
     table,
     dispose: () => dropTable('postgresql', table),
   };
