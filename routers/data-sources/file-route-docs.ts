@@ -11,7 +11,7 @@ const jsonSchema = (schema: z.ZodType) => {
 
 const tags = ['Files'];
 const security = [{ bearerAuth: [] }];
-const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'File source id' };
+const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 }, description: 'File source id' };
 
 const importProperties = {
   sheet: { type: 'string', description: 'XLSX: the one sheet to import (default: every non-empty sheet, one table each)' },
@@ -47,7 +47,7 @@ export const fileRouteDocs: RawOperationDoc[] = [
               properties: {
                 file: { type: 'string', format: 'binary' },
                 name: { type: 'string', description: 'Default: the file name without extension' },
-                workspace_id: { type: 'integer', description: "Default: the caller's personal workspace" },
+                workspace_id: { type: 'integer', minimum: 1, maximum: 2_147_483_647, description: "Default: the caller's personal workspace" },
                 ...importProperties,
               },
             },
