@@ -89,7 +89,10 @@ export function outcomeMessage(outcome: ConnectionOutcome, server: string, opts:
   }
 }
 
-/** Authentication refused: the outcome and the server's own reason (which names the user, never the password). */
-export function authError(server: string, err: unknown, code?: string): ConnectorError {
-  return new ConnectorError(`Ошибка аутентификации на сервере ${server}: ${errorMessage(err)}`, 'auth', { cause: err, code });
+/**
+ * Authentication refused: the outcome and the server's own reason (which names the user, never the password).
+ * `reason` when the driver's message needs trimming first.
+ */
+export function authError(server: string, err: unknown, code?: string, reason = errorMessage(err)): ConnectorError {
+  return new ConnectorError(`Ошибка аутентификации на сервере ${server}: ${reason}`, 'auth', { cause: err, code });
 }

@@ -4,6 +4,7 @@ import type http from 'node:http';
 import { connectTimeoutAgent } from '../connect-timeout-agent';
 import { ConnectorBase } from '../connector-base';
 import { authError, connectionError, connectionOutcome, errorMessage } from '../driver-errors';
+import { budgetAgent } from '../budgeted-socket';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword } from '../split-statements';
@@ -218,6 +219,8 @@ export class ClickHouseConnector extends ConnectorBase {
           }
         : {}),
     });
+    // Every socket takes a slot of the process's connection budget (connection-budget.ts).
+    budgetAgent(agent, () => this.takeConnectionSlot(this.httpPort));
     const client = createClient({
       url: `${secure ? 'https' : 'http'}://${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`,
       username: s.username || 'default',
@@ -294,7 +297,7 @@ export class ClickHouseConnector extends ConnectorBase {
     // 18.16 wraps the text: "Code: 193, e.displayText() = DB::Exception: Wrong password ..., e.what() = DB::Exception"
     const stripped = raw.replace(/,\s*e\.what\(\)\s*=[\s\S]*$/, '');
     const message = (/DB::Exception:\s*([\s\S]*)$/.exec(stripped)?.[1] ?? stripped).trim();
-    if (code && ['192', '193', '194', '195', '516'].includes(code)) return authError(this.server, message, code);
+    if (code && ['192', '193', '194', '195', '516'].includes(code)) return authError(this.server, err, code, message);
     if (code === '394') return new ConnectorError(message, 'cancelled', { cause: err, code });
     if (code === '159') return new ConnectorError(message, 'timeout', { cause: err, code });
     if (code) return new ConnectorError(message, 'query', { cause: err, code });

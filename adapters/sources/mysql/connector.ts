@@ -2,6 +2,7 @@ import mysql from 'mysql2/promise';
 import type { Readable } from 'node:stream';
 import { ConnectorBase } from '../connector-base';
 import { authError, connectionError, errorCode, errorMessage, isNetworkError } from '../driver-errors';
+import { budgetedSocket } from '../budgeted-socket';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { splitStatements } from '../split-statements';
@@ -142,16 +143,23 @@ export class MysqlConnector extends ConnectorBase {
         limited = true;
       }
       const core = (conn as unknown as { connection: CoreConnection }).connection;
-      const readable = core
+      // A lost connection is reported to the connection only, never to a streaming query (mysql2 even reports a
+      // query sent on an already dead connection that way, synchronously): end the stream with it, or the reader
+      // waits forever.
+      let lostError: Error | undefined;
+      let readable: Readable | undefined;
+      const onLost = (err: Error) => {
+        lostError ??= err;
+        readable?.destroy(err);
+      };
+      core.on('error', onLost);
+      readable = core
         .query({ sql, values: params.length ? params : undefined, rowsAsArray: true })
         .stream({ highWaterMark: STREAM_BUFFER_ROWS });
       // Errors reach the reader through the iterator; an unread stream must not crash the process.
       readable.on('error', () => {});
-      // A lost connection is reported to the connection only, never to a streaming query: end the stream with it,
-      // or the reader waits forever.
-      const onLost = (err: Error) => readable.destroy(err);
-      core.on('error', onLost);
       readable.once('close', () => core.off('error', onLost));
+      if (lostError) readable.destroy(lostError);
       const fields = await firstFields(readable);
       const types = (fields ?? []).map(mysqlResultType);
       const columns: ResultColumn[] = (fields ?? []).map((f, i) => ({ name: f.name, db_type: types[i].dbType, primitive_type: types[i].primitive }));
@@ -242,7 +250,15 @@ export class MysqlConnector extends ConnectorBase {
 
   private getPool(): Promise<mysql.Pool> {
     if (!this.pool) {
-      const creating = this.connectionOptions().then((o) => mysql.createPool(o));
+      const creating = this.connectionOptions().then((o) => {
+        // Every physical connection takes a slot of the process's connection budget (connection-budget.ts).
+        const port = this.settings.port ?? DEFAULT_PORT;
+        const pool = mysql.createPool({ ...o, stream: () => budgetedSocket(o.host!, o.port!, () => this.takeConnectionSlot(port)) });
+        // mysql2 listens for a pooled connection's first error only (to drop it from the pool); a later one, e.g. a
+        // command sent on it after the server hung up, would be unhandled. The command's caller sees its own failure.
+        pool.on('connection', (c) => (c as unknown as CoreConnection).on('error', () => {}));
+        return pool;
+      });
       this.pool = creating;
       creating.catch(() => { if (this.pool === creating) this.pool = undefined; });
     }
