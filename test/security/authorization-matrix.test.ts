@@ -143,6 +143,14 @@ test('anonymous, outsider and Наблюдатель get no further than their r
       }
     }
 
+    // W's query or membership under an object of the caller's own: the second id must belong to the first.
+    const ownPath = pathValuesFor(op.path, outsiderOwn);
+    if (ownPath && /\{(queryId|memberId)\}/.test(op.path)) {
+      cells++;
+      const crossed = await call(op, cast.tokens.plain, { ...ownPath, queryId: objects.queryId, memberId: String(objects.memberId) });
+      if (crossed.status < 400) wrong.push(`${op.key} non-member, own object with W's ${op.path.includes('queryId') ? 'query' : 'member'}: ${describe(crossed)}`);
+    }
+
     // A list filtered to W shows a non-member nothing of W.
     if (op.method === 'GET' && op.parameters.some((p) => p.in === 'query' && p.name === 'workspaceId')) {
       cells++;
