@@ -6,7 +6,7 @@ import { ConnectorError, importFile, releaseConnector, type ImportFileResult, ty
 import { dataSourceMetadata, dataSources } from '../../db/schema';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { badRequest, invalid } from '../errors';
 import { assertKindEnabled } from '../source-types/source-types';
 import { ownedSource } from './access';
@@ -217,6 +217,7 @@ export async function replaceFileSource(
     await removeFiles(deps, [settings.file.duckdb_path, settings.upload.stored_file]);
     throw err;
   }
+  readCachesChanged(deps); // widget reads cache the source row: the next read takes the new file
   await releaseConnector(id).catch(() => undefined);
   await removeFiles(deps, [replaced.file?.duckdb_path, replaced.upload?.stored_file]);
   return dataSourceView(deps, updated, await authorOf(deps.db, updated.authorId), true);
