@@ -10,7 +10,7 @@ import { createContext } from './context';
 import type { AppDeps } from './deps';
 import { ERROR_TABLE } from './errors';
 import { rawRoutes } from './raw-routes';
-import { closeAllConnectors } from '../adapters/sources';
+import { closeAllConnectors, sourceConnectionBudget } from '../adapters/sources';
 import { abortAllLocalQueries } from './data-sources/query-runner';
 
 export const API_VERSION = '1.0.0';
@@ -38,6 +38,8 @@ function frameworkError(err: FastifyError): { status: number; message: string } 
 }
 
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { total, perServer, waitMs } = deps.config.sourceConnections;
+  sourceConnectionBudget.configure({ total, perServer, waitMs });
   const app = Fastify({
     logger: opts.logger ?? false,
     bodyLimit: deps.config.bodyLimitBytes,

@@ -13,6 +13,10 @@ const envSchema = z.object({
   PUBLIC_BASE_URL: z.string().optional(),
   SECRETS_KEY: z.string().optional(),
   UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  SOURCE_CONNECTIONS_TOTAL: z.coerce.number().int().positive().default(50),
+  SOURCE_CONNECTIONS_PER_SERVER: z.coerce.number().int().positive().default(10),
+  SOURCE_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  SOURCE_CONNECTION_WAIT_MS: z.coerce.number().int().min(0).default(3_000),
 });
 
 export interface AppConfig {
@@ -27,6 +31,8 @@ export interface AppConfig {
   publicBaseUrl?: string;
   secretsKey?: string;
   uploadLimitBytes: number;
+  /** Connections to source servers: all together, per server, idle lifetime, wait for a free one (connection-budget.ts). */
+  sourceConnections: { total: number; perServer: number; idleTimeoutMs: number; waitMs: number };
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -50,5 +56,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     publicBaseUrl: e.PUBLIC_BASE_URL,
     secretsKey: e.SECRETS_KEY,
     uploadLimitBytes: e.UPLOAD_LIMIT_BYTES,
+    sourceConnections: {
+      total: e.SOURCE_CONNECTIONS_TOTAL,
+      perServer: e.SOURCE_CONNECTIONS_PER_SERVER,
+      idleTimeoutMs: e.SOURCE_IDLE_TIMEOUT_MS,
+      waitMs: e.SOURCE_CONNECTION_WAIT_MS,
+    },
   };
 }

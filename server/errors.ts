@@ -14,6 +14,7 @@ export const ERROR_TABLE = {
   unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', message: 'Неподдерживаемый формат тела запроса' },
   validation: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', message: 'Ошибка валидации' },
   too_many_requests: { status: 429, trpc: 'TOO_MANY_REQUESTS', message: 'Слишком много попыток, повторите позже' },
+  service_unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE', message: 'Сервис временно недоступен, повторите позже' },
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', message: 'Внутренняя ошибка сервера' },
 } as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY; message: string }>;
 

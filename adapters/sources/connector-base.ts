@@ -2,6 +2,7 @@ import type {
   ColumnInfo, Connector, ConnectorOptions, Dialect, QueryOptions, QueryResult, RowStream, SourceKind,
   SourceSettings, TableInfo,
 } from './types';
+import { budgetServerKey, sourceConnectionBudget } from './connection-budget';
 import { checkSourceHosts } from './host-guard';
 import { ConnectorError, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './types';
 
@@ -16,6 +17,7 @@ export abstract class ConnectorBase implements Connector {
   protected readonly poolSize: number;
   protected readonly idleTimeoutMs: number;
   private readonly checkHost: ConnectorOptions['checkHost'];
+  private readonly budgetOwner: object | undefined;
   protected closed = false;
 
   constructor(
@@ -23,9 +25,22 @@ export abstract class ConnectorBase implements Connector {
     options: ConnectorOptions = {},
   ) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-    this.poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
+    // A pool larger than the server's share of the budget would wait for a slot while its own connection idles.
+    this.poolSize = Math.max(1, Math.min(options.poolSize ?? DEFAULT_POOL_SIZE, sourceConnectionBudget.current.perServer));
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.checkHost = options.checkHost;
+    this.budgetOwner = options.budgetOwner;
+  }
+
+  /**
+   * A slot in the process's connection budget for one physical connection to the server at `port` (the policy is
+   * asked first); call the returned function when that connection closes. The wait for a slot ends before the
+   * driver's own connect timeout, so a full budget reads as such and not as an unreachable server.
+   */
+  protected async takeConnectionSlot(port: number): Promise<() => void> {
+    await this.guardHosts();
+    const server = budgetServerKey(this.settings, port);
+    return sourceConnectionBudget.acquire(server, { owner: this.budgetOwner, maxWaitMs: Math.max(0, this.connectTimeoutMs - 500) });
   }
 
   /** Asks the platform's network policy about the SSH server and the database host; call before connecting. */

@@ -1,14 +1,144 @@
 import { createHash } from 'node:crypto';
+import { sourceConnectionBudget } from './connection-budget';
 import { createConnector } from './create-connector';
-import type { Connector, ConnectorOptions, SourceKind, SourceSettings } from './types';
+import {
+  ConnectorError, type ColumnInfo, type Connector, type ConnectorOptions, type Dialect, type QueryOptions, type QueryResult,
+  type RowStream, type SourceKind, type SourceSettings, type TableInfo,
+} from './types';
 
 interface Entry {
   hash: string;
-  connector: Connector;
+  connector: PooledConnector;
 }
 
 // One connector (and so one connection pool, one SSH tunnel) per saved source in this process.
 const entries = new Map<string | number, Entry>();
+
+/**
+ * A saved source's connector as the cache hands it out: it knows whether a call is running on it and when it was
+ * last used, so that the connection budget can close its pool when idle (least recently used first) without
+ * breaking whoever holds it: the next call opens a new pool.
+ */
+class PooledConnector implements Connector {
+  readonly kind: SourceKind;
+  readonly dialect: Dialect;
+  private inner: Connector | undefined;
+  private running = 0;
+  private closed = false;
+  lastUsed = Date.now();
+
+  constructor(
+    private readonly create: (owner: object) => Connector,
+  ) {
+    this.inner = create(this);
+    this.kind = this.inner.kind;
+    this.dialect = this.inner.dialect;
+  }
+
+  get idle(): boolean {
+    return this.running === 0 && this.inner !== undefined;
+  }
+
+  /** Closes the pool if no call is running on it; the connector stays usable. */
+  async closeIfIdle(): Promise<boolean> {
+    if (!this.idle) return false;
+    const inner = this.inner!;
+    this.inner = undefined;
+    await inner.close().catch(() => undefined);
+    return true;
+  }
+
+  check(): Promise<void> {
+    return this.run((c) => c.check());
+  }
+
+  listSchemas(): Promise<string[]> {
+    return this.run((c) => c.listSchemas());
+  }
+
+  listTables(schema: string): Promise<TableInfo[]> {
+    return this.run((c) => c.listTables(schema));
+  }
+
+  listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
+    return this.run((c) => c.listColumns(schema, table));
+  }
+
+  query(sql: string, params: unknown[], opts?: QueryOptions): Promise<QueryResult> {
+    return this.run((c) => c.query(sql, params, opts));
+  }
+
+  async *stream(sql: string, params: unknown[], opts?: QueryOptions): AsyncIterable<unknown[]> {
+    const stream = await this.openStream(sql, params, opts);
+    try {
+      yield* stream;
+    } finally {
+      await stream.close();
+    }
+  }
+
+  /** The stream counts as running until it is closed or read to the end. */
+  async openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream> {
+    const done = this.begin();
+    let inner: RowStream;
+    try {
+      inner = await this.current().openStream(sql, params, opts);
+    } catch (err) {
+      done();
+      throw err;
+    }
+    return {
+      columns: inner.columns,
+      close: async () => {
+        try {
+          await inner.close();
+        } finally {
+          done();
+        }
+      },
+      async *[Symbol.asyncIterator]() {
+        try {
+          yield* inner;
+        } finally {
+          done();
+        }
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const inner = this.inner;
+    this.inner = undefined;
+    await inner?.close();
+  }
+
+  private current(): Connector {
+    if (this.closed) throw new ConnectorError('Подключение к источнику закрыто', 'connection');
+    return (this.inner ??= this.create(this));
+  }
+
+  private begin(): () => void {
+    this.running++;
+    this.lastUsed = Date.now();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.running--;
+      this.lastUsed = Date.now();
+    };
+  }
+
+  private async run<T>(fn: (c: Connector) => Promise<T>): Promise<T> {
+    const done = this.begin();
+    try {
+      return await fn(this.current());
+    } finally {
+      done();
+    }
+  }
+}
 
 /**
  * The source's connector, reused while its kind and settings stay the same; a changed settings hash (for
@@ -24,10 +154,23 @@ export function getConnector(
   const cached = entries.get(sourceId);
   if (cached?.hash === hash) return cached.connector;
   if (cached) void cached.connector.close().catch(() => {});
-  const connector = createConnector(kind, settings, options);
+  const connector = new PooledConnector((owner) => createConnector(kind, settings, { ...options, budgetOwner: owner }));
   entries.set(sourceId, { hash, connector });
   return connector;
 }
+
+/**
+ * Asked by the connection budget when no slot is free: closes the least recently used idle pool among those that
+ * hold slots (the budget names them), so that a source being read now is not refused for one read minutes ago.
+ */
+sourceConnectionBudget.setEvictor(async (_server, holders) => {
+  const idle = [...entries.values()]
+    .map((e) => e.connector)
+    .filter((c) => holders.has(c) && c.idle)
+    .sort((a, b) => a.lastUsed - b.lastUsed);
+  for (const c of idle) if (await c.closeIfIdle()) return true;
+  return false;
+});
 
 /** Closes the source's pool (source deleted, or its file replaced). */
 export async function releaseConnector(sourceId: string | number): Promise<void> {

@@ -111,7 +111,8 @@ export interface Connector {
   close(): Promise<void>;
 }
 
-export type ConnectorErrorKind = 'connection' | 'auth' | 'timeout' | 'cancelled' | 'query' | 'settings';
+/** 'busy': the platform's own connection budget is used up (connection-budget.ts); worth retrying shortly. */
+export type ConnectorErrorKind = 'connection' | 'auth' | 'timeout' | 'cancelled' | 'query' | 'settings' | 'busy';
 
 export class ConnectorError extends Error {
   /** The driver's own error code when there is one: SQLSTATE (PostgreSQL), errno (MySQL), Code (ClickHouse). */
@@ -134,15 +135,17 @@ export interface ConnectorOptions {
   connectTimeoutMs?: number;
   /** Connections kept per source. Default 5. */
   poolSize?: number;
-  /** Idle pooled connections are closed after this. Default 60000 ms. */
+  /** Idle pooled connections are closed after this. Default 10000 ms. */
   idleTimeoutMs?: number;
   /**
    * The platform's network policy, asked before the connector opens a socket (SSH tunnel or server); see
    * host-guard.ts. A refusal fails the call with the hook's error. None: every host is allowed.
    */
   checkHost?: (host: string, opts: { resolve: boolean }) => Promise<void>;
+  /** Who holds this connector's slots in the connection budget: the pool the budget may ask to close when idle. */
+  budgetOwner?: object;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_POOL_SIZE = 5;
-export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 10_000;

@@ -34,7 +34,10 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
 
 /** The pooled connector of a saved source (one pool per source and settings version in this process). */
 export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
-  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row), { checkHost: sourceHostCheck(deps) });
+  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row), {
+    checkHost: sourceHostCheck(deps),
+    idleTimeoutMs: deps.config.sourceConnections.idleTimeoutMs,
+  });
 }
 
 export async function loadDataSourceRow(db: DbOrTx, id: number): Promise<DataSourceRow> {

@@ -1,11 +1,13 @@
 import { ConnectorError } from '../../adapters/sources';
-import { badRequest } from '../errors';
+import { AppError, badRequest } from '../errors';
 
 /**
  * A source that cannot be reached, refuses the password or rejects the SQL is the caller's problem to fix, not a
  * platform failure: the driver's own words go back in a 400. Anything else keeps its own status (or becomes 500).
  */
 export function asSourceError(err: unknown): unknown {
+  // The platform's own connection budget is full: nothing for the caller to fix, worth retrying shortly.
+  if (err instanceof ConnectorError && err.kind === 'busy') return new AppError('service_unavailable', err.message);
   if (err instanceof ConnectorError) return badRequest(err.message || 'Ошибка источника данных');
   return err;
 }

@@ -237,7 +237,7 @@ export async function validateSql(deps: AppDeps, actor: Actor, id: number, input
     return { valid: true, checked: true, columns: plan.kind === 'wrap' ? result.columns : null, message: 'Запрос корректен' };
   } catch (err) {
     if (!(err instanceof ConnectorError)) throw asSourceError(err);
-    if (err.kind === 'connection' || err.kind === 'auth' || err.kind === 'settings') throw asSourceError(err);
+    if (err.kind === 'connection' || err.kind === 'auth' || err.kind === 'settings' || err.kind === 'busy') throw asSourceError(err);
     // MySQL refuses repeated column names in a derived table, which the statement itself may have.
     if (plan.kind === 'wrap' && err.code === '1060') {
       return { valid: true, checked: true, columns: null, message: 'Запрос корректен (в результате повторяются имена столбцов)' };

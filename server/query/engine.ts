@@ -84,6 +84,7 @@ function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): 
 export function queryFailure(e: unknown): AppError {
   if (e instanceof AppError) return e;
   if (e instanceof ConnectorError) {
+    if (e.kind === 'busy') return new AppError('service_unavailable', e.message);
     if (e.kind === 'timeout' || e.kind === 'cancelled') return badRequest(e.message);
     if (e.kind === 'query') return badRequest(`Ошибка выполнения запроса в источнике данных: ${e.message}`);
     return badRequest(e.message);
@@ -92,21 +93,14 @@ export function queryFailure(e: unknown): AppError {
   return badRequest(`Ошибка выполнения запроса в источнике данных: ${message}`);
 }
 
-const engines = new WeakMap<AppDeps, QueryEngine>();
-
 /** The application's engine (one cache per process and application instance). */
 export function queryEngineFor(deps: AppDeps): QueryEngine {
-  let engine = engines.get(deps);
-  if (!engine) {
-    engine = new QueryEngine();
-    engines.set(deps, engine);
-  }
-  return engine;
+  return deps.caches.queryEngine;
 }
 
 /** Replaces the application's engine, e.g. to turn the cache off for a benchmark or shorten the timeout in a test. */
 export function configureQueryEngine(deps: AppDeps, options: Partial<QueryEngineOptions>): QueryEngine {
   const engine = new QueryEngine({ ...DEFAULT_ENGINE_OPTIONS, ...options });
-  engines.set(deps, engine);
+  deps.caches.queryEngine = engine;
   return engine;
 }

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { batchRowStream, ConnectorBase } from '../connector-base';
+import { budgetedPgClient } from './budgeted-client';
 import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, isNetworkError } from '../driver-errors';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
@@ -240,7 +241,9 @@ export class PostgresConnector extends ConnectorBase {
   }
 
   private async createPool(): Promise<pg.Pool> {
-    const pool = new pg.Pool(await this.clientConfig());
+    // Every physical connection takes a slot of the process's connection budget (connection-budget.ts).
+    const port = this.settings.port ?? DEFAULT_PORT;
+    const pool = new pg.Pool({ ...(await this.clientConfig()), Client: budgetedPgClient(() => this.takeConnectionSlot(port)) });
     // An idle client that loses its server emits here; without a listener the process would crash.
     pool.on('error', () => {});
     // A checked-out client has no pool listener: its socket dying mid-query emits 'error' on the client itself.
