@@ -134,6 +134,35 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
     return request;
   }
 
+  it('widget data and dataset preview fail with a clean envelope; the source still answers', async () => {
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', {
+      workspace_id: cast.workspaceId, settings: { initial_sql: `SET application_name = '${appName}'` },
+    });
+    // A dataset and a widget over the sleepy view: each read is terminated while it sleeps.
+    const ds = ok(await api.post('/api/dataset', { name: randomName('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [src.id] }, cast.tokens.editor));
+    const schema = {
+      objects: [{ id: -1, data_source_id: src.id, name: 'v', schema: 'public', table: view }],
+      fields: [
+        { id: -11, object_id: -1, name: 'id', column: 'id', primitive_type: 'integer' },
+        { id: -12, object_id: -1, name: 'slept', column: 'slept', primitive_type: 'string' },
+      ],
+      relations: [], hierarchies: [], filters: [], parameters: [],
+    };
+    ok(await api.put(`/api/dataset/${ds.id}/schema`, schema, cast.tokens.editor));
+    const widget = ok(await api.post('/api/widget', {
+      name: 'w', type: 'table', dataset_id: ds.id, rows: [{ id: 'id', sql: '[v.id]' }], columns: [{ id: 'n', sql: 'COUNT([v.slept])' }],
+    }, cast.tokens.editor));
+    for (const read of [
+      () => api.post(`/api/widget/${widget.id}/data`, {}, cast.tokens.editor),
+      () => api.post(`/api/dataset/${ds.id}/preview`, { limit: 5 }, cast.tokens.editor),
+    ]) {
+      const res = await terminateWhileRunning(read());
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ success: false, error: { message: 'Подключение к источнику прервано' } });
+    }
+    expect(ok(await api.get(`/api/data-source/${src.id}/schemas`, cast.tokens.editor)).content).toContain('public');
+  }, 60_000);
+
   it('preview fails with a clean envelope; the next preview works', async () => {
     const src = await createSource(api, cast.tokens.editor, 'postgresql', {
       workspace_id: cast.workspaceId, settings: { initial_sql: `SET application_name = '${appName}'` },
