@@ -4,6 +4,7 @@ import type { SystemGroupIds } from './users/system-groups';
 import { TtlCache } from './ttl-cache';
 import type { SecretBox } from './secrets/secret-box';
 import type { DatasetModel } from './datasets/model';
+import { QueryEngine } from './query/engine';
 import type { CompiledQuery } from './query/types';
 import type { WidgetForData } from './widgets/widget-load';
 
@@ -31,6 +32,8 @@ export interface AppDeps {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
     settings: TtlCache<string, unknown>;
+    /** Runs compiled queries: the result cache and single flight (replace it through configureQueryEngine). */
+    queryEngine: QueryEngine;
     /** Dataset models by dataset id; an entry serves only while the dataset's version is unchanged. */
     models: Map<number, DatasetModel>;
     /** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
@@ -61,6 +64,7 @@ export function createCaches(): AppDeps['caches'] {
     userStatus: new TtlCache(5_000),
     apiTokens: new TtlCache(5_000),
     settings: new TtlCache(2_000),
+    queryEngine: new QueryEngine(),
     models: new Map(),
     plans: new TtlCache(10 * 60_000, 5_000),
     sourceRights: new TtlCache(READ_DECISION_TTL_MS),
