@@ -2,7 +2,7 @@ import { and, asc, count, eq, ilike, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groups } from '../../db/schema';
 import { getApiTokenSettings } from '../auth/api-tokens';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { badRequest } from '../errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
 import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
@@ -106,7 +106,7 @@ export async function deleteGroup(deps: AppDeps, id: number): Promise<{ id: numb
       }
       // Group memberships and workspace memberships of the group go with it (foreign keys cascade).
       await tx.delete(groups).where(eq(groups.id, id));
-    });
+    }).finally(() => readCachesChanged(deps)); // its workspace memberships went with it
   } catch (e) {
     if (isForeignKeyViolation(e)) throw badRequest('Группу нельзя удалить: на неё ссылаются другие объекты');
     throw e;

@@ -5,7 +5,7 @@ import { revokeUserApiTokens } from '../auth/api-tokens';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { AppError, badRequest, invalid } from '../errors';
 import { createUserAccount, type AccountType } from './accounts';
 import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
@@ -99,6 +99,7 @@ export async function updateUser(deps: AppDeps, actor: Actor, id: number, input:
   });
   // Status and account type are cached for authentication: a change must apply to the very next request.
   deps.caches.userStatus.delete(id);
+  readCachesChanged(deps); // an account switched off no longer lends its datasets a right to other workspaces' sources
   return record;
 }
 
@@ -118,6 +119,7 @@ export async function deleteUser(deps: AppDeps, actor: Actor, id: number): Promi
     throw e;
   } finally {
     deps.caches.userStatus.delete(id);
+    readCachesChanged(deps);
   }
   return { id, deleted: true };
 }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { createTestApp, type TestApp } from '../../support/app';
 import { rest, type Rest } from '../../support/rest';
-import { createSharedWorkspace, createUser, login, uniq, type TestUser } from '../../support/factories';
+import { createSharedWorkspace, createUser, login, loginAdmin, uniq, type TestUser } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
 
 /*
@@ -107,6 +107,21 @@ describe('a dataset on a source of another workspace', () => {
       tokens[author.username],
     );
     forbiddenSource(saved);
+  });
+
+  it('stops reading when the author account is switched off', async () => {
+    const other = await createUser(t.deps);
+    const wsC = await createSharedWorkspace(t.deps, [{ userId: adminA.id, role: 'Администратор' }, { userId: other.id, role: 'Наблюдатель' }]);
+    const wsD = await createSharedWorkspace(t.deps, [{ userId: other.id, role: 'Администратор' }, { userId: reader.id, role: 'Наблюдатель' }]);
+    const sourceC = await createPgSource(t.deps, wsC, adminA.id);
+    const otherToken = await login(api, other.username, other.password);
+    const ds = await createSalesDataset(api, otherToken, { workspaceId: wsD, sourceId: sourceC, tables });
+    const values = () => api.get(`/api/dataset/${ds.id}/field-values`, tokens[reader.username], { fieldId: String(ds.fieldId('product')) });
+    expect((await values()).status).toBe(200);
+    expect((await values()).status).toBe(200);
+    const off = await api.put(`/api/users/${other.id}`, { active: false }, await loginAdmin(api));
+    expect(off.status, JSON.stringify(off.body)).toBe(200);
+    forbiddenSource(await values());
   });
 
   it('a reader removed from the dataset workspace stops reading its widgets at once', async () => {
