@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { Client, type ConnectConfig } from 'ssh2';
+import type { Client, ConnectConfig } from 'ssh2';
 import { connectionOutcome, outcomeMessage } from './driver-errors';
 import { ConnectorError, type SshTunnelSettings } from './types';
 
@@ -96,9 +96,11 @@ export async function openSshTunnel(
   };
 }
 
-function connectSsh(config: ConnectConfig): Promise<Client> {
+async function connectSsh(config: ConnectConfig): Promise<Client> {
+  // Loaded with the first tunnel, not at start (~20 MB of memory for a feature most installations never use).
+  const { Client: SshClient } = await import('ssh2');
   return new Promise((resolve, reject) => {
-    const c = new Client();
+    const c = new SshClient();
     let ready = false;
     // Stays for the session's life (ssh2 may emit more than one error): before 'ready' the first one fails the
     // opening, after it a failure closes the session and the tunnel re-opens it on demand.

@@ -1,4 +1,4 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
@@ -34,7 +34,9 @@ async function readSheets(
   names: Map<string, { name: string; position: number }>,
   sheet: string | undefined,
 ): Promise<SheetCsv[]> {
-  const reader = new ExcelJS.stream.xlsx.WorkbookReader(input, {
+  // Loaded on the first workbook, not at start: exceljs alone costs the server ~30 MB of memory.
+  const { default: excel } = await import('exceljs');
+  const reader = new excel.stream.xlsx.WorkbookReader(input, {
     worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
   });
   // An empty model keeps exceljs's name lookup from throwing before xl/workbook.xml is read.
