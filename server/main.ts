@@ -1,11 +1,9 @@
-import fs from 'node:fs/promises';
 import { loadConfig } from './config';
 import { buildApp } from './app';
 import { startRuntime } from './start';
 
 async function main() {
   const config = loadConfig();
-  await fs.mkdir(config.dataDir, { recursive: true });
   const runtime = await startRuntime(config, (m) => {
     if (/error|fatal|panic|orphan/i.test(m)) console.error(`[postgres] ${m}`);
   });

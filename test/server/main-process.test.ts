@@ -1,16 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../db/embedded';
+import { exited, login, repoRoot, startServer } from './server-process';
 
 /**
- * The start contract end to end: `npm start`'s entry on a fresh DATA_DIR with the embedded PostgreSQL, a clean
- * SIGTERM, a second start on the same data, and recovery after kill -9.
+ * The start contract end to end: `npm start`'s command (build when stale, then the compiled server) on a fresh
+ * DATA_DIR with the embedded PostgreSQL, a clean SIGTERM, a second start on the same data, and recovery after
+ * kill -9.
  */
-const root = path.resolve(__dirname, '../..');
 let dataDir: string;
 const children: ChildProcess[] = [];
 
@@ -33,40 +33,10 @@ function postmasterPid(): number | undefined {
   }
 }
 
-async function start(env: Record<string, string>): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  const port = await freePort();
-  // The server process itself (as `npm start` runs it), so that SIGKILL hits the server and not a wrapper.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ADMIN_PASSWORD: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  for (let i = 0; i < 600; i++) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${out}`);
-    try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v3/api-docs`);
-      if (res.status === 200) return { child, port, output: () => out };
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server not ready: ${out}`);
-}
-
-const exited = (c: ChildProcess) => new Promise<number | null>((r) => (c.exitCode !== null ? r(c.exitCode) : c.once('exit', (code) => r(code))));
-
-async function loginStatus(port: number, password: string) {
-  const res = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ username: 'admin', password }),
-  });
-  return { status: res.status, body: (await res.json()) as any };
+async function start(env: Record<string, string>) {
+  const server = await startServer(repoRoot, { DATA_DIR: dataDir, DATABASE_URL: undefined, ...env });
+  children.push(server.child);
+  return server;
 }
 
 describe('server process', () => {
@@ -75,9 +45,9 @@ describe('server process', () => {
     const first = await start({ ADMIN_PASSWORD: '' });
     const printed = /with password: (\S+)/.exec(first.output())?.[1];
     expect(printed, first.output()).toBeTruthy();
-    const login = await loginStatus(first.port, printed!);
-    expect(login.status).toBe(200);
-    expect(login.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+    const firstLogin = await login(first.port, printed!);
+    expect(firstLogin.status).toBe(200);
+    expect(firstLogin.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
 
     first.child.kill('SIGTERM');
     expect(await exited(first.child), first.output()).toBe(0);
@@ -85,13 +55,13 @@ describe('server process', () => {
 
     const second = await start({});
     expect(second.output()).not.toMatch(/with password/);
-    expect((await loginStatus(second.port, printed!)).status).toBe(200);
+    expect((await login(second.port, printed!)).status).toBe(200);
     second.child.kill('SIGKILL');
     await exited(second.child);
     expect(postmasterPid()).toBeDefined(); // the orphan the next start must handle
 
     const third = await start({});
-    expect((await loginStatus(third.port, printed!)).status).toBe(200);
+    expect((await login(third.port, printed!)).status).toBe(200);
     third.child.kill('SIGINT');
     expect(await exited(third.child), third.output()).toBe(0);
     expect(postmasterPid()).toBeUndefined();
