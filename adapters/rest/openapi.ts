@@ -25,7 +25,7 @@ export function buildOpenApiDocument(appRouter: AnyRouter, opts: { version: stri
     baseUrl: '/',
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT session token or apt_ API token' } },
   });
-  doc.info.license = { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' };
+  doc.info.license = { name: 'MIT', identifier: 'MIT' };
   doc.info.contact = { name: 'Analytics Platform maintainers' };
   const rawKeys = new Set<string>();
   for (const raw of opts.rawOperations) {

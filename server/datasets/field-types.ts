@@ -5,7 +5,7 @@ import { dataSources, datasetFields, datasetObjects, datasets } from '../../db/s
 import type { Actor } from '../auth/actor';
 import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/metadata';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
-import type { AppDeps } from '../deps';
+import { readCachesChanged, type AppDeps } from '../deps';
 import { readableSourceIds } from './access';
 import { envOfModel, analyzeCalculated } from './formulas';
 import { dataSourceIdsOf, loadDatasetModel } from './load-model';
@@ -226,6 +226,8 @@ export async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Pro
       return n;
     });
   }
+  // Widget reads cache the dataset's version: the next read takes the new types.
+  if (typed > 0) readCachesChanged(deps);
   return typed;
 }
 
