@@ -14,7 +14,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../db/embedded';
+import { embeddedClusterDir, freePort } from '../../db/embedded';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const settleMs = Number(process.env.SETTLE_MS ?? 5000);
@@ -148,6 +148,8 @@ async function main() {
     console.log(`node idle RSS:            ${mb(nodeRss)} MB   goal < 150 MB`);
     console.log(`embedded PostgreSQL:      ${mb(pgPss)} MB PSS over ${pg.length} processes`);
   } finally {
+    // Run as root from a folder the postgres user cannot reach, the cluster is kept outside DATA_DIR.
+    await fs.rm(await embeddedClusterDir(dataDir), { recursive: true, force: true });
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 }
