@@ -282,7 +282,8 @@ async function initialise(bin: string, clusterDir: string, password: string, run
     if (runAs) for (const p of [clusterDir, pwDir, pwFile]) await fs.chown(p, runAs.uid, runAs.gid);
     await run(
       path.join(bin, 'bin', 'initdb'),
-      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C'],
+      // UTF8 whatever the environment's locale: a service started without LANG would otherwise get SQL_ASCII.
+      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C', '--encoding=UTF8'],
       runAs,
       log,
     );
