@@ -11,11 +11,18 @@ export interface ErrorDescription {
   headers?: Record<string, string>;
   /** Set for failures we did not foresee: they are logged, and the caller sees only the generic 500 message. */
   unexpected?: unknown;
+  /**
+   * What lies behind a foreseen failure (a source driver's own error behind «Подключение к источнику прервано»): not
+   * for the caller, who gets the short message, but logged so that an operator can see what the source said.
+   */
+  cause?: unknown;
 }
 
 /** Turns anything thrown by a procedure into the one error table's status and message. */
 export function describeError(err: unknown): ErrorDescription {
-  if (err instanceof AppError) return { status: err.status, message: err.message, errors: err.fieldErrors, headers: err.headers };
+  if (err instanceof AppError) {
+    return { status: err.status, message: err.message, errors: err.fieldErrors, headers: err.headers, cause: err.cause };
+  }
   const cause = err instanceof TRPCError ? err.cause : undefined;
   if (cause instanceof AppError) return describeError(cause);
   // Input parsing failed (tRPC reports BAD_REQUEST with the zod error as cause). A zod error under any other code is

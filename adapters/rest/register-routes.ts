@@ -62,6 +62,7 @@ export function registerRestRoutes<TCtx>(
       } catch (err) {
         const d = describeError(err);
         if (d.unexpected !== undefined) onUnexpected(req, d.unexpected);
+        else if (d.cause !== undefined) req.log.warn({ err: d.cause, reqId: req.id, status: d.status }, d.message);
         return sendError(reply, d);
       }
     };

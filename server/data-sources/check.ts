@@ -37,7 +37,7 @@ export async function checkConnection(kind: SourceKind, settings: SourceSettings
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new ConnectorError(`Сервер не ответил за ${CHECK_TOTAL_TIMEOUT_MS / 1000} с`, 'timeout')),
+      () => reject(new ConnectorError(`Сервер ${[settings.host, settings.http_port ?? settings.port].filter(Boolean).join(':')} не ответил за ${CHECK_TOTAL_TIMEOUT_MS / 1000} с`, 'timeout')),
       CHECK_TOTAL_TIMEOUT_MS,
     );
   });
@@ -83,7 +83,7 @@ export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, 
   await assertSourceAddressAllowed(deps, plain);
   const stored = openSecrets(deps, row);
   const withheld = withheldSecrets(stored, overrides, plain, saved);
-  if (withheld.includes('password')) throw badRequest('Адрес подключения изменён: укажите пароль заново');
+  if (withheld.includes('password')) throw badRequest('Адрес или защита подключения изменены: укажите пароль заново');
   if (withheld.length) throw badRequest('Адрес SSH-сервера изменён: укажите пароль или ключ SSH заново');
   return checkConnection(kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)), sourceHostCheck(deps));
 }

@@ -1,5 +1,5 @@
 import { ConnectorError } from '../../adapters/sources';
-import { AppError, badRequest } from '../errors';
+import { AppError } from '../errors';
 
 /**
  * A source that cannot be reached, refuses the password or rejects the SQL is the caller's problem to fix, not a
@@ -7,8 +7,9 @@ import { AppError, badRequest } from '../errors';
  */
 export function asSourceError(err: unknown): unknown {
   // The platform's own connection budget is full: nothing for the caller to fix, worth retrying shortly.
-  if (err instanceof ConnectorError && err.kind === 'busy') return new AppError('service_unavailable', err.message);
-  if (err instanceof ConnectorError) return badRequest(err.message || 'Ошибка источника данных');
+  // The driver's own error goes along as the cause: the caller sees the short message, the log the whole story.
+  if (err instanceof ConnectorError && err.kind === 'busy') return new AppError('service_unavailable', err.message, { cause: err });
+  if (err instanceof ConnectorError) return new AppError('bad_request', err.message || 'Ошибка источника данных', { cause: err });
   return err;
 }
 

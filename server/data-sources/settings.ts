@@ -125,14 +125,14 @@ export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: 
 /**
  * Stored secrets that must not follow the settings to a new address: whoever may edit a source could otherwise
  * point it at a server of their own and receive the saved password there. The database password belongs to the
- * database address (host, port, HTTP port, user, database, and the SSH hop it travels through); the SSH password,
+ * database address (host, port, HTTP port, user, database, the SSH hop it travels through, and TLS not weakened); the SSH password,
  * key and passphrase belong to the SSH server address (host, port, user). A secret sent again with the change is
  * the caller's own and is used. The client TLS key stays: it never leaves the platform, it only signs.
  */
 export function withheldSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings, previous: SourceSettings): (keyof SourceSecrets)[] {
   const { set } = secretChanges(input);
   const sshMoved = sshAddress(plain) !== sshAddress(previous);
-  const dbMoved = dbAddress(plain) !== dbAddress(previous) || (!!plain.use_ssh && sshMoved);
+  const dbMoved = dbAddress(plain) !== dbAddress(previous) || (!!plain.use_ssh && sshMoved) || tlsWeakened(previous, plain);
   const owners: [keyof SourceSecrets, boolean][] = [
     ['password', dbMoved],
     ['ssh_password', sshMoved],
@@ -143,6 +143,19 @@ export function withheldSecrets(stored: SourceSecrets, input: SettingsInput, pla
 }
 
 const hostOf = (host: string | undefined) => (host ?? '').trim().toLowerCase();
+
+/**
+ * The same address with less protection on the way: TLS turned off, certificate checks turned off, or another CA
+ * trusted. Each lets whoever sits between the platform and the server read the password, so it counts as a move.
+ */
+function tlsWeakened(previous: SourceSettings, next: SourceSettings): boolean {
+  const before = previous.ssl;
+  const after = next.ssl;
+  if (!before?.enabled) return false;
+  if (!after?.enabled) return true;
+  if (before.reject_unauthorized !== false && after.reject_unauthorized === false) return true;
+  return (before.ca ?? '') !== (after.ca ?? '');
+}
 
 function dbAddress(s: SourceSettings): string {
   return JSON.stringify([hostOf(s.host), s.port ?? null, s.http_port ?? null, s.username ?? '', s.db ?? '', !!s.use_ssh]);

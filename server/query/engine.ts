@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectorError } from '../../adapters/sources';
 import type { AppDeps } from '../deps';
-import { AppError, badRequest } from '../errors';
+import { AppError } from '../errors';
 import { ResultCache, type CachedResult, type ResultCacheOptions } from './result-cache';
 import type { ExecutableTarget } from './targets';
 import type { CompiledQuery } from './types';
@@ -83,14 +83,13 @@ function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): 
 /** The database's or driver's own words, as a 400. */
 export function queryFailure(e: unknown): AppError {
   if (e instanceof AppError) return e;
+  // The driver's own error goes along as the cause: logged, while the caller gets the message.
   if (e instanceof ConnectorError) {
-    if (e.kind === 'busy') return new AppError('service_unavailable', e.message);
-    if (e.kind === 'timeout' || e.kind === 'cancelled') return badRequest(e.message);
-    if (e.kind === 'query') return badRequest(`Ошибка выполнения запроса в источнике данных: ${e.message}`);
-    return badRequest(e.message);
+    if (e.kind === 'query') return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${e.message}`, { cause: e });
+    return new AppError(e.kind === 'busy' ? 'service_unavailable' : 'bad_request', e.message, { cause: e });
   }
   const message = e instanceof Error && e.message ? e.message : String(e);
-  return badRequest(`Ошибка выполнения запроса в источнике данных: ${message}`);
+  return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${message}`, { cause: e });
 }
 
 /** The application's engine (one cache per process and application instance). */

@@ -87,10 +87,10 @@ describe('POST /api/data-source/{id}/check with another address', () => {
     const trap = await passwordTrap();
     try {
       const url = `/api/data-source/${src.id}/check`;
-      expect400(await api.post(url, { settings: { port: trap.port } }, cast.tokens.wsAdmin), 'Адрес подключения изменён: укажите пароль заново');
-      expect400(await api.post(url, { settings: { host: 'localhost', port: trap.port } }, cast.tokens.editor), 'Адрес подключения изменён: укажите пароль заново');
+      expect400(await api.post(url, { settings: { port: trap.port } }, cast.tokens.wsAdmin), 'Адрес или защита подключения изменены: укажите пароль заново');
+      expect400(await api.post(url, { settings: { host: 'localhost', port: trap.port } }, cast.tokens.editor), 'Адрес или защита подключения изменены: укажите пароль заново');
       for (const change of [{ username: 'someone_else' }, { db: 'other_db' }]) {
-        expect400(await api.post(url, { settings: change }, cast.tokens.editor), 'Адрес подключения изменён: укажите пароль заново');
+        expect400(await api.post(url, { settings: change }, cast.tokens.editor), 'Адрес или защита подключения изменены: укажите пароль заново');
       }
       expect(trap.captured).toEqual([]);
       // the caller's own password goes where the caller says
@@ -102,6 +102,22 @@ describe('POST /api/data-source/{id}/check with another address', () => {
     } finally {
       await trap.close();
     }
+  });
+
+  it('does not send the saved password over a connection whose TLS protection was weakened', async () => {
+    const ssl = { enabled: true, reject_unauthorized: true, ca: 'CA-ONE' };
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SAVED, ssl } });
+    const url = `/api/data-source/${src.id}/check`;
+    for (const weaker of [{ enabled: false }, { ...ssl, reject_unauthorized: false }, { ...ssl, ca: 'CA-OF-SOMEONE-ELSE' }]) {
+      expect400(await api.post(url, { settings: { ssl: weaker } }, cast.tokens.wsAdmin), 'Адрес или защита подключения изменены: укажите пароль заново');
+    }
+    // the same protection keeps the saved password (the local server speaks no TLS: what matters is that it went)
+    const same = ok<CheckBody>(await api.post(url, { settings: { ssl } }, cast.tokens.editor));
+    expect(same.message).not.toMatch(/укажите/);
+    // turning checks back on is no weakening
+    const plainFirst = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SAVED } });
+    const stronger = ok<CheckBody>(await api.post(`/api/data-source/${plainFirst.id}/check`, { settings: { ssl } }, cast.tokens.editor));
+    expect(stronger.message).not.toMatch(/укажите/);
   });
 
   it('does not use the saved SSH password or key for a changed SSH server', async () => {
