@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { connectDatabase } from '../../db/client';
 import { buildApp } from '../../server/app';
 import { loadSigningKey } from '../../server/auth/signing-key';
@@ -12,6 +12,7 @@ import { createCaches, type AppDeps } from '../../server/deps';
 import { loadSystemGroupIds } from '../../server/users/system-groups';
 import { cloneTemplateDatabase } from './test-database';
 import { createSecretBox } from '../../server/secrets/secret-box';
+import { rest, type Rest } from './rest';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -46,4 +47,35 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
       await fs.rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The app of one test file: registers its own beforeAll (start) and afterAll (close), so a file's hooks registered
+ * after this call see a started app and run their clean-up before it closes. `t` and `api` may be taken at module
+ * level; they reach the app only when used inside a hook or a test.
+ */
+export function useTestApp(env: Record<string, string> = {}, opts: { timeout?: number } = {}): { t: TestApp; api: Rest } {
+  let current: TestApp | undefined;
+  const started = (): TestApp => {
+    if (!current) throw new Error('useTestApp: the app is used before its beforeAll has run (or after it closed)');
+    return current;
+  };
+  const t: TestApp = {
+    get app() {
+      return started().app;
+    },
+    get deps() {
+      return started().deps;
+    },
+    close: () => started().close(),
+  };
+  beforeAll(async () => {
+    current = await createTestApp(env);
+  }, opts.timeout);
+  afterAll(async () => {
+    const app = current;
+    current = undefined;
+    await app?.close();
+  });
+  return { t, api: rest(() => started().app) };
 }

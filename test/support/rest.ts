@@ -7,11 +7,13 @@ export interface RestResponse<T = any> {
 }
 
 /** REST calls through fastify.inject on the exact paths, with an optional bearer token. */
-export function rest(app: FastifyInstance) {
+export function rest(app: FastifyInstance | (() => FastifyInstance)) {
+  // A getter lets a file build its client before the app starts (see useTestApp).
+  const appOf = typeof app === 'function' ? app : () => app;
   const call = async (method: InjectOptions['method'], url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; query?: Record<string, string> } = {}): Promise<RestResponse> => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-    const res = await app.inject({
+    const res = await appOf().inject({
       method,
       url,
       headers,

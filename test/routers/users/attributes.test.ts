@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
 });
-afterAll(() => t.close());
 
 describe('user attributes', () => {
   it('replaces the whole map at once and lists known keys', async () => {

@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
   await enableApiTokens(api, adminToken);
 });
-afterAll(() => t.close());
 
 const loginFull = async (username: string, password: string) => (await api.post('/api/auth/login', { username, password })).body.data;
 
