@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { passwordChecks } from '../../../server/auth/passwords';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createUser } from '../../support/factories';
 
 interface ErrorBody {
@@ -9,14 +8,8 @@ interface ErrorBody {
   error: { code: number; message: string };
 }
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
-});
-afterAll(() => t.close());
 
 const FIRED = 100;
 

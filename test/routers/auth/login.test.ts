@@ -1,18 +1,11 @@
 import { SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { TEST_ADMIN } from '../../support/constants';
 import { createUser, uniq } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
-});
-afterAll(() => t.close());
 
 describe('POST /api/auth/login', () => {
   it('logs the seeded administrator in with a 900 s bearer session', async () => {

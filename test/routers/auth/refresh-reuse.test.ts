@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { refresh } from '../../../server/auth/login';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest, type RestResponse } from '../../support/rest';
+import { useTestApp } from '../../support/app';
+import type { RestResponse } from '../../support/rest';
 import { createUser, type TestUser } from '../../support/factories';
 
 interface Session {
@@ -12,14 +12,8 @@ interface Session {
 }
 type Answer = RestResponse<{ success: boolean; data: Session; error?: { code: number; message: string } }>;
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
-});
-afterAll(() => t.close());
 
 const login = async (u: TestUser): Promise<Session> => {
   const res: Answer = await api.post('/api/auth/login', { username: u.username, password: u.password });
