@@ -1,8 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/app';
 import { TEST_ADMIN } from '../support/constants';
 import { createSysadmin, login } from '../support/factories';
-import { rest, type Rest } from '../support/rest';
 import { upload } from './data-sources/helpers';
 
 /*
@@ -10,17 +9,13 @@ import { upload } from './data-sources/helpers';
  * columns' range are 422 with the field path (they used to reach PostgreSQL and come back as 500).
  */
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let token: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   token = await login(api, admin.username, admin.password);
 });
-afterAll(() => t?.close());
 
 const INVALID = 'must not contain NUL or invalid characters';
 

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { addToGroup, createGroup, createRoleCast, createUser, statusesByRole, uniq, type RoleCast } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 const SYSADMIN_ONLY = { anonymous: 401, plain: 403, viewer: 403, editor: 403, wsAdmin: 403, manager: 403, sysadmin: 200 };
 const ANY_USER = { anonymous: 401, plain: 200, viewer: 200, editor: 200, wsAdmin: 200, manager: 200, sysadmin: 200 };

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let adminToken: string;
 let userToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
   const plain = await createUser(t.deps);
   userToken = await login(api, plain.username, plain.password);
 });
-afterAll(() => t.close());
 
 describe('groups', () => {
   it('creates, reads, renames and deletes a group', async () => {

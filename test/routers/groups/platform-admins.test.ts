@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { groupMembers } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createSysadmin, login } from '../../support/factories';
 
 // A file of its own: it empties the platform administrators group of its (cloned) database.
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
-});
-afterAll(() => t.close());
 
 describe('the last platform administrator', () => {
   it('cannot be removed from the platform administrators group (400)', async () => {

@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { groups } from '../../../db/schema';
 
 const DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let admin: string;
 
 const enable = (over: Record<string, unknown> = {}) =>
   api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'sso', 'service'], access_group_id: null, ...over }, admin);
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const a = await createSysadmin(t.deps);
   admin = await login(api, a.username, a.password);
 });
-afterAll(() => t.close());
 
 describe('API tokens', () => {
   it('refuses to issue while the administrator switch is off (the default)', async () => {

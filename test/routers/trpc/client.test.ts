@@ -1,18 +1,16 @@
 import { createTRPCClient, httpBatchLink, TRPCClientError } from '@trpc/client';
 import superjson from 'superjson';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { AppRouter } from '../../../routers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createUser } from '../../support/factories';
 
-let t: TestApp;
+const { t } = useTestApp();
 let baseUrl: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
   baseUrl = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
-afterAll(() => t.close());
 
 const client = (token?: string) =>
   createTRPCClient<AppRouter>({
