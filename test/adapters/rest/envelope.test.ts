@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createSysadmin, login } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp({ BODY_LIMIT_BYTES: '65536' });
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp({ BODY_LIMIT_BYTES: '65536' });
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
 });
-afterAll(() => t.close());
 
 const expectEnvelope = (body: any, code: number) => {
   expect(body.success).toBe(false);

@@ -1,18 +1,16 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { appRouter } from '../../../routers';
 
-let t: TestApp;
+const { t } = useTestApp();
 let doc: any;
 
 beforeAll(async () => {
-  t = await createTestApp();
   const res = await t.app.inject({ method: 'GET', url: '/api/v3/api-docs' });
   expect(res.statusCode).toBe(200);
   doc = res.json();
 });
-afterAll(() => t.close());
 
 describe('GET /api/v3/api-docs', () => {
   it('is a valid OpenAPI 3 document', async () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { workspaces } from '../../../db/schema';
 import {
@@ -12,18 +12,11 @@ import {
 } from '../../../server/access/workspace-access';
 import type { Actor } from '../../../server/auth/actor';
 import { AppError } from '../../../server/errors';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { addToGroup, createGroup, createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 
-beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
-});
-afterAll(() => t.close());
 
 /** An actor as authentication builds it; `groupIds` is the token's snapshot, whatever the database says now. */
 const actorOf = (u: TestUser, opts: { groupIds?: number[]; sysadmin?: boolean } = {}): Actor => ({
