@@ -3,9 +3,9 @@
  * (The document depends only on the routers and the raw-route descriptions.)
  */
 import { buildOpenApiDocument, type RawOperationDoc } from '../adapters/rest/openapi';
+import { rawOperationDocs } from '../adapters/rest/raw-route';
 import { appRouter } from '../routers';
-import { API_VERSION } from '../server/app';
-import { rawRoutes } from '../server/raw-routes';
+import { API_VERSION, rawRoutes } from '../server/app';
 
-const rawOperations: RawOperationDoc[] = rawRoutes.flatMap((r) => r.docs);
+const rawOperations: RawOperationDoc[] = rawOperationDocs(rawRoutes);
 process.stdout.write(`${JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations }), null, 2)}\n`);

@@ -4,16 +4,21 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { appRouter, type AppRouter } from '../routers';
 import { registerRestRoutes } from '../adapters/rest/register-routes';
-import { buildOpenApiDocument, type RawOperationDoc } from '../adapters/rest/openapi';
+import { buildOpenApiDocument } from '../adapters/rest/openapi';
 import { errorEnvelope } from '../adapters/rest/envelope';
 import { createContext } from './context';
 import type { AppDeps } from './deps';
 import { ERROR_TABLE } from './errors';
-import { rawRoutes } from './raw-routes';
+import { rawOperationDocs, registerRawRoutes } from '../adapters/rest/raw-route';
+import { fileRawRoutes } from '../routers/data-sources/raw';
+import { authenticate } from './auth/authenticate';
 import { closeAllConnectors, sourceConnectionBudget } from '../adapters/sources';
 import { abortAllLocalQueries } from './data-sources/query-runner';
 
 export const API_VERSION = '1.0.0';
+
+/** Routes that cannot be procedures (multipart uploads, downloads, pages, redirects), each declared in its area. */
+export const rawRoutes = [...fileRawRoutes];
 
 export interface BuildAppOptions {
   logger?: boolean | { level: string };
@@ -81,11 +86,11 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
   registerRestRoutes(app, appRouter, makeContext, (req, err) => req.log.error({ err, reqId: req.id }, 'procedure failed'));
 
-  const rawOperations: RawOperationDoc[] = [];
-  for (const raw of rawRoutes) {
-    raw.register(app, deps);
-    rawOperations.push(...raw.docs);
-  }
+  registerRawRoutes(app, rawRoutes, {
+    deps,
+    authenticate: (req) => authenticate(deps, req.headers.authorization),
+    onUnexpected: (req, err) => req.log.error({ err, reqId: req.id }, 'raw route failed'),
+  });
 
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
@@ -98,7 +103,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
   });
 
-  const document = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations });
+  const document = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: rawOperationDocs(rawRoutes) });
   app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(document));
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -7,7 +7,9 @@ import {
   listDataSources,
   updateDataSource,
 } from '../../server/data-sources/data-sources';
+import { deleteFileSource } from '../../server/data-sources/files';
 import { authedProcedure, router } from '../../server/trpc';
+import { idInput } from '../common';
 import { browseProcedures } from './browse-procedures';
 import { consoleProcedures } from './console-procedures';
 import {
@@ -82,6 +84,23 @@ export const dataSourceRouter = router({
     .input(copyInput)
     .output(dataSourceView)
     .mutation(({ ctx, input: { id, ...target } }) => copyDataSource(ctx.deps, ctx.actor, id, target)),
+
+  // Uploads and replacements of files are multipart raw routes (raw.ts); the delete takes no file.
+  deleteFile: authedProcedure
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/files/{id}',
+        operationId: 'file-delete',
+        summary: 'Delete a file source and its stored file',
+        description: '400 while datasets depend on it.',
+        successDescription: 'Deleted',
+        tags: ['Files'],
+      },
+    })
+    .input(idInput)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteFileSource(ctx.deps, ctx.actor, input.id)),
 
   ...browseProcedures,
   ...consoleProcedures,

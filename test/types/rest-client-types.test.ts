@@ -5,9 +5,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, type RawOperationDoc } from '../../adapters/rest/openapi';
+import { rawOperationDocs } from '../../adapters/rest/raw-route';
 import { appRouter } from '../../routers';
-import { API_VERSION } from '../../server/app';
-import { rawRoutes } from '../../server/raw-routes';
+import { API_VERSION, rawRoutes } from '../../server/app';
 
 /*
  * The README's REST client: openapi-typescript turns the OpenAPI document into types, openapi-fetch calls with them.
@@ -80,7 +80,7 @@ async function compile(files: string[]): Promise<{ ok: boolean; output: string }
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'rest-client-types-'));
-  const rawOperations: RawOperationDoc[] = rawRoutes.flatMap((r) => r.docs);
+  const rawOperations: RawOperationDoc[] = rawOperationDocs(rawRoutes);
   await writeFile(path.join(dir, 'openapi.json'), JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations })));
   await run(path.join(root, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'api.d.ts'], { cwd: dir });
   await mkdir(path.join(dir, 'node_modules'), { recursive: true });

@@ -4,26 +4,18 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import multipart from '@fastify/multipart';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { sendError, successEnvelope } from '../../adapters/rest/envelope';
-import type { Actor } from '../../server/auth/actor';
-import { authenticate } from '../../server/auth/authenticate';
-import { ownedSource } from '../../server/data-sources/access';
+import type { RawScope } from '../../adapters/rest/raw-route';
 import { stagingDir } from '../../server/data-sources/file-storage';
-import { deleteFileSource, replaceFileSource, uploadFileSource, type UploadedFile } from '../../server/data-sources/files';
+import type { UploadedFile } from '../../server/data-sources/files';
 import type { AppDeps } from '../../server/deps';
-import { describeError } from '../../server/error-response';
 import { AppError, invalid } from '../../server/errors';
-import type { RawRouteModule } from '../../server/raw-routes';
 import { entityIdText, nonBlank, wireString } from '../common';
-import { fileRouteDocs } from './file-route-docs';
 
 /*
- * Files (#197-199): multipart uploads cannot be tRPC procedures, so these are plain fastify routes in a scope of
- * their own, the only one where @fastify/multipart is registered (with the installation's upload limit). They keep
- * the contract of every other route: bearer auth before anything is read, the JSON envelope, Russian messages.
- * The upload is streamed to disk, never held in memory.
+ * Receiving a multipart upload for POST /api/files and PUT /api/files/{id} (raw.ts): the file part is streamed to
+ * the staging folder, never held in memory; parser failures become the envelope's 400/413/415 in Russian.
  */
 
 const booleanText = z
@@ -41,18 +33,15 @@ const importFields = {
     .pipe(z.string().max(4, { error: 'must be 1 to 4 characters' }))
     .optional(),
 };
-const uploadFields = z.strictObject({
+export const uploadFields = z.strictObject({
   name: nonBlank(200).optional(),
   workspace_id: entityIdText().optional(),
   ...importFields,
 });
-const replaceFields = z.strictObject(importFields);
-const idParam = z.strictObject({ id: entityIdText() });
+export const replaceFields = z.strictObject(importFields);
+export const idParam = z.strictObject({ id: entityIdText() });
 
-const actors = new WeakMap<FastifyRequest, Actor>();
-const actorOf = (req: FastifyRequest) => actors.get(req)!;
-
-interface Received {
+export interface Received {
   file?: UploadedFile;
   fields: Record<string, string>;
 }
@@ -116,74 +105,27 @@ async function receive(req: FastifyRequest, deps: AppDeps): Promise<Received> {
   return received;
 }
 
-function requireFile(received: Received): UploadedFile {
+export function requireFile(received: Received): UploadedFile {
   if (!received.file) throw invalid({ file: 'must not be null' }, 'Не передан файл: ожидается поле file');
   return received.file;
 }
 
-export const fileRoutes: RawRouteModule = {
-  docs: fileRouteDocs,
-  register(app, deps) {
-    void app.register(async (scope) => {
-      await scope.register(multipart, {
-        limits: { fileSize: deps.config.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 200 },
-        throwFileSizeLimit: true,
-      });
-
-      // Authentication comes first, before the body is read: no token is a 401 even for a malformed upload.
-      scope.addHook('onRequest', async (req, reply) => {
-        try {
-          actors.set(req, await authenticate(deps, req.headers.authorization));
-        } catch (err) {
-          return sendError(reply, describeError(err));
-        }
-      });
-
-      const handle =
-        (work: (req: FastifyRequest) => Promise<unknown>) =>
-        async (req: FastifyRequest, reply: FastifyReply) => {
-          try {
-            return reply.code(200).send(successEnvelope(await work(req)));
-          } catch (err) {
-            const d = describeError(err);
-            if (d.unexpected !== undefined) req.log.error({ err: d.unexpected, reqId: req.id }, 'file route failed');
-            return sendError(reply, d);
-          }
-        };
-
-      scope.post(
-        '/api/files',
-        handle(async (req) => {
-          const received = await receive(req, deps);
-          try {
-            const fields = uploadFields.parse(received.fields);
-            return await uploadFileSource(deps, actorOf(req), requireFile(received), fields);
-          } finally {
-            if (received.file) await rm(received.file.path, { force: true });
-          }
-        }),
-      );
-
-      scope.put(
-        '/api/files/:id',
-        handle(async (req) => {
-          const { id } = idParam.parse(req.params);
-          // Who may replace is settled before a byte of the file is stored.
-          await ownedSource(deps.db, actorOf(req), id);
-          const received = await receive(req, deps);
-          try {
-            const fields = replaceFields.parse(received.fields);
-            return await replaceFileSource(deps, actorOf(req), id, requireFile(received), fields);
-          } finally {
-            if (received.file) await rm(received.file.path, { force: true });
-          }
-        }),
-      );
-
-      scope.delete(
-        '/api/files/:id',
-        handle(async (req) => deleteFileSource(deps, actorOf(req), idParam.parse(req.params).id)),
-      );
+/** The one scope where @fastify/multipart is registered, with the installation's upload limit. */
+export const multipartScope: RawScope<AppDeps> = {
+  async setup(scope, deps) {
+    await scope.register(multipart, {
+      limits: { fileSize: deps.config.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 200 },
+      throwFileSizeLimit: true,
     });
   },
 };
+
+/** Runs `work` on the received upload; the staged file is removed whatever happens. */
+export async function withUpload<T>(req: FastifyRequest, deps: AppDeps, work: (received: Received) => Promise<T>): Promise<T> {
+  const received = await receive(req, deps);
+  try {
+    return await work(received);
+  } finally {
+    if (received.file) await rm(received.file.path, { force: true });
+  }
+}

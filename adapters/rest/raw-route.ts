@@ -1,0 +1,127 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { describeError } from '../../server/error-response';
+import { sendError, successEnvelope } from './envelope';
+import type { RawOperationDoc } from './openapi';
+import { toFastifyPath } from './register-routes';
+
+/*
+ * A route that cannot be a procedure (multipart upload, file download, redirect, HTML page) declared once: its
+ * method, its catalogue path, whether it needs a bearer token, its OpenAPI entry and its handler. Registration gives
+ * it what every procedure route has: authentication before anything of the request is read, the error envelope for
+ * any failure (a 500 logged with the request id, never a stack in the body), and its place in /api/v3/api-docs.
+ *
+ * The adapter knows nothing of any area: the services a handler calls come in `ctx.deps`, and who the caller is
+ * comes from the `authenticate` function the composition passes in.
+ */
+
+export type RawMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * A fastify scope that routes share, registered once with its plugins (e.g. @fastify/multipart with the
+ * installation's upload limit) so that the plugins apply to these routes only.
+ */
+export interface RawScope<TDeps> {
+  setup(scope: FastifyInstance, deps: TDeps): Promise<void>;
+}
+
+interface RawRouteBase<TDeps> {
+  method: RawMethod;
+  /** Catalogue form: `/api/files/{id}`. */
+  path: string;
+  /** The OpenAPI operation; `security` is filled in from `auth`. Must declare `tags` (a catalogue group). */
+  doc: Record<string, unknown>;
+  scope?: RawScope<TDeps>;
+}
+
+/**
+ * A handler's result goes in the success envelope; a handler that answers by itself (a download, a redirect, a
+ * page) returns the reply.
+ */
+type Handler<TCtx> = (req: FastifyRequest, reply: FastifyReply, ctx: TCtx) => Promise<unknown>;
+
+export interface BearerRawRoute<TDeps, TActor> extends RawRouteBase<TDeps> {
+  auth: 'bearer';
+  handler: Handler<{ deps: TDeps; actor: TActor }>;
+}
+
+export interface PublicRawRoute<TDeps> extends RawRouteBase<TDeps> {
+  auth: 'public';
+  handler: Handler<{ deps: TDeps; actor: undefined }>;
+}
+
+export type RawRoute<TDeps, TActor> = BearerRawRoute<TDeps, TActor> | PublicRawRoute<TDeps>;
+
+export function defineRawRoute<TDeps, TActor>(route: RawRoute<TDeps, TActor>): RawRoute<TDeps, TActor> {
+  return route;
+}
+
+const BEARER = [{ bearerAuth: [] }];
+
+/** The routes' entries for the OpenAPI document (merged by buildOpenApiDocument). */
+export function rawOperationDocs<TDeps, TActor>(routes: readonly RawRoute<TDeps, TActor>[]): RawOperationDoc[] {
+  return routes.map((route) => ({
+    method: route.method.toLowerCase() as RawOperationDoc['method'],
+    path: route.path,
+    operation: { ...route.doc, security: route.auth === 'bearer' ? BEARER : [] },
+  }));
+}
+
+export interface RawRouteOptions<TDeps, TActor> {
+  deps: TDeps;
+  /** Who the caller is; throws (an AppError, 401) without a valid token. */
+  authenticate(req: FastifyRequest, deps: TDeps): Promise<TActor>;
+  onUnexpected(req: FastifyRequest, err: unknown): void;
+}
+
+export function registerRawRoutes<TDeps, TActor>(
+  app: FastifyInstance,
+  routes: readonly RawRoute<TDeps, TActor>[],
+  opts: RawRouteOptions<TDeps, TActor>,
+): void {
+  const actors = new WeakMap<FastifyRequest, TActor>();
+
+  // onRequest runs before the body is parsed: no token is a 401 even for a malformed or oversized body.
+  const authFirst = async (req: FastifyRequest, reply: FastifyReply) => {
+    try {
+      actors.set(req, await opts.authenticate(req, opts.deps));
+    } catch (err) {
+      return sendError(reply, describeError(err));
+    }
+  };
+
+  const addRoute = (target: FastifyInstance, route: RawRoute<TDeps, TActor>) => {
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        const result =
+          route.auth === 'bearer'
+            ? await route.handler(req, reply, { deps: opts.deps, actor: actors.get(req) as TActor })
+            : await route.handler(req, reply, { deps: opts.deps, actor: undefined });
+        if (result === reply || reply.sent) return reply;
+        return reply.code(200).send(successEnvelope(result));
+      } catch (err) {
+        const d = describeError(err);
+        if (d.unexpected !== undefined) opts.onUnexpected(req, d.unexpected);
+        else if (d.cause !== undefined) req.log.warn({ err: d.cause, reqId: req.id, status: d.status }, d.message);
+        return sendError(reply, d);
+      }
+    };
+    target.route({
+      method: route.method,
+      url: toFastifyPath(route.path),
+      ...(route.auth === 'bearer' ? { onRequest: authFirst } : {}),
+      handler,
+    });
+  };
+
+  const scoped = new Map<RawScope<TDeps>, RawRoute<TDeps, TActor>[]>();
+  for (const route of routes) {
+    if (!route.scope) addRoute(app, route);
+    else scoped.set(route.scope, [...(scoped.get(route.scope) ?? []), route]);
+  }
+  for (const [scope, members] of scoped) {
+    void app.register(async (instance) => {
+      await scope.setup(instance, opts.deps);
+      for (const route of members) addRoute(instance, route);
+    });
+  }
+}
