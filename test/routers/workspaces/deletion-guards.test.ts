@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { workspaces } from '../../../db/schema';
 import { registerWorkspaceDeletionGuard } from '../../../server/workspaces/deletion-guards';
 import { registerWorkspaceStageLookup } from '../../../server/workspaces/stage-binding';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let admin: TestUser;
 let token: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   admin = await createUser(t.deps);
   token = await login(api, admin.username, admin.password);
 });
-afterAll(() => t.close());
 
 describe('workspace deletion guards (a workspace bound to a pipeline stage)', () => {
   it('refuses the deletion without saying why, deletes nothing, and allows it once the guard lets go', async () => {

@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
 
 /*
  * Rights that come from groups follow the token: a session token carries the groups as at login (a change needs a new
  * login), an API token acts with the owner's current groups.
  */
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
   await enableApiTokens(api, adminToken);
 });
-afterAll(() => t.close());
 
 const createWorkspace = (token: string) => api.post('/api/workspaces', { name: uniq('ws') }, token);
 const managers = () => t.deps.systemGroups.workspaceManagers;

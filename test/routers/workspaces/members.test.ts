@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createGroup, createSharedWorkspace, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let admin: TestUser;
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   admin = await createUser(t.deps);
   adminToken = await login(api, admin.username, admin.password);
 });
-afterAll(() => t.close());
 
 const newWorkspace = () => createSharedWorkspace(t.deps, [{ userId: admin.id, role: 'Администратор' }]);
 

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createUser, statusesByRole, uniq, type RoleCast } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 /*
  * Non-members get 404 (the workspace does not exist for them); members without the right get 403. The system

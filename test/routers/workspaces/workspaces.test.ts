@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, login, uniq, type TestUser } from '../../support/factories';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let manager: TestUser;
 let managerToken: string;
 let adminToken: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   manager = await createUser(t.deps, { groupIds: [t.deps.systemGroups.workspaceManagers] });
   managerToken = await login(api, manager.username, manager.password);
   const admin = await createSysadmin(t.deps);
   adminToken = await login(api, admin.username, admin.password);
 });
-afterAll(() => t.close());
 
 describe('POST /api/workspaces', () => {
   it('creates a shared workspace whose creator is its Администратор', async () => {
