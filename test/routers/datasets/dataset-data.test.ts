@@ -1,21 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
 
 const SALES = makeSales(60);
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
 let ds: Awaited<ReturnType<typeof createSalesDataset>>;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   tables = await createSourceTables(db, SALES);
@@ -32,7 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 const visible = SALES.filter((s) => s.qty >= 2);

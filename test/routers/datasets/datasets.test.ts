@@ -1,25 +1,20 @@
 import { eq } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasets, widgets } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
 import { createDataset, emptySchema, insertSource, shopSchema } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let editor: string;
 let sourceId: number;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   editor = cast.tokens.editor!;
   sourceId = await insertSource(t.deps, cast.workspaceId);
 });
-afterAll(() => t.close());
 
 const inShared = (token = editor, extra: Record<string, unknown> = {}) =>
   createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId], ...extra });

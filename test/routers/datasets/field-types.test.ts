@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
-import { rest, type Rest, type RestResponse } from '../../support/rest';
+import type { RestResponse } from '../../support/rest';
 import { closedPort } from '../../adapters/sources/servers';
 import { createSource, dropTable, exec, ok, upload, randomName, TEST_SCHEMA, type DbKind } from '../data-sources/helpers';
 import { createDataset, insertSource } from './helpers';
@@ -26,18 +26,14 @@ interface SavedSchema {
 }
 type SchemaAnswer = RestResponse<{ success: boolean; data: SavedSchema; error?: { message: string; errors?: Record<string, string> } }>;
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let token: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   token = cast.tokens.wsAdmin!;
 });
-afterAll(() => t.close());
 
 /** A table of five typed columns in each server's own DDL: id, city, amount, day, at. */
 const DDL: Record<DbKind, (name: string) => string> = {

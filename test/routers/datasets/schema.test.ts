@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { byName, createDataset, emptySchema, insertSource, shopSchema } from './helpers';
 
@@ -9,20 +8,16 @@ const DERIVED_FORMULA = 'formula у производного поля генер
 const KIND_CHANGE = 'Field kind cannot change (calculated ↔ physical)';
 const fieldNotFound = (id: number) => `Поле датасета не найдено (id ${id})`;
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let editor: string;
 let sourceId: number;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   editor = cast.tokens.editor!;
   sourceId = await insertSource(t.deps, cast.workspaceId);
 });
-afterAll(() => t.close());
 
 const newDataset = async (token = editor) =>
   (await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })).id as number;

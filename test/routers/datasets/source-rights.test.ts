@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, loginAdmin, uniq, type TestUser } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
 
@@ -19,8 +18,7 @@ interface MemberList {
   content: { member_id: number; user_id: number | null }[];
 }
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let db: pg.Client;
 let tables: { sales: string; regions: string };
 let adminA: TestUser;
@@ -33,8 +31,6 @@ let wsB: number;
 let sourceA: number;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(30));
   [adminA, adminB, author, reader] = await Promise.all([createUser(t.deps), createUser(t.deps), createUser(t.deps), createUser(t.deps)]);
@@ -51,7 +47,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 async function removeMember(workspaceId: number, userId: number, adminToken: string) {

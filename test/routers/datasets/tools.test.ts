@@ -5,21 +5,17 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeAllConnectors } from '../../../adapters/sources';
 import { widgets } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, createSharedWorkspace, type RoleCast } from '../../support/factories';
 import { byName, createDataset, emptySchema, insertSource, shopSchema } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let editor: string;
 let sourceId: number;
 let dir: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   editor = cast.tokens.editor!;
   sourceId = await insertSource(t.deps, cast.workspaceId, { name: 'Магазин' });
@@ -27,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await closeAllConnectors();
-  await t.close();
   await rm(dir, { recursive: true, force: true });
 });
 
