@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { queryEngineFor } from '../../../server/query/engine';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, tableExists } from './world';
 
@@ -12,8 +11,7 @@ import { createPgSource, createSalesDataset, createSourceTables, dropSourceTable
  * SQL are bound and run as plain values. A canary table in the source must survive all of it, and nothing is a 500.
  */
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
@@ -23,8 +21,6 @@ let widgetId: number;
 const ROWS = 40;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(ROWS));
@@ -50,7 +46,6 @@ afterAll(async () => {
   await db.query(`DROP TABLE IF EXISTS ${canary}`);
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 const DROP = () => `DROP TABLE ${canary}`;

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type pg from 'pg';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from './world';
 
@@ -11,16 +10,13 @@ import { createPgSource, createSalesDataset, createSourceTables, dropSourceTable
  * save of the widget or the dataset is seen by the very next read.
  */
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
 let datasetId: number;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(20));
@@ -30,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 describe('a cached widget read', () => {

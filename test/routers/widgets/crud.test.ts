@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from './world';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
@@ -24,8 +22,6 @@ const body = (over: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(20));
@@ -35,7 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 describe('POST /api/widget', () => {

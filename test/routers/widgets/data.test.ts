@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { configureQueryEngine, queryEngineFor } from '../../../server/query/engine';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type Sale } from './world';
 
@@ -12,8 +11,7 @@ import { createPgSource, createSalesDataset, createSourceTables, dropSourceTable
  */
 
 const SALES = makeSales(150);
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
@@ -35,8 +33,6 @@ async function widget(over: Record<string, unknown> = {}) {
 const data = (id: number, body: Record<string, unknown> = {}, token = cast.tokens.viewer) => api.post(`/api/widget/${id}/data`, body, token);
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   tables = await createSourceTables(db, SALES);
@@ -56,7 +52,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSourceTables(db, tables);
   await db.end();
-  await t.close();
 });
 
 describe('POST /api/widget/{id}/data', () => {

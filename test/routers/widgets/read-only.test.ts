@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { createTestApp, type TestApp } from '../../support/app';
-import { rest, type Rest } from '../../support/rest';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { createPgSource, sourceDb } from './world';
 
@@ -10,8 +9,7 @@ import { createPgSource, sourceDb } from './world';
  * that inserts) fails when a viewer reads a widget or a preview of the dataset, and nothing on the source changes.
  */
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let db: pg.Client;
 let sourceId: number;
@@ -20,8 +18,6 @@ const log = uniq('w_log');
 const writer = uniq('w_writer');
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   db = await sourceDb();
   await db.query(`CREATE SEQUENCE ${seq}`);
@@ -36,7 +32,6 @@ afterAll(async () => {
   await db.query(`DROP TABLE IF EXISTS ${log}`);
   await db.query(`DROP SEQUENCE IF EXISTS ${seq}`);
   await db.end();
-  await t.close();
 });
 
 /** A dataset of one SQL object with one integer column `n`; returns its id and the field's id. */
