@@ -1,24 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { dataSourceAccessLog, dataSourceMetadata } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { DB_KINDS, TEST_SCHEMA, createCitiesTable, createSource, dropTable, ok, randomName, type DbKind } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 const tables: [DbKind, string][] = [];
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
 afterAll(async () => {
   await Promise.all(tables.map(([kind, name]) => dropTable(kind, name)));
-  await t.close();
 });
 
 describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {

@@ -1,22 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { count, eq } from 'drizzle-orm';
 import { dataSourceAccessLog, dataSources } from '../../../db/schema';
 import { closedPort, silentServer } from '../../adapters/sources/servers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { DB_KINDS, SERVERS, createSource, ok } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 const check = (type: string, settings: object, token = cast.tokens.plain) =>
   api.post('/api/data-source/check', { type, settings }, token);

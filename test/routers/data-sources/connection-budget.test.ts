@@ -1,35 +1,33 @@
 // Reading many sources on one server must not take that server's connections from everybody else: the platform
 // holds at most SOURCE_CONNECTIONS_PER_SERVER of them, whatever the number of sources.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { AppError } from '../../../server/errors';
 import { asSourceError } from '../../../server/data-sources/connector-errors';
 import { ConnectorError } from '../../../adapters/sources';
 import { pgSettings } from '../../adapters/sources/servers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { createSource, randomName } from './helpers';
 
 const PER_SERVER = 4;
 /** How many sources are read; a run against code without the cap should use fewer (the server allows 100 in all). */
 const SOURCES = Number(process.env.BUDGET_TEST_SOURCES ?? 100);
 
-let t: TestApp;
-let api: Rest;
-let cast: RoleCast;
-
-beforeAll(async () => {
-  t = await createTestApp({
+const { t, api } = useTestApp(
+  {
     SOURCE_CONNECTIONS_PER_SERVER: String(PER_SERVER),
     SOURCE_CONNECTIONS_TOTAL: '20',
     SOURCE_IDLE_TIMEOUT_MS: '1000',
     SOURCE_CONNECTION_WAIT_MS: '3000',
-  });
-  api = rest(t.app);
+  },
+  { timeout: 60_000 },
+);
+let cast: RoleCast;
+
+beforeAll(async () => {
   cast = await createRoleCast(t.deps, api);
 }, 60_000);
-afterAll(() => t.close());
 
 /** Samples how many connections the server holds under `app` until stopped; returns the highest count seen. */
 function watchServer(app: string) {

@@ -1,21 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { SERVERS, createSource, ok, randomName, sleep } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 const SECRET = 'S3cret-pa55-word-never-shown';
 

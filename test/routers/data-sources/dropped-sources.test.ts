@@ -5,30 +5,30 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { fakeClickHouseHttp, fakeMysql, fakePostgres, FOREIGN_BODY_MARKER, type FakeServer } from '../../adapters/sources/fake-servers';
 import { closedPort, pgSettings, randomName, silentServer } from '../../adapters/sources/servers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest, type RestResponse } from '../../support/rest';
+import type { RestResponse } from '../../support/rest';
 import { SERVERS, createSource, ok, sleep, type DbKind } from './helpers';
 
-let t: TestApp;
-let api: Rest;
 let cast: RoleCast;
 const servers: FakeServer[] = [];
 const uncaught: unknown[] = [];
 const onUncaught = (err: unknown) => uncaught.push(err);
 
-beforeAll(async () => {
+// Registered before useTestApp: the listeners are on while the app starts and closes, and the fake servers are
+// closed only after the app has let go of its connections to them (after-hooks run in reverse order).
+beforeAll(() => {
   process.on('uncaughtException', onUncaught);
   process.on('unhandledRejection', onUncaught);
-  t = await createTestApp();
-  api = rest(t.app);
-  cast = await createRoleCast(t.deps, api);
 });
 afterAll(async () => {
-  await t.close();
   await Promise.all(servers.map((s) => s.close()));
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onUncaught);
+});
+const { t, api } = useTestApp();
+beforeAll(async () => {
+  cast = await createRoleCast(t.deps, api);
 });
 afterEach(async () => {
   await sleep(100);

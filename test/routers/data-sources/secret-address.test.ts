@@ -1,25 +1,21 @@
 // A saved password must not follow a source to another address: whoever may edit a source could otherwise point
 // it at a server of their own and read the password off the wire there.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { eq } from 'drizzle-orm';
 import { dataSources } from '../../../db/schema';
 import { closedPort } from '../../adapters/sources/servers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest, type RestResponse } from '../../support/rest';
+import type { RestResponse } from '../../support/rest';
 import { SERVERS, createSource, ok } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 const SAVED = 'Saved-pa55word-of-the-source';
 

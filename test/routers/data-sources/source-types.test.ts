@@ -1,23 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../support/app';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { SERVERS, ok, upload } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let admin: string;
 let user: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const a = await createSysadmin(t.deps);
   admin = await login(api, a.username, a.password);
   const u = await createUser(t.deps);
   user = await login(api, u.username, u.password);
 });
-afterAll(() => t.close());
 
 describe('GET /api/source-types', () => {
   it('lists the kinds with names, switches, default ports and drivers', async () => {

@@ -2,20 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { createConnector } from '../../../adapters/sources';
 import { dataSourceQueries } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
 import { SERVERS, createCitiesTable, createSource, dropTable, ok, randomName, sleep, type DbKind } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 const sources: Partial<Record<DbKind, number>> = {};
 const tables: [DbKind, string][] = [];
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   for (const kind of ['postgresql', 'mysql', 'clickhouse'] as const) {
     sources[kind] = (await createSource(api, cast.tokens.editor, kind, { workspace_id: cast.workspaceId })).id;
@@ -23,7 +19,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(tables.map(([kind, name]) => dropTable(kind, name)));
-  await t.close();
 });
 
 const url = (kind: DbKind, tail = '') => `/api/data-source/${sources[kind]}/queries${tail}`;
