@@ -1,12 +1,27 @@
 import { z } from 'zod';
+import { dateFromParam, dateToParam, type StdListFilter } from '../server/list-filters';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type pageOf, type PageRequest, type SortRequest } from '../server/paging';
+import { FILTER_OPS } from '../server/query/expr/filters';
+import { FILTER_VALUE_TYPES } from '../server/query/expr/filter-values';
+import { MAX_EXPRESSION_LENGTH } from '../server/query/expr';
+import type { CalculatedFieldDef, FilterSpec, ParameterValues, ShelfField, SortSpec } from '../server/query/types';
 import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString } from '../server/validation';
 
-/**
- * Wire pieces every router schema shares. Input schemas take text only as `wireString`/`nonBlank` (no NUL, no lone
- * surrogates) and ids only as `entityId` (1..2^31-1, the range of the id columns), so that bad input is a 422 with
- * the field path and never reaches the database.
+/*
+ * Wire pieces several routers share: ids, the DELETE answer, paging (query and page envelope), the std list query,
+ * and the widget configuration pieces (shelf field, filter, sort, calculated field, parameter values) that datasets,
+ * widgets and dashboards all take.
+ *
+ * Input schemas take text only as `wireString`/`nonBlank` (no NUL, no lone surrogates) and ids only as `entityId`
+ * (1..2^31-1, the range of the id columns), so that bad input is a 422 with the field path and never reaches the
+ * database.
+ *
+ * server/ never imports routers/ (not even types), so the server keeps its own interfaces for what it takes
+ * (server/query/types.ts, server/paging.ts). Where such an interface is the wire shape, a compile-time assertion
+ * below (`Accepts<Domain, z.output<typeof schema>>`) checks that everything the schema lets through is what the
+ * server function takes: a schema that drifts from the server's type fails `tsc`, not a request.
  */
-export { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString };
+export { dateFromParam, dateToParam, entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString };
 
 /** `{ id }` of the object a path addresses. */
 export const idInput = z.strictObject({ id: entityId() });
@@ -17,3 +32,146 @@ export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal
 /** A path or multipart field that carries an id as text (raw routes parse their own parameters). */
 export const entityIdText = () =>
   z.string().regex(/^\d{1,10}$/, { error: 'must be an integer' }).transform(Number).pipe(entityId());
+
+/**
+ * True when every `Wire` value is a `Domain` value. Used as `const _x: Accepts<...> = true`: the line fails to
+ * compile when a schema lets through something the server's type does not take.
+ */
+export type Accepts<Domain, Wire> = [Wire] extends [Domain] ? true : never;
+
+// ---- paging (lists page from 0; widget data is the one exception and pages from 1) ----
+
+/** `sort` is `<field>,<asc|desc>`; the direction defaults to asc. */
+export const sortParam = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*(,(asc|desc|ASC|DESC))?$/, { error: 'must have the form <field>,<asc or desc>' })
+  .transform((s): SortRequest => {
+    const [field, dir] = s.split(',');
+    return { field, direction: dir?.toLowerCase() === 'desc' ? 'desc' : 'asc' };
+  });
+
+/** Query parameters shared by every paged list. */
+export const pagedQuery = {
+  page: z.number().int().min(0).default(0),
+  size: z.number().int().min(1).max(MAX_PAGE_SIZE).default(DEFAULT_PAGE_SIZE),
+  sort: sortParam.optional(),
+};
+
+export const pageInfoSchema = z.object({
+  size: z.number().int(),
+  number: z.number().int(),
+  total_elements: z.number().int(),
+  total_pages: z.number().int(),
+});
+
+export const pageSchema = <T extends z.ZodType>(item: T) => z.object({ content: z.array(item), page: pageInfoSchema });
+
+/**
+ * `sort` restricted to the fields a list can order by: an unknown field is a 422 on `sort` at parse time, so a list
+ * never silently falls back to another order (and the whitelist is the only way a name reaches ORDER BY).
+ */
+export const sortParamOver = (fields: readonly [string, ...string[]]) =>
+  sortParam
+    .refine((s) => fields.includes(s.field), { error: `must name one of the fields: ${fields.join(', ')}` })
+    .describe(`<field>,<asc or desc>; field is one of: ${fields.join(', ')}`);
+
+/** `pagedQuery` whose `sort` accepts only the given fields. */
+export const pagedQueryOver = (fields: readonly [string, ...string[]]) => ({ ...pagedQuery, sort: sortParamOver(fields).optional() });
+
+// ---- std list params ----
+
+/** The query parameters of a std list; `type` is the area's own (source kind, widget kind, dataset mode). */
+export const stdListQuery = <T extends z.ZodType>(sortFields: readonly [string, ...string[]], type: T) => ({
+  ...pagedQueryOver(sortFields),
+  query: wireString().max(200).optional().describe('Search in the name'),
+  type: type.optional(),
+  author: entityId().optional().describe('Author id'),
+  workspaceId: entityId().optional().describe('Workspace to search in'),
+  createdAtFrom: dateFromParam.optional(),
+  createdAtTo: dateToParam.optional().describe('Inclusive: a date means the whole day'),
+  updatedAtFrom: dateFromParam.optional(),
+  updatedAtTo: dateToParam.optional().describe('Inclusive: a date means the whole day'),
+});
+
+// Lists take what the query lets through, and answer what the page envelope describes.
+const _pagedQuery: Accepts<PageRequest, z.output<z.ZodObject<typeof pagedQuery>>> = true;
+const _stdList: Accepts<PageRequest & StdListFilter, z.output<z.ZodObject<ReturnType<typeof stdListQuery>>>> = true;
+const _page: Accepts<z.output<typeof pageInfoSchema>, ReturnType<typeof pageOf>['page']> = true;
+void [_pagedQuery, _stdList, _page];
+
+// ---- widget configuration: shelves, filters, sorts, calculated fields, parameters ----
+
+const text = (max: number) => wireString().max(max);
+const ownId = wireString()
+  .min(1)
+  .max(200)
+  .refine((s) => s.trim() !== '', { error: 'must not be blank' });
+const expression = text(MAX_EXPRESSION_LENGTH);
+
+export const shelfField = z
+  .strictObject({
+    id: ownId.describe('Own id: sorts refer to it, data rows use it as key'),
+    alias: text(500).optional(),
+    field: text(500).optional().describe('Dataset field name (used when sql is empty)'),
+    table: text(500).optional().describe('Object (table) of the field'),
+    sql: expression.optional().describe('Expression: [table.field], [calculated name], aggregates over them'),
+    settings: z.record(wireString(), wireJson()).optional(),
+  })
+  .describe('Shelf field');
+
+const filterValue = z.union([text(10_000), z.number(), z.boolean(), z.null()]);
+export const widgetFilter = z.strictObject({
+  sql: expression.min(1),
+  op: z.enum(FILTER_OPS),
+  values: z.array(filterValue).max(10_000).nullable().optional(),
+  value_type: z.enum(FILTER_VALUE_TYPES).nullable().optional(),
+});
+
+export const widgetSort = z.strictObject({
+  field_id: ownId.describe('A shelf field id'),
+  direction: z.enum(['asc', 'desc']).default('asc'),
+});
+
+export const calculatedField = z.strictObject({
+  id: z.union([text(200), int4()]).optional(),
+  name: wireString().min(1).max(500),
+  alias: text(500).optional(),
+  primitive_type: text(50).optional(),
+  sql: expression.min(1),
+});
+
+export const parameterValues = z
+  .record(wireString().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
+  .describe('Map of dataset parameter name to value (substituted once)');
+
+// Everything a request may carry is what the query engine takes (server/query/types.ts).
+const _shelfField: Accepts<ShelfField, z.output<typeof shelfField>> = true;
+const _filter: Accepts<FilterSpec, z.output<typeof widgetFilter>> = true;
+const _sort: Accepts<SortSpec, z.output<typeof widgetSort>> = true;
+const _calculatedField: Accepts<CalculatedFieldDef, z.output<typeof calculatedField>> = true;
+const _parameters: Accepts<ParameterValues, z.output<typeof parameterValues>> = true;
+void [_shelfField, _filter, _sort, _calculatedField, _parameters];
+
+// Reads describe what was saved (checked when it was saved), without re-validating it strictly.
+export const savedShelfField = z.object({
+  id: z.string(),
+  alias: z.string().optional(),
+  field: z.string().optional(),
+  table: z.string().optional(),
+  sql: z.string().optional(),
+  settings: z.record(z.string(), z.unknown()).optional(),
+});
+export const savedFilter = z.object({
+  sql: z.string(),
+  op: z.string(),
+  values: z.array(z.unknown()).nullable().optional(),
+  value_type: z.string().nullable().optional(),
+});
+export const savedSort = z.object({ field_id: z.string(), direction: z.string() });
+export const savedCalculatedField = z.object({
+  id: z.union([z.string(), z.number()]).optional(),
+  name: z.string(),
+  alias: z.string().optional(),
+  primitive_type: z.string().optional(),
+  sql: z.string(),
+});

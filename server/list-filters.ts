@@ -2,12 +2,11 @@ import { and, eq, gte, ilike, lt, type AnyColumn, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Actor } from './auth/actor';
 import { inVisibleWorkspaces } from './access/workspace-access';
-import { containsPattern, pagedQueryOver } from './paging';
-import { entityId, wireString } from './validation';
+import { containsPattern } from './paging';
 
 /*
- * The specification's list query set ("std list params"): page, size, sort, query, type, author, workspaceId,
- * createdAtFrom/To, updatedAtFrom/To. One definition for every list of workspace objects.
+ * The filters of the specification's list query set ("std list params"; the zod set is `stdListQuery` in
+ * routers/common.ts): one WHERE for every list of workspace objects.
  */
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -32,19 +31,6 @@ const isoText = z
 export const dateFromParam = isoText.transform(parseIso);
 /** Upper bound, inclusive: a date includes its whole day. Turned into an exclusive bound for SQL. */
 export const dateToParam = isoText.transform((s) => new Date(parseIso(s).getTime() + (ISO_DATE.test(s) ? DAY_MS : 1)));
-
-/** The query parameters of a std list; `type` is the area's own (source kind, widget kind, dataset mode). */
-export const stdListQuery = <T extends z.ZodType>(sortFields: readonly [string, ...string[]], type: T) => ({
-  ...pagedQueryOver(sortFields),
-  query: wireString().max(200).optional().describe('Search in the name'),
-  type: type.optional(),
-  author: entityId().optional().describe('Author id'),
-  workspaceId: entityId().optional().describe('Workspace to search in'),
-  createdAtFrom: dateFromParam.optional(),
-  createdAtTo: dateToParam.optional().describe('Inclusive: a date means the whole day'),
-  updatedAtFrom: dateFromParam.optional(),
-  updatedAtTo: dateToParam.optional().describe('Inclusive: a date means the whole day'),
-});
 
 export interface StdListFilter {
   query?: string;

@@ -5,9 +5,18 @@ import { PREVIEW_MAX_LIMIT } from '../../server/data-sources/browse';
 import { DATA_SOURCE_SORT_FIELDS } from '../../server/data-sources/data-sources';
 import { QUERY_SORT_FIELDS } from '../../server/data-sources/queries';
 import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
-import { pagedQuery, pagedQueryOver, pageSchema } from '../../server/paging';
-import { deletedOutput, entityId, nonBlank, wireString } from '../common';
-import { dateFromParam, dateToParam, stdListQuery } from '../../server/list-filters';
+import {
+  dateFromParam,
+  dateToParam,
+  deletedOutput,
+  entityId,
+  nonBlank,
+  pagedQuery,
+  pagedQueryOver,
+  pageSchema,
+  stdListQuery,
+  wireString,
+} from '../common';
 
 const id = entityId();
 const port = z.number().int().min(1).max(65535);

@@ -2,8 +2,7 @@ import { z } from 'zod';
 import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile-dataset';
 import { datasetFieldValues, datasetPreview } from '../../server/query/dataset-reads';
 import { authedProcedure } from '../../server/trpc';
-import { entityId, wireString } from '../common';
-import { parameterValues, widgetFilter } from '../widgets/schemas';
+import { entityId, parameterValues, widgetFilter, wireString } from '../common';
 
 /*
  * #31 and #32 of the dataset group: they read data through the query engine, so they live apart from the schema

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { stdListQuery } from '../../server/list-filters';
 import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
 import { FILTER_OPS, FILTER_VALUE_TYPES } from '../../server/query/expr';
 import { DATASET_SORT_FIELDS } from '../../server/datasets/datasets';
@@ -13,8 +12,7 @@ import {
   OBJECT_KINDS,
   PARAMETER_TYPES,
 } from '../../server/datasets/schema-types';
-import { pageSchema } from '../../server/paging';
-import { deletedOutput, entityId, int4, nonBlank, wireJson, wireString } from '../common';
+import { deletedOutput, entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString } from '../common';
 
 const id = entityId();
 export const datasetIdInput = z.strictObject({ id });

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { GROUP_MEMBER_SORT_FIELDS } from '../../server/groups/group-members';
 import { GROUP_SORT_FIELDS } from '../../server/groups/groups';
-import { pagedQueryOver, pageSchema } from '../../server/paging';
-import { deletedOutput, entityId, nonBlank, wireString } from '../common';
+import { deletedOutput, entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 
 const id = entityId();
 export const groupIdInput = z.strictObject({ id });

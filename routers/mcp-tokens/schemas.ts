@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { pagedQuery, pageSchema } from '../../server/paging';
-import { entityId, nonBlank, wireString } from '../common';
+import { entityId, nonBlank, pagedQuery, pageSchema, wireString } from '../common';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 
 export const tokenView = z.object({

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { pagedQueryOver, pageSchema } from '../../server/paging';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
-import { deletedOutput, entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireString } from '../common';
+import { deletedOutput, entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 
 const id = entityId();
 export const userIdInput = z.strictObject({ id });

@@ -1,60 +1,28 @@
 import { z } from 'zod';
-import { stdListQuery } from '../../server/list-filters';
-import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
-import { FILTER_OPS } from '../../server/query/expr/filters';
-import { FILTER_VALUE_TYPES } from '../../server/query/expr/filter-values';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
-import { pageSchema } from '../../server/paging';
 import { WIDGET_KINDS } from '../../server/settings/dictionary';
-import { deletedOutput, entityId, int4, nonBlank, wireJson, wireString } from '../common';
+import {
+  calculatedField,
+  deletedOutput,
+  entityId,
+  nonBlank,
+  pageSchema,
+  parameterValues,
+  savedCalculatedField,
+  savedFilter,
+  savedShelfField,
+  savedSort,
+  shelfField,
+  stdListQuery,
+  widgetFilter,
+  widgetSort,
+  wireString,
+} from '../common';
 import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
 
 const id = entityId();
 const kinds = Object.keys(WIDGET_KINDS) as [string, ...string[]];
 export const widgetKind = z.enum(kinds).describe(`Widget kind: ${kinds.join(', ')}`);
-
-const text = (max: number) => wireString().max(max);
-const ownId = wireString()
-  .min(1)
-  .max(200)
-  .refine((s) => s.trim() !== '', { error: 'must not be blank' });
-const expression = text(MAX_EXPRESSION_LENGTH);
-
-export const shelfField = z
-  .strictObject({
-    id: ownId.describe('Own id: sorts refer to it, data rows use it as key'),
-    alias: text(500).optional(),
-    field: text(500).optional().describe('Dataset field name (used when sql is empty)'),
-    table: text(500).optional().describe('Object (table) of the field'),
-    sql: expression.optional().describe('Expression: [table.field], [calculated name], aggregates over them'),
-    settings: z.record(wireString(), wireJson()).optional(),
-  })
-  .describe('Shelf field');
-
-const filterValue = z.union([text(10_000), z.number(), z.boolean(), z.null()]);
-export const widgetFilter = z.strictObject({
-  sql: expression.min(1),
-  op: z.enum(FILTER_OPS),
-  values: z.array(filterValue).max(10_000).nullable().optional(),
-  value_type: z.enum(FILTER_VALUE_TYPES).nullable().optional(),
-});
-
-export const widgetSort = z.strictObject({
-  field_id: ownId.describe('A shelf field id'),
-  direction: z.enum(['asc', 'desc']).default('asc'),
-});
-
-export const calculatedField = z.strictObject({
-  id: z.union([text(200), int4()]).optional(),
-  name: wireString().min(1).max(500),
-  alias: text(500).optional(),
-  primitive_type: text(50).optional(),
-  sql: expression.min(1),
-});
-
-export const parameterValues = z
-  .record(wireString().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
-  .describe('Map of dataset parameter name to value (substituted once)');
 
 const shelves = {
   rows: z.array(shelfField).max(100).default([]).describe('Categories'),
@@ -118,30 +86,6 @@ export const widgetDataOutput = z.union([
   }),
   z.object({ kind: z.literal('kpi'), row: dataRow }),
 ]);
-
-// Reads describe what was saved (checked when it was saved), without re-validating it strictly.
-const savedShelfField = z.object({
-  id: z.string(),
-  alias: z.string().optional(),
-  field: z.string().optional(),
-  table: z.string().optional(),
-  sql: z.string().optional(),
-  settings: z.record(z.string(), z.unknown()).optional(),
-});
-const savedFilter = z.object({
-  sql: z.string(),
-  op: z.string(),
-  values: z.array(z.unknown()).nullable().optional(),
-  value_type: z.string().nullable().optional(),
-});
-const savedSort = z.object({ field_id: z.string(), direction: z.string() });
-const savedCalculatedField = z.object({
-  id: z.union([z.string(), z.number()]).optional(),
-  name: z.string(),
-  alias: z.string().optional(),
-  primitive_type: z.string().optional(),
-  sql: z.string(),
-});
 
 export const widgetView = z.object({
   id: z.number().int(),

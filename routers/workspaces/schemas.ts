@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { pagedQueryOver, pageSchema } from '../../server/paging';
-import { deletedOutput, entityId, nonBlank, wireString } from '../common';
+import { deletedOutput, entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 import { MEMBER_SORT_FIELDS } from '../../server/workspaces/members';
 import { WORKSPACE_ROLES } from '../../server/workspaces/roles';
 import { WORKSPACE_SORT_FIELDS } from '../../server/workspaces/workspaces';
