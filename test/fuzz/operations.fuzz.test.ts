@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app';
+import { useTestApp } from '../support/app';
 import { createSharedWorkspace, createSysadmin, createUser, login } from '../support/factories';
 import { fillPath, listOperations, pathParams, type ApiOperation, type JsonSchema } from '../support/openapi-operations';
-import { rest, type Rest, type RestResponse } from '../support/rest';
+import type { Rest, RestResponse } from '../support/rest';
 import { createWorkspaceObjects, pathValuesFor, type WorkspaceObjects } from '../support/workspace-objects';
 
 /*
@@ -287,15 +287,12 @@ function problemOf(op: ApiOperation, res: RestResponse): string | undefined {
 
 // ---- the run -------------------------------------------------------------------------------------------------------
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let token: string;
 let objects: WorkspaceObjects;
 let memberUserId: number;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   const admin = await createSysadmin(t.deps);
   token = await login(api, admin.username, admin.password);
   const member = await createUser(t.deps);
@@ -309,7 +306,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await objects?.dispose();
-  await t?.close();
 });
 
 test('no operation answers hostile input with a 5xx, a stack trace or database text', { timeout: 180_000 }, async () => {

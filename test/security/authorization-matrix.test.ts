@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app';
+import { useTestApp } from '../support/app';
 import { createRoleCast, type RoleCast } from '../support/factories';
 import { fillPath, listOperations, minimalValue, type ApiOperation } from '../support/openapi-operations';
-import { rest, type Rest, type RestResponse } from '../support/rest';
+import type { RestResponse } from '../support/rest';
 import { createWorkspaceObjects, datasetSchemaOver, pathValuesFor, widgetOver, type WorkspaceObjects } from '../support/workspace-objects';
 
 /*
@@ -32,8 +32,7 @@ const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 const REFERENCES = ['workspace_id', 'dataset_id', 'data_source_ids'] as const;
 type Reference = (typeof REFERENCES)[number];
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let objects: WorkspaceObjects;
 /** Objects of the non-member and of the Наблюдатель in their personal workspaces (they may edit those). */
@@ -41,8 +40,6 @@ let outsiderOwn: WorkspaceObjects;
 let viewerOwn: WorkspaceObjects;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   objects = await createWorkspaceObjects(api, cast.tokens.wsAdmin!, cast.workspaceId, cast.users.viewer.id);
   outsiderOwn = await createWorkspaceObjects(api, cast.tokens.plain!, cast.users.plain.personalWorkspaceId);
@@ -54,7 +51,6 @@ afterAll(async () => {
   await objects?.dispose();
   await outsiderOwn?.dispose();
   await viewerOwn?.dispose();
-  await t?.close();
 });
 
 const refValue = (ref: Reference) =>
