@@ -3,7 +3,10 @@ import { groupMembers, groups, workspaceMembers, workspaces } from '../../db/sch
 import { ADMIN_ROLE, type WorkspaceRole } from '../../server/workspaces/roles';
 import { createUserAccount, type AccountType } from '../../server/users/accounts';
 import type { AppDeps } from '../../server/deps';
-import type { Rest } from './rest';
+import type { z } from 'zod';
+import type { loginOutput } from '../../routers/auth/schemas';
+import type { createTokenOutput } from '../../routers/mcp-tokens/schemas';
+import { ok, type Rest } from './rest';
 import { TEST_ADMIN } from './constants';
 
 export const uniq = (prefix = 't') => `${prefix}_${crypto.randomBytes(5).toString('hex')}`;
@@ -35,7 +38,7 @@ export async function addToGroup(deps: AppDeps, userId: number, groupId: number)
 export async function login(api: Rest, username: string, password: string): Promise<string> {
   const res = await api.post('/api/auth/login', { username, password });
   if (res.status !== 200) throw new Error(`login of ${username} failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.token as string;
+  return ok<z.output<typeof loginOutput>>(res).token;
 }
 
 export const loginAdmin = (api: Rest) => login(api, TEST_ADMIN.username, TEST_ADMIN.password);
@@ -139,7 +142,7 @@ export async function enableApiTokens(api: Rest, sysadminToken: string): Promise
 export async function issueApiToken(api: Rest, token: string): Promise<string> {
   const res = await api.post('/api/mcp-tokens', { name: uniq('token') }, token);
   if (res.status !== 200) throw new Error(`issuing an API token failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.token as string;
+  return ok<z.output<typeof createTokenOutput>>(res).token;
 }
 
 /** Calls `call` once as each caller of the cast (in order, each with fresh targets it makes itself); status per role. */

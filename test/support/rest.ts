@@ -1,9 +1,33 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { ErrorEnvelope } from '../../adapters/rest/envelope';
 
-export interface RestResponse<T = any> {
+export type { ErrorEnvelope };
+export type ApiError = ErrorEnvelope['error'];
+/** The JSON body of every non-raw REST answer; `T` is the operation's output (`z.output` of its schema). */
+export type Envelope<T> = { success: true; data: T } | ErrorEnvelope;
+
+/**
+ * One REST answer. `B` is the whole body: `Envelope<T>` for a typed read, `string` for raw (CSV, text) answers; it
+ * stays loose by default because most tests read it with `toMatchObject` rather than field by field.
+ */
+export interface RestResponse<B = any> {
   status: number;
-  body: T;
+  body: B;
   headers: Record<string, unknown>;
+}
+
+/** The `data` of a 200 success envelope, typed as the operation's output; anything else fails the test with the body. */
+export function ok<T = any>(res: RestResponse): T {
+  const body = res.body as Envelope<T> | undefined;
+  if (res.status !== 200 || body?.success !== true) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return body.data;
+}
+
+/** The `error` of an error envelope; a success or a body without one fails the test with the body. */
+export function failure(res: RestResponse): ApiError {
+  const body = res.body as Envelope<unknown> | undefined;
+  if (body?.success !== false || !body.error) throw new Error(`expected an error envelope, got ${res.status}: ${JSON.stringify(res.body)}`);
+  return body.error;
 }
 
 /** REST calls through fastify.inject on the exact paths, with an optional bearer token. */

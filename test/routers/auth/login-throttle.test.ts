@@ -1,12 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { passwordChecks } from '../../../server/auth/passwords';
 import { useTestApp } from '../../support/app';
+import type { ErrorEnvelope } from '../../support/rest';
 import { createUser } from '../../support/factories';
 
-interface ErrorBody {
-  success: false;
-  error: { code: number; message: string };
-}
+type ErrorBody = ErrorEnvelope;
 
 const { t, api } = useTestApp();
 

@@ -1,15 +1,12 @@
 import { describe, expect, it, vi } from 'vitest';
+import type { z } from 'zod';
+import type { loginOutput } from '../../../routers/auth/schemas';
 import { refresh } from '../../../server/auth/login';
 import { useTestApp } from '../../support/app';
 import type { RestResponse } from '../../support/rest';
 import { createUser, type TestUser } from '../../support/factories';
 
-interface Session {
-  token: string;
-  refresh_token: string;
-  token_type: 'Bearer';
-  expires_in: number;
-}
+type Session = z.output<typeof loginOutput>;
 type Answer = RestResponse<{ success: boolean; data: Session; error?: { code: number; message: string } }>;
 
 const { t, api } = useTestApp();

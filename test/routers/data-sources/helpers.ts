@@ -2,7 +2,9 @@
 // test's own tables), and the REST calls the tests repeat.
 import { createConnector, type SourceKind, type SourceSettings } from '../../../adapters/sources';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from '../../adapters/sources/servers';
-import type { Rest, RestResponse } from '../../support/rest';
+import type { z } from 'zod';
+import type { dataSourceView } from '../../../routers/data-sources/schemas';
+import { ok, type Rest } from '../../support/rest';
 
 export { randomName };
 
@@ -53,10 +55,8 @@ export async function dropTable(kind: DbKind, name: string): Promise<void> {
   await exec(kind, `DROP TABLE IF EXISTS ${qualified}`).catch(() => undefined);
 }
 
-export function ok<T = any>(res: RestResponse): T {
-  if (res.status !== 200 || res.body?.success !== true) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
-  return res.body.data as T;
-}
+/** Kept here too: the data-source tests import it with their other helpers. */
+export { ok };
 
 export async function createSource(
   api: Rest,
@@ -64,7 +64,7 @@ export async function createSource(
   kind: DbKind,
   extra: { name?: string; workspace_id?: number; settings?: Record<string, unknown> } = {},
 ) {
-  return ok(
+  return ok<z.output<typeof dataSourceView>>(
     await api.post(
       '/api/data-source',
       { name: extra.name ?? randomName('src'), type: kind, settings: { ...SERVERS[kind](), ...extra.settings }, workspace_id: extra.workspace_id },

@@ -9,6 +9,8 @@ import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import type { RestResponse } from '../../support/rest';
 import { SERVERS, createSource, ok } from './helpers';
+import type { z } from 'zod';
+import type { checkOutput, dataSourceView } from '../../../routers/data-sources/schemas';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -19,8 +21,8 @@ beforeAll(async () => {
 
 const SAVED = 'Saved-pa55word-of-the-source';
 
-interface CheckBody { ok: boolean; message: string }
-interface SourceBody { id: number; settings: { password_set: boolean; ssh_tunnel?: { password_set: boolean; private_key_set: boolean; passphrase_set: boolean } } }
+type CheckBody = z.output<typeof checkOutput>;
+type SourceBody = z.output<typeof dataSourceView>;
 
 /**
  * A loopback "PostgreSQL server" that asks for the password in clear text and writes down what it receives:

@@ -1,6 +1,8 @@
 import { dataSources } from '../../../db/schema';
 import type { AppDeps } from '../../../server/deps';
-import type { Rest } from '../../support/rest';
+import type { z } from 'zod';
+import type { datasetDetails } from '../../../routers/datasets/schemas';
+import { ok, type Rest } from '../../support/rest';
 import { uniq } from '../../support/factories';
 
 /** A source row written directly (the data-source area's own create call is not needed to build datasets). */
@@ -30,7 +32,7 @@ export async function createDataset(
 ) {
   const res = await api.post('/api/dataset', { name: uniq('Продажи'), live: true, ...body }, token);
   if (res.status !== 200) throw new Error(`dataset create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data;
+  return ok<z.output<typeof datasetDetails>>(res);
 }
 
 export const emptySchema = { objects: [], fields: [], relations: [], hierarchies: [], filters: [], parameters: [] };
