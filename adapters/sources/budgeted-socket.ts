@@ -5,7 +5,12 @@ import net from 'node:net';
  * it closes. For drivers that take a ready-made stream and cannot wait before creating it (mysql2's `stream`
  * option): the driver only writes after the server has spoken, so nothing is lost while the socket waits.
  */
-export function budgetedSocket(host: string, port: number, takeSlot: () => Promise<() => void>): net.Socket {
+export function budgetedSocket(
+  host: string,
+  port: number,
+  takeSlot: () => Promise<() => void>,
+  lookup?: net.LookupFunction,
+): net.Socket {
   const socket = new net.Socket();
   takeSlot().then(
     (release) => {
@@ -16,10 +21,24 @@ export function budgetedSocket(host: string, port: number, takeSlot: () => Promi
       }
       socket.setNoDelay(true);
       socket.setKeepAlive(true, 15_000);
-      socket.connect(port, host);
+      socket.connect({ port, host, lookup });
     },
     (err: Error) => socket.destroy(err),
   );
+  return socket;
+}
+
+/**
+ * A socket for drivers that create the stream and connect it themselves with connect(port, host) (pg's `stream`
+ * option): the host name is resolved through `lookup` rather than the system resolver.
+ */
+export function socketWithLookup(lookup: net.LookupFunction): net.Socket {
+  const socket = new net.Socket();
+  const connect = socket.connect.bind(socket) as (...args: unknown[]) => net.Socket;
+  socket.connect = ((...args: unknown[]) =>
+    typeof args[0] === 'number' && typeof args[1] === 'string'
+      ? connect({ port: args[0], host: args[1], lookup }, ...args.slice(2))
+      : connect(...args)) as net.Socket['connect'];
   return socket;
 }
 

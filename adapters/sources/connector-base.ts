@@ -1,9 +1,10 @@
+import type { LookupFunction } from 'node:net';
 import type {
   ColumnInfo, Connector, ConnectorOptions, Dialect, QueryOptions, QueryResult, RowStream, SourceKind,
   SourceSettings, TableInfo,
 } from './types';
 import { budgetServerKey, sourceConnectionBudget } from './connection-budget';
-import { checkSourceHosts } from './host-guard';
+import { checkSourceHosts, pinnedLookup, type CheckedAddresses } from './host-guard';
 import { ConnectorError, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, DEFAULT_POOL_SIZE } from './types';
 
 /**
@@ -18,6 +19,10 @@ export abstract class ConnectorBase implements Connector {
   protected readonly idleTimeoutMs: number;
   private readonly checkHost: ConnectorOptions['checkHost'];
   private readonly budgetOwner: object | undefined;
+  /** What the policy approved at the latest check: new sockets connect to these addresses only. */
+  private checked: CheckedAddresses = new Map();
+  /** The `lookup` every socket of this connector (SSH server, database server) resolves its host name with. */
+  protected readonly lookup: LookupFunction = pinnedLookup(() => this.checked);
   protected closed = false;
 
   constructor(
@@ -43,9 +48,12 @@ export abstract class ConnectorBase implements Connector {
     return sourceConnectionBudget.acquire(server, { owner: this.budgetOwner, maxWaitMs: Math.max(0, this.connectTimeoutMs - 500) });
   }
 
-  /** Asks the platform's network policy about the SSH server and the database host; call before connecting. */
+  /**
+   * Asks the platform's network policy about the SSH server and the database host; call before connecting. The
+   * addresses it approved are what `lookup` answers from then on.
+   */
   protected async guardHosts(): Promise<void> {
-    if (this.checkHost) await checkSourceHosts(this.settings, this.checkHost);
+    if (this.checkHost) this.checked = await checkSourceHosts(this.settings, this.checkHost);
   }
 
   abstract check(): Promise<void>;

@@ -1,3 +1,4 @@
+import type { LookupFunction } from 'node:net';
 import { openSshTunnel, type SshTunnel } from './ssh-tunnel';
 import { ConnectorError, type SourceSettings } from './types';
 
@@ -20,6 +21,8 @@ export class Endpoint {
     private readonly settings: SourceSettings,
     private readonly port: number,
     private readonly connectTimeoutMs: number,
+    /** How the SSH server's name is resolved: the connector's policy-pinned lookup. */
+    private readonly lookup?: LookupFunction,
   ) {}
 
   get host(): string {
@@ -36,7 +39,7 @@ export class Endpoint {
       throw new ConnectorError('Для SSH-туннеля нужны адрес SSH-сервера и имя пользователя', 'settings');
     }
     if (!this.tunnel) {
-      const opening = openSshTunnel(ssh, { host, port: this.port }, { readyTimeoutMs: this.connectTimeoutMs });
+      const opening = openSshTunnel(ssh, { host, port: this.port }, { readyTimeoutMs: this.connectTimeoutMs, lookup: this.lookup });
       this.tunnel = opening;
       opening.catch(() => { if (this.tunnel === opening) this.tunnel = undefined; });
     }

@@ -22,7 +22,7 @@ export interface SshTunnelTarget {
 export async function openSshTunnel(
   ssh: SshTunnelSettings,
   target: SshTunnelTarget,
-  opts: { readyTimeoutMs: number },
+  opts: { readyTimeoutMs: number; lookup?: net.LookupFunction },
 ): Promise<SshTunnel> {
   const config: ConnectConfig = {
     host: ssh.host,
@@ -40,7 +40,7 @@ export async function openSshTunnel(
 
   const ready = (): Promise<Client> => {
     if (!client) {
-      const opening = connectSsh(config);
+      const opening = connectSsh(config, opts.lookup);
       client = opening;
       // Forget a dropped session so the next connection opens a new one.
       opening.then(
@@ -96,7 +96,7 @@ export async function openSshTunnel(
   };
 }
 
-async function connectSsh(config: ConnectConfig): Promise<Client> {
+async function connectSsh(config: ConnectConfig, lookup: net.LookupFunction | undefined): Promise<Client> {
   // Loaded with the first tunnel, not at start (~20 MB of memory for a feature most installations never use).
   const { Client: SshClient } = await import('ssh2');
   return new Promise((resolve, reject) => {
@@ -113,7 +113,16 @@ async function connectSsh(config: ConnectConfig): Promise<Client> {
       ready = true;
       resolve(c);
     });
-    c.connect(config);
+    // With a lookup the socket is ours, so the SSH server's name resolves to what the policy approved. The
+    // target behind the server is resolved by the SSH server itself.
+    const sock = lookup ? net.connect({ host: config.host!, port: config.port!, lookup }) : undefined;
+    try {
+      c.connect(sock ? { ...config, sock } : config);
+    } catch (err) {
+      // ssh2 refuses bad settings (an unreadable key) before it listens on the socket.
+      sock?.destroy();
+      throw err;
+    }
   });
 }
 

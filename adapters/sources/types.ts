@@ -139,9 +139,10 @@ export interface ConnectorOptions {
   idleTimeoutMs?: number;
   /**
    * The platform's network policy, asked before the connector opens a socket (SSH tunnel or server); see
-   * host-guard.ts. A refusal fails the call with the hook's error. None: every host is allowed.
+   * host-guard.ts. A refusal fails the call with the hook's error. None: every host is allowed. The addresses it
+   * returns for a name it resolved are the only ones the connection goes to.
    */
-  checkHost?: (host: string, opts: { resolve: boolean }) => Promise<void>;
+  checkHost?: (host: string, opts: { resolve: boolean }) => Promise<readonly string[] | void>;
   /** Who holds this connector's slots in the connection budget: the pool the budget may ask to close when idle. */
   budgetOwner?: object;
 }

@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import dns from 'node:dns';
 import net from 'node:net';
 import { checkSourceHosts, ConnectorError, type CheckHost, type SourceSettings } from '../../adapters/sources';
 import type { AppDeps } from '../deps';
@@ -14,19 +14,28 @@ export const refusedMessage = (what: string) => `Подключение к ад�
  * the address it literally is, is judged.
  */
 export async function hostRefusal(policy: CompiledNetworkPolicy, rawHost: string, opts: { resolve: boolean }): Promise<string | null> {
-  const host = rawHost.trim().replace(/^\[(.*)\]$/, '$1');
-  if (!host) return null;
-  const literal = net.isIP(host) !== 0;
-  if (!literal && policy.deny.hasName(host)) return refusedMessage(host);
+  return (await judgeHost(policy, rawHost, opts)).refusal;
+}
 
-  let addresses: string[] = literal ? [host] : [];
-  if (!literal && opts.resolve) {
-    try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
-    } catch {
-      addresses = []; // not resolvable: the driver will say so itself, unless an allow list refuses it below
-    }
-  }
+/**
+ * hostRefusal, plus the addresses a name resolved to: when it is allowed, the connection must go to exactly
+ * these (a second DNS answer could differ). Undefined when nothing was resolved (a literal address, or a name
+ * behind SSH).
+ */
+export async function judgeHost(
+  policy: CompiledNetworkPolicy,
+  rawHost: string,
+  opts: { resolve: boolean },
+): Promise<{ refusal: string | null; resolved?: string[] }> {
+  const host = rawHost.trim().replace(/^\[(.*)\]$/, '$1');
+  if (!host) return { refusal: null };
+  const literal = net.isIP(host) !== 0;
+  if (!literal && policy.deny.hasName(host)) return { refusal: refusedMessage(host) };
+  const resolved = !literal && opts.resolve ? await resolveAll(host) : undefined;
+  return { refusal: judgeAddresses(policy, host, literal, resolved ?? (literal ? [host] : [])), resolved };
+}
+
+function judgeAddresses(policy: CompiledNetworkPolicy, host: string, literal: boolean, addresses: string[]): string | null {
   const where = (address: string) => (literal ? host : `${host} (${address})`);
   const denied = addresses.find((a) => policy.deny.hasAddress(a));
   if (denied) return refusedMessage(where(denied));
@@ -39,11 +48,25 @@ export async function hostRefusal(policy: CompiledNetworkPolicy, rawHost: string
   return outside ? refusedMessage(where(outside)) : null;
 }
 
-/** The connectors' checkHost hook: the installation's current policy, read (cached) on every connect. */
+// The system resolver through dns.lookup, read at call time: the same one sockets use by default.
+async function resolveAll(host: string): Promise<string[]> {
+  return new Promise((resolve) => {
+    dns.lookup(host, { all: true, verbatim: true }, (err, addresses) => {
+      // Not resolvable: the driver will say so itself, unless an allow list refuses it.
+      resolve(err ? [] : addresses.map((a) => a.address));
+    });
+  });
+}
+
+/**
+ * The connectors' checkHost hook: the installation's current policy, read (cached) on every connect. Returns the
+ * addresses it judged, which the connection is then pinned to.
+ */
 export function sourceHostCheck(deps: AppDeps): CheckHost {
   return async (host, opts) => {
-    const refusal = await hostRefusal(await compiledSourceNetworkPolicy(deps), host, opts);
+    const { refusal, resolved } = await judgeHost(await compiledSourceNetworkPolicy(deps), host, opts);
     if (refusal) throw new ConnectorError(refusal, 'settings');
+    return resolved;
   };
 }
 

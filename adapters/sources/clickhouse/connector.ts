@@ -35,7 +35,7 @@ export class ClickHouseConnector extends ConnectorBase {
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
-    this.endpoint = new Endpoint(settings, this.httpPort, this.connectTimeoutMs);
+    this.endpoint = new Endpoint(settings, this.httpPort, this.connectTimeoutMs, this.lookup);
     const initial = parseInitialSql(settings.initial_sql ?? '');
     this.sessionSettings = initial.settings;
     this.initialStatements = initial.statements;
@@ -209,6 +209,8 @@ export class ClickHouseConnector extends ConnectorBase {
     const secure = !!s.ssl?.enabled;
     const agent = connectTimeoutAgent(secure, this.connectTimeoutMs, {
       maxSockets: this.poolSize,
+      // The server's name resolves to the addresses the network policy approved, not to a fresh DNS answer.
+      lookup: this.lookup,
       ...(secure
         ? {
             rejectUnauthorized: s.ssl?.reject_unauthorized ?? true,

@@ -39,7 +39,7 @@ export class MysqlConnector extends ConnectorBase {
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
-    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs);
+    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs, this.lookup);
   }
 
   private get server(): string {
@@ -253,7 +253,7 @@ export class MysqlConnector extends ConnectorBase {
       const creating = this.connectionOptions().then((o) => {
         // Every physical connection takes a slot of the process's connection budget (connection-budget.ts).
         const port = this.settings.port ?? DEFAULT_PORT;
-        const pool = mysql.createPool({ ...o, stream: () => budgetedSocket(o.host!, o.port!, () => this.takeConnectionSlot(port)) });
+        const pool = mysql.createPool({ ...o, stream: () => budgetedSocket(o.host!, o.port!, () => this.takeConnectionSlot(port), this.lookup) });
         // mysql2 listens for a pooled connection's first error only (to drop it from the pool); a later one, e.g. a
         // command sent on it after the server hung up, would be unhandled. The command's caller sees its own failure.
         pool.on('connection', (c) => (c as unknown as CoreConnection).on('error', () => {}));

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import { batchRowStream, ConnectorBase } from '../connector-base';
+import { socketWithLookup } from '../budgeted-socket';
 import { budgetedPgClient } from './budgeted-client';
 import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, isNetworkError } from '../driver-errors';
 import { describeServer, Endpoint } from '../endpoint';
@@ -37,7 +38,7 @@ export class PostgresConnector extends ConnectorBase {
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
-    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs);
+    this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs, this.lookup);
   }
 
   private get server(): string {
@@ -264,6 +265,8 @@ export class PostgresConnector extends ConnectorBase {
       password: s.password ?? '',
       database: s.db || undefined,
       ssl: this.sslConfig(at.serverName),
+      // The server's name resolves to the addresses the network policy approved, not to a fresh DNS answer.
+      stream: () => socketWithLookup(this.lookup),
       connectionTimeoutMillis: this.connectTimeoutMs,
       idleTimeoutMillis: this.idleTimeoutMs,
       max: this.poolSize,

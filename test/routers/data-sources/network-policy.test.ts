@@ -1,11 +1,13 @@
 // GET/PUT /api/settings/source-network and its enforcement on every way a source reaches a server. Only loopback
 // addresses are ever connected to: the refused ones are refused before a socket opens.
-import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
+import dns from 'node:dns';
+import net from 'node:net';
+import { afterEach, beforeAll, afterAll, describe, expect, it, vi } from 'vitest';
 import { closedPort } from '../../adapters/sources/servers';
 import { createTestApp, type TestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { rest, type Rest, type RestResponse } from '../../support/rest';
-import { SERVERS, createCitiesTable, createSource, dropTable, ok, randomName } from './helpers';
+import { DB_KINDS, SERVERS, createCitiesTable, createSource, dropTable, ok, randomName } from './helpers';
 
 let t: TestApp;
 let api: Rest;
@@ -115,5 +117,61 @@ describe('enforcement', () => {
     // a strict allow list: a name behind SSH can only be allowed by name
     await setPolicy({ allow: ['127.0.0.1'], deny: [] });
     expectRefused(await viaSsh('127.0.0.1', 'db.internal'), 'db.internal');
+  });
+});
+
+/** A loopback TCP listener; `onSocket` gets every connection. */
+async function listen(host: string, port: number, onSocket: (s: net.Socket) => void): Promise<net.Server> {
+  const server = net.createServer((s) => { s.on('error', () => {}); onSocket(s); });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  return server;
+}
+const closeServer = (s: net.Server) => new Promise<void>((resolve) => s.close(() => resolve()));
+
+describe('DNS rebinding', () => {
+  const NAME = 'rebind.test';
+  afterEach(() => { vi.restoreAllMocks(); });
+
+  // The name answers the policy's lookup (the one made with verbatim: true) with an allowed address and any other
+  // lookup of it, e.g. the driver's own when it connects, with a denied one: a DNS answer that changed between the
+  // check and the connect. 127.0.0.1:P forwards to the real server; 127.0.0.2:P records whoever reaches it.
+  it.each(DB_KINDS)('%s: the connection goes to the address the policy approved, never to a second DNS answer', async (kind) => {
+    const real = SERVERS[kind]();
+    const realPort = kind === 'clickhouse' ? real.http_port! : real.port!;
+    const piped = new Set<net.Socket>();
+    const proxy = await listen('127.0.0.1', 0, (s) => {
+      const up = net.connect(realPort, '127.0.0.1');
+      up.on('error', () => s.destroy());
+      s.on('close', () => up.destroy());
+      piped.add(s).add(up);
+      s.pipe(up).pipe(s);
+    });
+    const port = (proxy.address() as net.AddressInfo).port;
+    const reachedDenied: string[] = [];
+    const trap = await listen('127.0.0.2', port, (s) => { reachedDenied.push(`${s.localAddress}:${s.localPort}`); s.destroy(); });
+
+    const system = dns.lookup.bind(dns) as (...args: unknown[]) => void;
+    vi.spyOn(dns, 'lookup').mockImplementation(((host: string, options: unknown, callback?: unknown) => {
+      const cb = (typeof options === 'function' ? options : callback) as (e: null, a: unknown, f?: number) => void;
+      const opts: dns.LookupOptions = typeof options === 'object' && options ? options : {};
+      if (host !== NAME) return system(host, options, callback);
+      const address = opts.verbatim === true ? '127.0.0.1' : '127.0.0.2';
+      if (opts.all) cb(null, [{ address, family: 4 }]);
+      else cb(null, address, 4);
+    }) as typeof dns.lookup);
+
+    try {
+      await setPolicy({ allow: [], deny: [...DEFAULT.deny, '127.0.0.2/32'] });
+      const settings = kind === 'clickhouse' ? { ...real, host: NAME, http_port: port } : { ...real, host: NAME, port };
+      const res = ok<CheckBody>(await api.post('/api/data-source/check', { type: kind, settings }, cast.tokens.editor));
+      expect(reachedDenied).toEqual([]);
+      expect(res).toEqual({ ok: true, message: 'Подключение успешно' });
+    } finally {
+      for (const s of piped) s.destroy();
+      await Promise.all([closeServer(proxy), closeServer(trap)]);
+    }
   });
 });
