@@ -5,25 +5,17 @@ import type { RestResponse } from '../../support/rest';
 import { closedPort } from '../../adapters/sources/servers';
 import { createSource, dropTable, exec, ok, upload, randomName, TEST_SCHEMA, type DbKind } from '../data-sources/helpers';
 import { createDataset, insertSource } from './helpers';
+import type { z } from 'zod';
+import type { datasetDetails } from '../../../routers/datasets/schemas';
 
 /*
  * PUT /api/dataset/{id}/schema fills the type of physical table fields sent without one from the source's columns;
  * POST /api/data-source/{id}/metadata/refresh fills those still unknown. One real server of each kind, and a file.
  */
 
-type PrimitiveType = 'string' | 'integer' | 'float' | 'boolean' | 'date' | 'datetime' | 'unknown';
-interface SavedField {
-  id: number;
-  name: string;
-  kind: 'physical' | 'calculated';
-  column: string | null;
-  primitive_type: PrimitiveType;
-}
-interface SavedSchema {
-  id: number;
-  version: number;
-  fields: SavedField[];
-}
+type SavedSchema = z.output<typeof datasetDetails>;
+type SavedField = SavedSchema['fields'][number];
+type PrimitiveType = SavedField['primitive_type'];
 type SchemaAnswer = RestResponse<{ success: boolean; data: SavedSchema; error?: { message: string; errors?: Record<string, string> } }>;
 
 const { t, api } = useTestApp();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
+import type { z } from 'zod';
+import type { listMembersOutput } from '../../../routers/workspaces/schemas';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, loginAdmin, uniq, type TestUser } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
@@ -14,9 +16,7 @@ interface Body<T> {
   data: T;
   error?: { message: string };
 }
-interface MemberList {
-  content: { member_id: number; user_id: number | null }[];
-}
+type MemberList = z.output<typeof listMembersOutput>;
 
 const { t, api } = useTestApp();
 let db: pg.Client;
