@@ -2,6 +2,7 @@ import { columnValues, listSourceObjects, previewTable } from '../../server/data
 import { listColumns, listSchemas, listTables } from '../../server/data-sources/metadata';
 import { refreshMetadataAndFieldTypes } from '../../server/datasets/field-types';
 import { authedProcedure } from '../../server/trpc';
+import { idInput } from '../common';
 import {
   columnValuesInput,
   columnValuesOutput,
@@ -14,7 +15,6 @@ import {
   previewInput,
   previewOutput,
   refreshMetadataOutput,
-  sourceIdInput,
 } from './schemas';
 
 const tags = ['Sources'];
@@ -23,7 +23,7 @@ const tags = ['Sources'];
 export const browseProcedures = {
   listSchemas: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/schemas', summary: 'List database schemas', tags } })
-    .input(sourceIdInput)
+    .input(idInput)
     .output(listSchemasOutput)
     .query(({ ctx, input }) => listSchemas(ctx.deps, ctx.actor, input.id)),
 
@@ -41,13 +41,13 @@ export const browseProcedures = {
 
   refreshMetadata: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/metadata/refresh', summary: 'Re-read schemas, tables and columns', tags } })
-    .input(sourceIdInput)
+    .input(idInput)
     .output(refreshMetadataOutput)
     .mutation(({ ctx, input }) => refreshMetadataAndFieldTypes(ctx.deps, ctx.actor, input.id)),
 
   listObjects: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/objects', summary: 'Platform objects built on the source', tags } })
-    .input(sourceIdInput)
+    .input(idInput)
     .output(listObjectsOutput)
     .query(({ ctx, input }) => listSourceObjects(ctx.deps, ctx.actor, input.id)),
 

@@ -9,7 +9,7 @@ import {
 } from '../../server/data-sources/data-sources';
 import { deleteFileSource } from '../../server/data-sources/files';
 import { authedProcedure, router } from '../../server/trpc';
-import { idInput } from '../common';
+import { deletedOutput, idInput } from '../common';
 import { browseProcedures } from './browse-procedures';
 import { consoleProcedures } from './console-procedures';
 import {
@@ -19,10 +19,8 @@ import {
   copyInput,
   createDataSourceInput,
   dataSourceView,
-  deletedOutput,
   listDataSourcesInput,
   listDataSourcesOutput,
-  sourceIdInput,
   updateDataSourceInput,
 } from './schemas';
 
@@ -57,7 +55,7 @@ export const dataSourceRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}', summary: 'Source details, secrets masked', tags } })
-    .input(sourceIdInput)
+    .input(idInput)
     .output(dataSourceView)
     .query(({ ctx, input }) => getDataSource(ctx.deps, ctx.actor, input.id)),
 
@@ -69,7 +67,7 @@ export const dataSourceRouter = router({
 
   delete: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/data-source/{id}', summary: 'Delete a source (400 while datasets depend on it)', tags } })
-    .input(sourceIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteDataSource(ctx.deps, ctx.actor, input.id)),
 

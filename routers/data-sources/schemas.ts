@@ -8,7 +8,6 @@ import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
 import {
   dateFromParam,
   dateToParam,
-  deletedOutput,
   entityId,
   nonBlank,
   pagedQuery,
@@ -130,7 +129,6 @@ export const dataSourceView = z.object({
 
 // ---- connections -----------------------------------------------------------------------------------------------
 
-export const sourceIdInput = z.strictObject({ id });
 
 export const listDataSourcesInput = z.strictObject(stdListQuery(DATA_SOURCE_SORT_FIELDS, z.enum(KIND_TYPES).describe('Source kind')));
 export const listDataSourcesOutput = pageSchema(dataSourceView);
@@ -153,7 +151,6 @@ export const updateDataSourceInput = z.strictObject({
   check_connection: checkConnectionFlag,
 });
 
-export { deletedOutput };
 
 export const checkInput = z.strictObject({ type: z.enum(KIND_TYPES), settings: settingsInput });
 export const checkSavedInput = z.strictObject({ id, settings: settingsInput.partial().optional().describe('Owners only: settings to try instead of the saved ones') });

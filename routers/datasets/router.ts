@@ -3,13 +3,12 @@ import { validateFormula } from '../../server/datasets/formula-check';
 import { suggestRelations } from '../../server/datasets/relation-suggest';
 import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
 import { authedProcedure, router } from '../../server/trpc';
+import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
 import {
   copyDatasetInput,
   createDatasetInput,
   datasetDetails,
-  datasetIdInput,
-  deletedOutput,
   dependenciesOutput,
   listDatasetsInput,
   listDatasetsOutput,
@@ -40,7 +39,7 @@ export const datasetRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}', summary: 'Dataset with its whole schema', tags } })
-    .input(datasetIdInput)
+    .input(idInput)
     .output(datasetDetails)
     .query(({ ctx, input }) => getDataset(ctx.deps.db, ctx.actor, input.id)),
 
@@ -52,7 +51,7 @@ export const datasetRouter = router({
 
   delete: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/dataset/{id}', summary: 'Delete a dataset', tags } })
-    .input(datasetIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteDataset(ctx.deps, ctx.actor, input.id)),
 
@@ -82,7 +81,7 @@ export const datasetRouter = router({
 
   dependencies: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}/dependencies', summary: 'Sources it uses, widgets and dashboards using it', tags } })
-    .input(datasetIdInput)
+    .input(idInput)
     .output(dependenciesOutput)
     .query(({ ctx, input }) => datasetDependencies(ctx.deps.db, ctx.actor, input.id)),
 

@@ -12,10 +12,9 @@ import {
   OBJECT_KINDS,
   PARAMETER_TYPES,
 } from '../../server/datasets/schema-types';
-import { deletedOutput, entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString } from '../common';
+import { entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString } from '../common';
 
 const id = entityId();
-export const datasetIdInput = z.strictObject({ id });
 
 // ---- dataset record ----
 
@@ -57,7 +56,6 @@ export const updateDatasetInput = z.strictObject({
   data_source_ids: sourceIds.optional(),
 });
 
-export { deletedOutput };
 export const copyDatasetInput = z.strictObject({ id, name: nonBlank(200).optional(), workspace_id: id.optional() });
 
 // ---- schema ----

@@ -1,12 +1,11 @@
 import { addGroupMembers, listGroupMembers, removeGroupMember } from '../../server/groups/group-members';
 import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from '../../server/groups/groups';
 import { authedProcedure, router, sysadminProcedure } from '../../server/trpc';
+import { deletedOutput, idInput } from '../common';
 import {
   addMembersInput,
   addMembersOutput,
   createGroupInput,
-  deletedOutput,
-  groupIdInput,
   groupView,
   listGroupsInput,
   listGroupsOutput,
@@ -34,7 +33,7 @@ export const groupRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/groups/{id}', summary: 'Group details', tags } })
-    .input(groupIdInput)
+    .input(idInput)
     .output(groupView)
     .query(({ ctx, input }) => getGroup(ctx.deps.db, input.id)),
 
@@ -46,7 +45,7 @@ export const groupRouter = router({
 
   delete: sysadminProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/groups/{id}', summary: 'Delete a group (system groups cannot be deleted)', tags } })
-    .input(groupIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteGroup(ctx.deps, input.id)),
 

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { GROUP_MEMBER_SORT_FIELDS } from '../../server/groups/group-members';
 import { GROUP_SORT_FIELDS } from '../../server/groups/groups';
-import { deletedOutput, entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
+import { entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 
 const id = entityId();
-export const groupIdInput = z.strictObject({ id });
 
 export const groupView = z.object({
   id: z.number().int(),
@@ -23,7 +22,6 @@ export const listGroupsOutput = pageSchema(groupView);
 const description = wireString().trim().max(2000);
 export const createGroupInput = z.strictObject({ name: nonBlank(200), description: description.optional() });
 export const updateGroupInput = z.strictObject({ id, name: nonBlank(200).optional(), description: description.optional() });
-export { deletedOutput };
 
 export const listMembersInput = z.strictObject({ id, ...pagedQueryOver(GROUP_MEMBER_SORT_FIELDS) });
 export const listMembersOutput = pageSchema(

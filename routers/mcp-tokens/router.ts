@@ -9,12 +9,12 @@ import {
   updateApiTokenSettings,
 } from '../../server/auth/api-tokens';
 import { authedProcedure, router, sysadminProcedure } from '../../server/trpc';
+import { idInput } from '../common';
 import {
   createTokenInput,
   createTokenOutput,
   listTokensInput,
   listTokensOutput,
-  tokenIdInput,
   tokenSettings,
   tokenView,
 } from './schemas';
@@ -36,19 +36,19 @@ export const mcpTokenRouter = router({
 
   revoke: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/mcp-tokens/{id}', summary: 'Revoke an API token', tags } })
-    .input(tokenIdInput)
+    .input(idInput)
     .output(tokenView)
     .mutation(({ ctx, input }) => revokeApiToken(ctx.deps, ctx.actor, input.id)),
 
   suspend: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/mcp-tokens/{id}/suspend', summary: 'Suspend an API token', tags } })
-    .input(tokenIdInput)
+    .input(idInput)
     .output(tokenView)
     .mutation(({ ctx, input }) => suspendApiToken(ctx.deps, ctx.actor, input.id)),
 
   activate: authedProcedure
     .meta({ openapi: { method: 'POST', path: '/api/mcp-tokens/{id}/activate', summary: 'Resume a suspended API token', tags } })
-    .input(tokenIdInput)
+    .input(idInput)
     .output(tokenView)
     .mutation(({ ctx, input }) => activateApiToken(ctx.deps, ctx.actor, input.id)),
 

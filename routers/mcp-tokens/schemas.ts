@@ -18,7 +18,6 @@ export const listTokensInput = z.strictObject({ ...pagedQuery, userId: entityId(
 export const listTokensOutput = pageSchema(tokenView);
 export const createTokenInput = z.strictObject({ name: nonBlank(200), description: wireString().max(2000).optional() });
 export const createTokenOutput = tokenView.extend({ token: z.string() });
-export const tokenIdInput = z.strictObject({ id: entityId() });
 
 export const tokenSettings = z.strictObject({
   enabled: z.boolean(),

@@ -4,12 +4,12 @@ import { getUserAttributes, listAttributeKeys, setUserAttributes } from '../../s
 import { changeOwnPassword, resetPassword } from '../../server/users/password-changes';
 import { createUser, deleteUser, updateUser } from '../../server/users/user-admin';
 import { currentUser, getUser, listUserGroups, listUsers } from '../../server/users/user-queries';
+import { deletedOutput, idInput } from '../common';
 import {
   attributeKeysOutput,
   attributesOutput,
   changeOwnPasswordInput,
   createUserInput,
-  deletedOutput,
   listUserGroupsInput,
   listUserGroupsOutput,
   listUsersInput,
@@ -20,7 +20,6 @@ import {
   resetPasswordOutput,
   setAttributesInput,
   updateUserInput,
-  userIdInput,
   userOutput,
   userRecord,
 } from './schemas';
@@ -54,7 +53,7 @@ export const userRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/users/{id}', summary: 'Account details (full record for system administrators)', tags } })
-    .input(userIdInput)
+    .input(idInput)
     .output(userOutput)
     .query(({ ctx, input }) => getUser(ctx.deps.db, ctx.actor, input.id)),
 
@@ -66,7 +65,7 @@ export const userRouter = router({
 
   delete: sysadminProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/users/{id}', summary: 'Delete an account (revokes its tokens)', tags } })
-    .input(userIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteUser(ctx.deps, ctx.actor, input.id)),
 
@@ -78,7 +77,7 @@ export const userRouter = router({
 
   getAttributes: sysadminProcedure
     .meta({ openapi: { method: 'GET', path: '/api/users/{id}/attributes', summary: 'User attributes used by RLS', tags } })
-    .input(userIdInput)
+    .input(idInput)
     .output(attributesOutput)
     .query(({ ctx, input }) => getUserAttributes(ctx.deps.db, input.id)),
 

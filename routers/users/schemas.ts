@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
-import { deletedOutput, entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
+import { entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 
 const id = entityId();
-export const userIdInput = z.strictObject({ id });
 
 // Names people type and others pick from lists: letters of any script, digits and a few separators, no spaces.
 const username = nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may contain only letters, digits and . _ @ -' });
@@ -61,7 +60,6 @@ export const updateUserInput = z.strictObject({
   active: z.boolean().optional(),
 });
 
-export { deletedOutput };
 
 export const resetPasswordInput = z.strictObject({ id, new_password: password, must_change: z.boolean().optional() });
 export const resetPasswordOutput = z.object({ id: z.number().int(), must_change_password: z.boolean() });

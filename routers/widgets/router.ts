@@ -1,15 +1,14 @@
 import { authedProcedure, router } from '../../server/trpc';
 import { widgetData, widgetPreview } from '../../server/widgets/widget-data';
 import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
+import { deletedOutput, idInput } from '../common';
 import {
   createWidgetInput,
-  deletedOutput,
   listWidgetsInput,
   listWidgetsOutput,
   updateWidgetInput,
   widgetDataInput,
   widgetDataOutput,
-  widgetIdInput,
   widgetPreviewInput,
   widgetView,
 } from './schemas';
@@ -38,7 +37,7 @@ export const widgetRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/widget/{id}', summary: 'Widget details', tags } })
-    .input(widgetIdInput)
+    .input(idInput)
     .output(widgetView)
     .query(({ ctx, input }) => getWidget(ctx.deps.db, ctx.actor, input.id)),
 
@@ -50,7 +49,7 @@ export const widgetRouter = router({
 
   delete: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/widget/{id}', summary: 'Delete a widget', tags } })
-    .input(widgetIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteWidget(ctx.deps, ctx.actor, input.id)),
 

@@ -3,7 +3,6 @@ import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
 import { WIDGET_KINDS } from '../../server/settings/dictionary';
 import {
   calculatedField,
-  deletedOutput,
   entityId,
   nonBlank,
   pageSchema,
@@ -42,7 +41,6 @@ const createFields = {
 };
 export const createWidgetInput = z.strictObject(createFields);
 export const updateWidgetInput = z.strictObject({ id, ...createFields });
-export const widgetIdInput = z.strictObject({ id });
 
 const paging = {
   page: z.number().int().min(1).max(1_000_000_000).default(1).describe('Pages from 1'),
@@ -109,4 +107,3 @@ export const listWidgetsInput = z.strictObject({
   datasetId: id.optional().describe('Widgets built on this dataset'),
 });
 export const listWidgetsOutput = pageSchema(widgetView);
-export { deletedOutput };

@@ -2,10 +2,10 @@ import { AppError } from '../../server/errors';
 import { authedProcedure, router } from '../../server/trpc';
 import { addMember, listMembers, removeMember, updateMember } from '../../server/workspaces/members';
 import { createWorkspace, deleteWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../../server/workspaces/workspaces';
+import { deletedOutput, idInput } from '../common';
 import {
   addMemberInput,
   createWorkspaceInput,
-  deletedOutput,
   listMembersInput,
   listMembersOutput,
   listWorkspacesInput,
@@ -16,7 +16,6 @@ import {
   updateMemberInput,
   updateWorkspaceInput,
   workspaceDetails,
-  workspaceIdInput,
   workspaceView,
 } from './schemas';
 
@@ -46,7 +45,7 @@ export const workspaceRouter = router({
 
   get: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/workspaces/{id}', summary: 'Workspace details (members only)', tags } })
-    .input(workspaceIdInput)
+    .input(idInput)
     .output(workspaceDetails)
     .query(({ ctx, input }) => getWorkspace(ctx.deps.db, ctx.actor, input.id)),
 
@@ -58,7 +57,7 @@ export const workspaceRouter = router({
 
   delete: authedProcedure
     .meta({ openapi: { method: 'DELETE', path: '/api/workspaces/{id}', summary: 'Delete a shared workspace', tags } })
-    .input(workspaceIdInput)
+    .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteWorkspace(ctx.deps, ctx.actor, input.id)),
 

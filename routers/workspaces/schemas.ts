@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { deletedOutput, entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
+import { entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 import { MEMBER_SORT_FIELDS } from '../../server/workspaces/members';
 import { WORKSPACE_ROLES } from '../../server/workspaces/roles';
 import { WORKSPACE_SORT_FIELDS } from '../../server/workspaces/workspaces';
 
 const id = entityId();
 const role = z.enum(WORKSPACE_ROLES);
-export const workspaceIdInput = z.strictObject({ id });
 
 export const workspaceView = z.object({
   id: z.number().int(),
@@ -40,7 +39,6 @@ export const listWorkspacesOutput = pageSchema(workspaceView);
 const description = wireString().trim().max(2000);
 export const createWorkspaceInput = z.strictObject({ name: nonBlank(200), description: description.optional() });
 export const updateWorkspaceInput = z.strictObject({ id, name: nonBlank(200).optional(), description: description.optional() });
-export { deletedOutput };
 
 export const memberView = z.object({
   member_id: z.number().int(),
