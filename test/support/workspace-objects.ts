@@ -1,7 +1,12 @@
 import { createCitiesTable, dropTable, upload } from '../routers/data-sources/helpers';
 import { pgSettings, randomName } from '../adapters/sources/servers';
 import { uniq } from './factories';
-import type { Rest, RestResponse } from './rest';
+import type { z } from 'zod';
+import type { dataSourceView, queryView } from '../../routers/data-sources/schemas';
+import type { datasetDetails } from '../../routers/datasets/schemas';
+import type { widgetView } from '../../routers/widgets/schemas';
+import type { listMembersOutput } from '../../routers/workspaces/schemas';
+import { ok, type Rest, type RestResponse } from './rest';
 
 /** One object of each kind in a workspace, made through REST, for tests that walk every operation. */
 export interface WorkspaceObjects {
@@ -40,9 +45,9 @@ export const widgetOver = (datasetId: number) => ({
   rows: [{ id: 'city', field: 'city', table: 'cities' }],
 });
 
-function data<T = any>(what: string, res: RestResponse): T {
+function data<T>(what: string, res: RestResponse): T {
   if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as T;
+  return ok<T>(res);
 }
 
 /**
@@ -53,7 +58,7 @@ function data<T = any>(what: string, res: RestResponse): T {
 export async function createWorkspaceObjects(api: Rest, token: string, workspaceId: number, memberUserId?: number): Promise<WorkspaceObjects> {
   const table = randomName('objects');
   await createCitiesTable('postgresql', table);
-  const source = data<{ id: number }>(
+  const source = data<z.output<typeof dataSourceView>>(
     'source',
     await api.post('/api/data-source', { name: uniq('src'), type: 'postgresql', settings: pgSettings(), workspace_id: workspaceId }, token),
   );
@@ -61,22 +66,22 @@ export async function createWorkspaceObjects(api: Rest, token: string, workspace
     'file source',
     await upload(api, 'POST', '/api/files', token, { name: 'cities.csv', content: 'id,city\n1,Москва\n2,Казань\n' }, { workspace_id: String(workspaceId) }),
   );
-  const dataset = data<{ id: number }>(
+  const dataset = data<z.output<typeof datasetDetails>>(
     'dataset',
     await api.post('/api/dataset', { name: uniq('ds'), workspace_id: workspaceId, data_source_ids: [source.id] }, token),
   );
-  const schema = data<{ fields: { id: number; name: string }[] }>(
+  const schema = data<z.output<typeof datasetDetails>>(
     'dataset schema',
     await api.put(`/api/dataset/${dataset.id}/schema`, datasetSchemaOver(source.id, table), token),
   );
-  const widget = data<{ id: number }>(
+  const widget = data<z.output<typeof widgetView>>(
     'widget',
     await api.post('/api/widget', widgetOver(dataset.id), token),
   );
-  const query = data<{ query_id: string }>('query', await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token));
+  const query = data<z.output<typeof queryView>>('query', await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token));
   let memberId = 0;
   if (memberUserId !== undefined) {
-    const members = data<{ content: { member_id: number; user_id: number | null }[] }>(
+    const members = data<z.output<typeof listMembersOutput>>(
       'members',
       await api.get(`/api/workspaces/${workspaceId}/members`, token, { size: '1000' }),
     );
