@@ -5,6 +5,9 @@ import type { datasetDetails } from '../../../routers/datasets/schemas';
 import { ok, type Rest } from '../../support/rest';
 import { uniq } from '../../support/factories';
 
+/** GET /api/dataset/{id}, and the answer of a create or schema save. */
+export type DatasetDetails = z.output<typeof datasetDetails>;
+
 /** A source row written directly (the data-source area's own create call is not needed to build datasets). */
 export async function insertSource(
   deps: AppDeps,
@@ -32,7 +35,7 @@ export async function createDataset(
 ) {
   const res = await api.post('/api/dataset', { name: uniq('Продажи'), live: true, ...body }, token);
   if (res.status !== 200) throw new Error(`dataset create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return ok<z.output<typeof datasetDetails>>(res);
+  return ok<DatasetDetails>(res);
 }
 
 export const emptySchema = { objects: [], fields: [], relations: [], hierarchies: [], filters: [], parameters: [] };
