@@ -19,7 +19,9 @@ import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, w
  * server/ never imports routers/ (not even types), so the server keeps its own interfaces for what it takes
  * (server/query/types.ts, server/paging.ts). Where such an interface is the wire shape, a compile-time assertion
  * below (`Accepts<Domain, z.output<typeof schema>>`) checks that everything the schema lets through is what the
- * server function takes: a schema that drifts from the server's type fails `tsc`, not a request.
+ * server function takes, and the saved read shapes are checked the other way round: a schema that drifts from the
+ * server's type fails `tsc`, not a request. A procedure that hands its parsed input straight to a server function
+ * (widget data and preview, dataset preview) needs no assertion: the call is the same check.
  */
 export { dateFromParam, dateToParam, entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString };
 
@@ -175,3 +177,10 @@ export const savedCalculatedField = z.object({
   primitive_type: z.string().optional(),
   sql: z.string(),
 });
+
+// What the engine's types hold (a saved configuration) is what the read shapes describe.
+const _savedShelfField: Accepts<z.output<typeof savedShelfField>, ShelfField> = true;
+const _savedFilter: Accepts<z.output<typeof savedFilter>, FilterSpec> = true;
+const _savedSort: Accepts<z.output<typeof savedSort>, SortSpec> = true;
+const _savedCalculatedField: Accepts<z.output<typeof savedCalculatedField>, CalculatedFieldDef> = true;
+void [_savedShelfField, _savedFilter, _savedSort, _savedCalculatedField];
