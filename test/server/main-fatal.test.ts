@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../db/embedded';
+import { repoRoot as root, runningPostmaster, stopLeftovers } from './server-process';
 
 /**
  * A fault nobody handled (a thrown error in a callback, a rejected promise nobody awaited) is logged with its stack
@@ -12,29 +12,12 @@ import { freePort } from '../../db/embedded';
  * PostgreSQL): never swallowed, never a half-alive process. The fault is injected by a preloaded module once the
  * server answers.
  */
-const root = path.resolve(__dirname, '../..');
+
 let dataDir = '';
 let probe = '';
 const children: ChildProcess[] = [];
 
-afterAll(async () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-  const pid = postmasterPid();
-  if (pid) process.kill(pid, 'SIGINT');
-  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
-});
-
-function postmasterPid(): number | undefined {
-  const f = path.join(dataDir, 'pg', 'postmaster.pid');
-  if (!existsSync(f)) return undefined;
-  const pid = Number(readFileSync(f, 'utf8').split('\n')[0]);
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
+afterAll(() => stopLeftovers(children, dataDir));
 
 const PROBE = `
 const port = process.env.PORT;
@@ -81,6 +64,6 @@ describe('server process: unhandled faults', () => {
     expect(logged).toMatchObject({ level: 60, msg: expect.stringMatching(/^(uncaughtException|unhandledRejection): shutting down$/) });
     expect(logged.err.stack).toMatch(/fatal-probe\.mjs/);
     // the orderly shutdown ran: the embedded PostgreSQL is stopped
-    expect(postmasterPid()).toBeUndefined();
+    expect(runningPostmaster(dataDir)).toBeUndefined();
   }, 120_000);
 });

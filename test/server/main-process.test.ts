@@ -1,10 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exited, login, repoRoot, startServer } from './server-process';
+import { exited, login, repoRoot, runningPostmaster, startServer, stopLeftovers } from './server-process';
 
 /**
  * The start contract end to end: `npm start`'s command (build when stale, then the compiled server) on a fresh
@@ -14,24 +13,7 @@ import { exited, login, repoRoot, startServer } from './server-process';
 let dataDir: string;
 const children: ChildProcess[] = [];
 
-afterAll(async () => {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-  const pid = postmasterPid();
-  if (pid) process.kill(pid, 'SIGINT');
-  if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
-});
-
-function postmasterPid(): number | undefined {
-  const f = path.join(dataDir, 'pg', 'postmaster.pid');
-  if (!existsSync(f)) return undefined;
-  const pid = Number(readFileSync(f, 'utf8').split('\n')[0]);
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return undefined;
-  }
-}
+afterAll(() => stopLeftovers(children, dataDir));
 
 async function start(env: Record<string, string>) {
   const server = await startServer(repoRoot, { DATA_DIR: dataDir, DATABASE_URL: undefined, ...env });
@@ -51,20 +33,20 @@ describe('server process', () => {
 
     first.child.kill('SIGTERM');
     expect(await exited(first.child), first.output()).toBe(0);
-    expect(postmasterPid()).toBeUndefined();
+    expect(runningPostmaster(dataDir)).toBeUndefined();
 
     const second = await start({});
     expect(second.output()).not.toMatch(/with password/);
     expect((await login(second.port, printed!)).status).toBe(200);
     second.child.kill('SIGKILL');
     await exited(second.child);
-    expect(postmasterPid()).toBeDefined(); // the orphan the next start must handle
+    expect(runningPostmaster(dataDir)).toBeDefined(); // the orphan the next start must handle
 
     const third = await start({});
     expect((await login(third.port, printed!)).status).toBe(200);
     third.child.kill('SIGINT');
     expect(await exited(third.child), third.output()).toBe(0);
-    expect(postmasterPid()).toBeUndefined();
+    expect(runningPostmaster(dataDir)).toBeUndefined();
     // kill -9 left nothing running behind: the killed server is gone and nobody else holds the data directory.
     expect(second.child.exitCode !== null || second.child.signalCode !== null).toBe(true);
   }, 180_000);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { freePort } from '../../db/embedded';
 
@@ -79,4 +80,26 @@ export async function login(port: number, password: string): Promise<{ status: n
     body: JSON.stringify({ username: 'admin', password }),
   });
   return { status: res.status, body: (await res.json()) as LoginBody };
+}
+
+/** The pid of the embedded PostgreSQL still running on `dataDir`'s cluster, if any. */
+export function runningPostmaster(dataDir: string): number | undefined {
+  const f = path.join(dataDir, 'pg', 'postmaster.pid');
+  if (!existsSync(f)) return undefined;
+  const pid = Number(readFileSync(f, 'utf8').split('\n')[0]);
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return undefined;
+  }
+}
+
+/** After a file's tests: kill the servers it started, stop a postmaster they left behind, remove the data. */
+export async function stopLeftovers(children: ChildProcess[], dataDir: string): Promise<void> {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  if (!dataDir) return;
+  const pid = runningPostmaster(dataDir);
+  if (pid) process.kill(pid, 'SIGINT');
+  await rm(dataDir, { recursive: true, force: true });
 }

@@ -1,18 +1,13 @@
-import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { copyFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { clientProject, compileClient, reportedLines, root, run } from './client-project';
 
 /*
  * A frontend that installs only @trpc/client (with its peer @trpc/server) and superjson compiles against the emitted
  * dist/types/app-router.d.ts; calls that do not match the procedures fail to compile, so the types are real.
  */
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
-const tsc = path.join(root, 'node_modules/.bin/tsc');
 let dir: string;
 
 const CLIENT = `
@@ -46,40 +41,10 @@ export async function wrong() {
 `;
 const WRONG_LINES = [5, 6, 7, 8, 9];
 
-async function compile(files: string[]): Promise<{ ok: boolean; output: string }> {
-  await writeFile(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        target: 'ES2022',
-        module: 'ESNext',
-        moduleResolution: 'Bundler',
-        lib: ['ESNext', 'DOM'],
-        types: [],
-        // Resolve inside this folder's node_modules only, not the server's behind the symlinks.
-        preserveSymlinks: true,
-        skipLibCheck: false,
-      },
-      files,
-    }),
-  );
-  try {
-    const { stdout } = await run(tsc, ['-p', dir], { cwd: dir });
-    return { ok: true, output: stdout };
-  } catch (err) {
-    return { ok: false, output: String((err as { stdout?: string }).stdout ?? err) };
-  }
-}
 
 beforeAll(async () => {
   await run(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'scripts/build-types/build-types.ts')], { cwd: root });
-  dir = await mkdtemp(path.join(os.tmpdir(), 'client-types-'));
-  await mkdir(path.join(dir, 'node_modules/@trpc'), { recursive: true });
-  for (const pkg of ['@trpc/client', '@trpc/server', 'superjson']) {
-    await symlink(path.join(root, 'node_modules', pkg), path.join(dir, 'node_modules', pkg), 'dir');
-  }
+  dir = await clientProject('client-types-', ['@trpc/client', '@trpc/server', 'superjson']);
   await copyFile(path.join(root, 'dist/types/app-router.d.ts'), path.join(dir, 'app-router.d.ts'));
   await writeFile(path.join(dir, 'client.ts'), CLIENT);
   await writeFile(path.join(dir, 'wrong.ts'), WRONG);
@@ -88,16 +53,15 @@ afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
 
 describe('dist/types/app-router.d.ts (npm run build:types)', () => {
   it('compiles a tRPC client with only @trpc/client, @trpc/server and superjson installed', async () => {
-    const result = await compile(['client.ts']);
+    const result = await compileClient(dir, ['client.ts']);
     expect(result.output).toBe('');
     expect(result.ok).toBe(true);
   }, 30_000);
 
   it('rejects calls that do not match the procedures', async () => {
-    const result = await compile(['client.ts', 'wrong.ts']);
+    const result = await compileClient(dir, ['client.ts', 'wrong.ts']);
     expect(result.ok).toBe(false);
-    const reported = new Set([...result.output.matchAll(/^wrong\.ts\((\d+),\d+\): error/gm)].map((m) => Number(m[1])));
-    expect([...reported].sort((a, b) => a - b)).toEqual(WRONG_LINES);
+    expect(reportedLines(result.output, 'wrong.ts')).toEqual(WRONG_LINES);
     expect(result.output).not.toMatch(/^(client|app-router\.d)\.ts/m);
   }, 30_000);
 });

@@ -1,21 +1,17 @@
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, type RawOperationDoc } from '../../adapters/rest/openapi';
 import { rawOperationDocs } from '../../adapters/rest/raw-route';
 import { appRouter } from '../../routers';
 import { API_VERSION, rawRoutes } from '../../server/app';
+import { clientProject, compileClient, reportedLines, root, run } from './client-project';
 
 /*
  * The README's REST client: openapi-typescript turns the OpenAPI document into types, openapi-fetch calls with them.
  * The generated types must describe the envelope and the parameters well enough that a wrong call fails to compile.
  */
 
-const run = promisify(execFile);
-const root = path.resolve(import.meta.dirname, '../..');
 let dir: string;
 
 const CLIENT = `
@@ -52,41 +48,12 @@ export async function wrong() {
 `;
 const WRONG_LINES = [8, 9, 10, 11];
 
-async function compile(files: string[]): Promise<{ ok: boolean; output: string }> {
-  await writeFile(
-    path.join(dir, 'tsconfig.json'),
-    JSON.stringify({
-      compilerOptions: {
-        strict: true,
-        noEmit: true,
-        target: 'ES2022',
-        module: 'ESNext',
-        moduleResolution: 'Bundler',
-        lib: ['ESNext', 'DOM'],
-        types: [],
-        preserveSymlinks: true,
-        skipLibCheck: false,
-      },
-      files,
-    }),
-  );
-  try {
-    const { stdout } = await run(path.join(root, 'node_modules/.bin/tsc'), ['-p', dir], { cwd: dir });
-    return { ok: true, output: stdout };
-  } catch (err) {
-    return { ok: false, output: String((err as { stdout?: string }).stdout ?? err) };
-  }
-}
 
 beforeAll(async () => {
-  dir = await mkdtemp(path.join(os.tmpdir(), 'rest-client-types-'));
+  dir = await clientProject('rest-client-types-', ['openapi-fetch', 'openapi-typescript-helpers']);
   const rawOperations: RawOperationDoc[] = rawOperationDocs(rawRoutes);
   await writeFile(path.join(dir, 'openapi.json'), JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations })));
   await run(path.join(root, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'api.d.ts'], { cwd: dir });
-  await mkdir(path.join(dir, 'node_modules'), { recursive: true });
-  for (const pkg of ['openapi-fetch', 'openapi-typescript-helpers']) {
-    await symlink(path.join(root, 'node_modules', pkg), path.join(dir, 'node_modules', pkg), 'dir');
-  }
   await writeFile(path.join(dir, 'client.ts'), CLIENT);
   await writeFile(path.join(dir, 'wrong.ts'), WRONG);
 }, 60_000);
@@ -94,15 +61,14 @@ afterAll(() => (dir ? rm(dir, { recursive: true, force: true }) : undefined));
 
 describe('REST client types from the OpenAPI document (openapi-typescript + openapi-fetch)', () => {
   it('compiles calls that match the document, envelope included', async () => {
-    const result = await compile(['client.ts']);
+    const result = await compileClient(dir, ['client.ts']);
     expect(result.output).toBe('');
     expect(result.ok).toBe(true);
   }, 30_000);
 
   it('rejects calls that do not', async () => {
-    const result = await compile(['client.ts', 'wrong.ts']);
+    const result = await compileClient(dir, ['client.ts', 'wrong.ts']);
     expect(result.ok).toBe(false);
-    const reported = new Set([...result.output.matchAll(/^wrong\.ts\((\d+),\d+\): error/gm)].map((m) => Number(m[1])));
-    expect([...reported].sort((a, b) => a - b)).toEqual(WRONG_LINES);
+    expect(reportedLines(result.output, 'wrong.ts')).toEqual(WRONG_LINES);
   }, 30_000);
 });
