@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ConnectorError } from '../../adapters/sources';
 import type { AppDeps } from '../deps';
+import { asSourceError } from '../data-sources/connector-errors';
 import { AppError } from '../errors';
 import { ResultCache, type CachedResult, type ResultCacheOptions } from './result-cache';
 import type { ExecutableTarget } from './targets';
@@ -86,7 +87,7 @@ export function queryFailure(e: unknown): AppError {
   // The driver's own error goes along as the cause: logged, while the caller gets the message.
   if (e instanceof ConnectorError) {
     if (e.kind === 'query') return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${e.message}`, { cause: e });
-    return new AppError(e.kind === 'busy' ? 'service_unavailable' : 'bad_request', e.message, { cause: e });
+    return asSourceError(e) as AppError; // unreachable, busy, refused: as every other source call answers
   }
   const message = e instanceof Error && e.message ? e.message : String(e);
   return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${message}`, { cause: e });
