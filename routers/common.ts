@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { dateFromParam, dateToParam, type StdListFilter } from '../server/list-filters';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type pageOf, type PageRequest, type SortRequest } from '../server/paging';
+import { dateFromParam, dateToParam, type StdListFilter } from '../server/objects/list';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type pageOf, type PageRequest, type SortRequest } from '../server/kernel/paging';
 import { FILTER_OPS } from '../server/query/expr/filters';
 import { FILTER_VALUE_TYPES } from '../server/query/expr/filter-values';
 import { MAX_EXPRESSION_LENGTH } from '../server/query/expr';
-import type { CalculatedFieldDef, FilterSpec, ParameterValues, ShelfField, SortSpec } from '../server/query/types';
-import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString } from '../server/validation';
+import type { CalculatedFieldDef, FilterSpec, ParameterValues, ShelfField, SortSpec } from '../server/query/compile/types';
+import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString } from '../server/kernel/validation';
 
 /*
  * Wire pieces several routers share: ids, the DELETE answer, paging (query and page envelope), the std list query,
@@ -17,7 +17,7 @@ import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, w
  * database.
  *
  * server/ never imports routers/ (not even types), so the server keeps its own interfaces for what it takes
- * (server/query/types.ts, server/paging.ts). Where such an interface is the wire shape, a compile-time assertion
+ * (server/query/compile/types.ts, server/kernel/paging.ts). Where such an interface is the wire shape, a compile-time assertion
  * below (`Accepts<Domain, z.output<typeof schema>>`) checks that everything the schema lets through is what the
  * server function takes, and the saved read shapes are checked the other way round: a schema that drifts from the
  * server's type fails `tsc`, not a request. A procedure that hands its parsed input straight to a server function
@@ -146,7 +146,7 @@ export const parameterValues = z
   .record(wireString().max(500), z.union([text(10_000), z.number(), z.boolean(), z.null()]))
   .describe('Map of dataset parameter name to value (substituted once)');
 
-// Everything a request may carry is what the query engine takes (server/query/types.ts).
+// Everything a request may carry is what the query engine takes (server/query/compile/types.ts).
 const _shelfField: Accepts<ShelfField, z.output<typeof shelfField>> = true;
 const _filter: Accepts<FilterSpec, z.output<typeof widgetFilter>> = true;
 const _sort: Accepts<SortSpec, z.output<typeof widgetSort>> = true;

@@ -69,7 +69,7 @@ fs.mkdirSync(path.join(root, '.tmp'), { recursive: true });
 const work = fs.mkdtempSync(path.join(root, '.tmp', 'build-'));
 try {
   await build({
-    entryPoints: [path.join(root, 'server/main.ts')],
+    entryPoints: [path.join(root, 'server/app/main.ts')],
     outfile: path.join(work, 'main.js'),
     bundle: true,
     platform: 'node',

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { ErrorDescription } from '../../server/error-response';
-import type { FieldErrors } from '../../server/errors';
+import type { ErrorDescription } from '../../server/kernel/error-response';
+import type { FieldErrors } from '../../server/kernel/errors';
 
 export interface ErrorEnvelope {
   success: false;

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { describeError } from '../../server/error-response';
+import { describeError } from '../../server/kernel/error-response';
 import { sendError, successEnvelope } from './envelope';
 import type { RawOperationDoc } from './openapi';
 import { toFastifyPath } from './register-routes';

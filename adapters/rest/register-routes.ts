@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 
 import type { AnyRouter, AnyProcedure } from '@trpc/server';
 import { invokeProcedure } from './invoke';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { describeError } from '../../server/error-response';
+import { describeError } from '../../server/kernel/error-response';
 import { convertParam, planInput, type InputPlan } from './input-coercion';
 import { sendError, successEnvelope } from './envelope';
 

@@ -137,7 +137,7 @@ export class ConnectionBudget {
   }
 }
 
-/** The process's budget: configured at start from SOURCE_CONNECTIONS_* (server/config.ts). */
+/** The process's budget: configured at start from SOURCE_CONNECTIONS_* (server/app/config.ts). */
 export const sourceConnectionBudget = new ConnectionBudget();
 
 /** The budget's name for the server a connection reaches: what its max_connections belongs to. */

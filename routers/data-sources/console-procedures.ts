@@ -1,6 +1,6 @@
 import { listAccessLog } from '../../server/data-sources/access-log';
-import { cancelQuery, getQuery, listQueries, runQuery, validateSql } from '../../server/data-sources/queries';
-import { authedProcedure } from '../../server/trpc';
+import { cancelQuery, getQuery, listQueries, runQuery, validateSql } from '../../server/data-sources/sql-console';
+import { authedProcedure } from '../../server/app/trpc';
 import {
   accessLogInput,
   accessLogOutput,

@@ -9,8 +9,8 @@ import { z } from 'zod';
 import type { RawScope } from '../../adapters/rest/raw-route';
 import { stagingDir } from '../../server/data-sources/file-storage';
 import type { UploadedFile } from '../../server/data-sources/files';
-import type { AppDeps } from '../../server/deps';
-import { AppError, invalid } from '../../server/errors';
+import type { AppDeps } from '../../server/app/deps';
+import { AppError, invalid } from '../../server/kernel/errors';
 import { entityIdText, nonBlank, wireString } from '../common';
 
 /*

@@ -3,7 +3,7 @@ import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import { ownedSource } from '../../server/data-sources/access';
 import { replaceFileSource, uploadFileSource } from '../../server/data-sources/files';
-import type { AppDeps } from '../../server/deps';
+import type { AppDeps } from '../../server/app/deps';
 import { idParam, multipartScope, replaceFields, requireFile, uploadFields, withUpload } from './file-upload';
 import { dataSourceView } from './schemas';
 

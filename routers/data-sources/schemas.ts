@@ -3,7 +3,7 @@ import { SOURCE_KINDS } from '../../adapters/sources';
 import { ACCESS_ACTIONS, ACCESS_LOG_SORT_FIELDS } from '../../server/data-sources/access-log';
 import { PREVIEW_MAX_LIMIT } from '../../server/data-sources/browse';
 import { DATA_SOURCE_SORT_FIELDS } from '../../server/data-sources/data-sources';
-import { QUERY_SORT_FIELDS } from '../../server/data-sources/queries';
+import { QUERY_SORT_FIELDS } from '../../server/data-sources/sql-console';
 import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
 import {
   dateFromParam,

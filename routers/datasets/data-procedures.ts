@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile-dataset';
+import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile/compile-dataset';
 import { datasetFieldValues, datasetPreview } from '../../server/query/dataset-reads';
-import { authedProcedure } from '../../server/trpc';
+import { authedProcedure } from '../../server/app/trpc';
 import { entityId, parameterValues, widgetFilter, wireString } from '../common';
 
 /*

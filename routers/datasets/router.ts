@@ -2,7 +2,7 @@ import { copyDataset, createDataset, datasetDependencies, deleteDataset, getData
 import { validateFormula } from '../../server/datasets/formula-check';
 import { suggestRelations } from '../../server/datasets/relation-suggest';
 import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
-import { authedProcedure, router } from '../../server/trpc';
+import { authedProcedure, router } from '../../server/app/trpc';
 import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
 import {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import {
   getSourceNetworkPolicy, isNetworkEntry, NETWORK_ENTRY_MESSAGE, updateSourceNetworkPolicy,
 } from '../../server/settings/source-network';
-import { sysadminProcedure } from '../../server/trpc';
+import { sysadminProcedure } from '../../server/app/trpc';
 import { wireString } from '../common';
 
 const tags = ['Service'];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/types';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/compile/types';
 import { WIDGET_KINDS } from '../../server/settings/dictionary';
 import {
   calculatedField,

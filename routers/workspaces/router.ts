@@ -1,5 +1,5 @@
-import { AppError } from '../../server/errors';
-import { authedProcedure, router } from '../../server/trpc';
+import { AppError } from '../../server/kernel/errors';
+import { authedProcedure, router } from '../../server/app/trpc';
 import { addMember, listMembers, removeMember, updateMember } from '../../server/workspaces/members';
 import { createWorkspace, deleteWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../../server/workspaces/workspaces';
 import { deletedOutput, idInput } from '../common';

@@ -6,7 +6,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { importFile } from '../../adapters/sources/file-import';
+import { importFile } from '../../adapters/sources/file-import/import-file';
 
 const rows = Number(process.argv[2] ?? 1_000_000);
 

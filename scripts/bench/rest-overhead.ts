@@ -11,9 +11,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { loadConfig } from '../../server/config';
-import { startRuntime } from '../../server/start';
-import { buildApp } from '../../server/app';
+import { loadConfig } from '../../server/app/config';
+import { startRuntime } from '../../server/app/start';
+import { buildApp } from '../../server/app/app';
 import { getInstallationSettings } from '../../server/settings/installation';
 
 const duration = Number(process.env.DURATION ?? 6);

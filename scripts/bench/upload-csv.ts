@@ -10,9 +10,9 @@ import { createWriteStream, openAsBlob } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../../server/app';
-import { loadConfig } from '../../server/config';
-import { startRuntime } from '../../server/start';
+import { buildApp } from '../../server/app/app';
+import { loadConfig } from '../../server/app/config';
+import { startRuntime } from '../../server/app/start';
 
 const rows = Number(process.env.ROWS ?? 1_000_000);
 

@@ -2,7 +2,7 @@ import { Column, and, eq, getTableName, inArray, is, or, sql, type AnyColumn, ty
 import type { DbOrTx } from '../../db/client';
 import { workspaceMembers, workspaces } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { AppError, badRequest, notFound } from '../errors';
+import { AppError, badRequest, notFound } from '../kernel/errors';
 import { personalWorkspaceId } from '../users/accounts';
 import { WORKSPACE_ROLES, roleAllowsEdit, roleIsAdmin, roleRank, strongestRole, type WorkspaceRole } from '../workspaces/roles';
 

@@ -1,5 +1,5 @@
 import type { DbOrTx } from '../../db/client';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from '../settings/store';
 import type { AccountType } from '../users/accounts';
 

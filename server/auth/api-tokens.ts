@@ -1,12 +1,12 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { apiTokens, groups } from '../../db/schema';
-import type { AppDeps } from '../deps';
-import { AppError, invalid, notFound } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { AppError, invalid, notFound } from '../kernel/errors';
 import type { Actor } from './actor';
 import { getApiTokenSettings, saveApiTokenSettings, type ApiTokenSettings } from './api-token-settings';
 import { randomToken, sha256 } from './opaque-tokens';
-import { pageOf, type PageRequest } from '../paging';
+import { pageOf, type PageRequest } from '../kernel/paging';
 
 /** Every API token starts with this: the platform tells the token kinds apart by it. */
 export const API_TOKEN_PREFIX = 'apt_';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { apiTokens, users } from '../../db/schema';
-import type { AppDeps, UserStatus } from '../deps';
-import { AppError } from '../errors';
+import type { AppDeps, UserStatus } from '../app/deps';
+import { AppError } from '../kernel/errors';
 import { userGroupIds } from '../users/accounts';
 import type { Actor } from './actor';
 import { API_TOKEN_PREFIX, assertApiTokensUsable, touchApiToken } from './api-tokens';

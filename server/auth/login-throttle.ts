@@ -1,7 +1,7 @@
 import { and, count, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client';
 import { loginFailures } from '../../db/schema';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 
 /**
  * Throttling by (username, client address): a password-guesser is slowed down while the real user, coming from

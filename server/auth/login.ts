@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { users } from '../../db/schema';
-import type { AppDeps } from '../deps';
-import { AppError } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { AppError } from '../kernel/errors';
 import { findUserByUsername, userGroupIds } from '../users/accounts';
 import { burnPasswordCheck, verifyPassword } from './passwords';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle';

@@ -1,8 +1,8 @@
 import crypto, { type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { randomToken } from './opaque-tokens';
-import { AppError } from '../errors';
-import { TtlCache } from '../ttl-cache';
+import { AppError } from '../kernel/errors';
+import { TtlCache } from '../kernel/ttl-cache';
 
 export const SESSION_TOKEN_TTL_SECONDS = 900;
 const ISSUER = 'analytics-platform';

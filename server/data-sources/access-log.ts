@@ -2,8 +2,8 @@ import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { dataSourceAccessLog, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { timeRange } from '../list-filters';
-import { orderByOf, pageOf, type PageRequest } from '../paging';
+import { timeRange } from '../objects/list';
+import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { ownedSource } from './access';
 
 export const ACCESS_ACTIONS = ['read', 'query', 'edit'] as const;

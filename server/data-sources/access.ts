@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import { assertWorkspaceReadable } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import { AppError, notFound } from '../errors';
+import { AppError, notFound } from '../kernel/errors';
 import { roleAllowsEdit, roleIsAdmin, type WorkspaceRole } from '../workspaces/roles';
 import type { DataSourceRow } from './connection';
 

@@ -1,13 +1,13 @@
 import { sourceKindInfo, type Dialect, type ResultColumn, type SourceKind, type TableInfo } from '../../adapters/sources';
 import { visibleWorkspaceIds } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { escapeLiteral, quoteIdentifier } from '../query/expr/dialect';
 import { readableSource } from './access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource } from './connection';
 import { viaConnector } from './connector-errors';
-import { sourceObjects } from './dependants';
+import { sourceObjects } from './dependents';
 import { resolveColumn, resolveTable } from './metadata';
 
 export const PREVIEW_DEFAULT_LIMIT = 100;

@@ -1,7 +1,7 @@
 import { ConnectorError, createConnector, type CheckHost, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
-import { AppError, badRequest, invalid } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { AppError, badRequest, invalid } from '../kernel/errors';
 import { assertKindEnabled } from '../source-types/source-types';
 import { readableSource } from './access';
 import { logSourceAccess } from './access-log';

@@ -3,8 +3,8 @@ import { eq } from 'drizzle-orm';
 import { getConnector, type Connector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
-import type { AppDeps } from '../deps';
-import { badRequest, notFound } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { badRequest, notFound } from '../kernel/errors';
 import { sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 

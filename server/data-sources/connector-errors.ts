@@ -1,5 +1,5 @@
 import { ConnectorError } from '../../adapters/sources';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 
 /**
  * A source that cannot be reached, refuses the password or rejects the SQL is the caller's problem to fix, not a

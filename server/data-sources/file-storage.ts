@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { cp, mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 
 /*
  * Where file sources live: DATA_DIR/files/<source uuid>/ holds the uploaded file as it came and the DuckDB database

@@ -6,8 +6,9 @@ import { ConnectorError, importFile, releaseConnector, type ImportFileResult, ty
 import { dataSourceMetadata, dataSources } from '../../db/schema';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { badRequest, invalid } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { badRequest, invalid } from '../kernel/errors';
 import { assertKindEnabled } from '../source-types/source-types';
 import { ownedSource } from './access';
 import { logSourceAccess } from './access-log';

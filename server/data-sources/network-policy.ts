@@ -1,7 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { checkSourceHosts, ConnectorError, type CheckHost, type SourceSettings } from '../../adapters/sources';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { compiledSourceNetworkPolicy, type CompiledNetworkPolicy } from '../settings/source-network';
 import { viaConnector } from './connector-errors';
 

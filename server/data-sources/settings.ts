@@ -1,5 +1,5 @@
 import { sourceKindInfo, type SourceKind, type SourceSettings } from '../../adapters/sources';
-import { invalid, type FieldErrors } from '../errors';
+import { invalid, type FieldErrors } from '../kernel/errors';
 import { keepOmittedSecrets, type SourceSecrets } from './secrets';
 
 /*

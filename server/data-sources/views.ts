@@ -2,7 +2,7 @@ import { eq, inArray } from 'drizzle-orm';
 import type { SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { users } from '../../db/schema';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { SOURCE_KIND_LABELS } from '../settings/dictionary';
 import { openSecrets, type DataSourceRow } from './connection';
 import type { SourceSecrets } from './secrets';

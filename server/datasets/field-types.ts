@@ -5,14 +5,15 @@ import { dataSources, datasetFields, datasetObjects, datasets } from '../../db/s
 import type { Actor } from '../auth/actor';
 import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/metadata';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
-import { readCachesChanged, type AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
 import { readableSourceIds } from './access';
 import { envOfModel, analyzeCalculated } from './formulas';
 import { dataSourceIdsOf, loadDatasetModel } from './load-model';
 import { normalizeObjectSql } from './schema-validation';
 import type { FieldInput, SchemaInput } from './schema-types';
 import { sqlObjectErrors } from './sql-objects';
-import { formatFieldPath } from '../validation';
+import { formatFieldPath } from '../kernel/validation';
 
 /*
  * The primitive type of a physical field of a table object comes from the source's own column metadata (the

@@ -1,6 +1,6 @@
 import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../deps';
-import { invalid } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { invalid } from '../kernel/errors';
 import { ownedDataset } from './access';
 import { checkFormula, envOfModel } from './formulas';
 import { inSnapshot, modelOfRow } from './load-model';

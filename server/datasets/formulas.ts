@@ -2,7 +2,7 @@ import { collectReferences, ExpressionError, inferType, isAggregate, lookupFunct
 import { cycleError, isAggregateCall } from '../query/expr/analysis';
 import { children } from '../query/expr/ast';
 import type { PrimitiveType } from '../../adapters/sources';
-import type { DatasetModel } from './model';
+import type { DatasetModel } from '../query/compile/dataset-model';
 
 /*
  * Formulas of calculated fields checked against a dataset: every reference must name a field (or a parameter) of the

@@ -12,7 +12,7 @@ import {
   datasets,
 } from '../../db/schema';
 import { datasetNotFound } from './messages';
-import type { DatasetField, DatasetModel, DatasetObject, DatasetParameter, DatasetRelation, Derivation, ParameterDomain } from './model';
+import type { DatasetField, DatasetModel, DatasetObject, DatasetParameter, DatasetRelation, Derivation, ParameterDomain } from '../query/compile/dataset-model';
 import { parameterPrimitiveType } from './parameters';
 import type { ParameterType } from './schema-types';
 

@@ -1,4 +1,4 @@
-import { notFound } from '../errors';
+import { notFound } from '../kernel/errors';
 
 /** Messages of the dataset area. Those the specification lists are kept word for word. */
 export const MSG = {

@@ -1,7 +1,7 @@
 import type { PrimitiveType } from '../../adapters/sources';
 import { normalizeDate, normalizeDateTime } from '../query/expr/literals';
 import { MSG } from './messages';
-import type { DatasetField, DatasetParameter } from './model';
+import type { DatasetField, DatasetParameter } from '../query/compile/dataset-model';
 import { checkName, lower, type Fail, type Path } from './schema-paths';
 import type { ResolvedSchema } from './schema-validation';
 import type { ParameterType, SchemaInput } from './schema-types';

@@ -11,11 +11,12 @@ import {
   datasets,
 } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { invalid } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { invalid } from '../kernel/errors';
 import { assertSchemaSourcesUsable, ownedDataset } from './access';
 import { dataSourceIdsOf, modelOfRow, type DatasetRow } from './load-model';
-import type { DatasetModel } from './model';
+import type { DatasetModel } from '../query/compile/dataset-model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
 import { sqlObjectErrors } from './sql-objects';
 import type { FieldInput, SchemaInput } from './schema-types';

@@ -1,5 +1,5 @@
 import type { PrimitiveType } from '../../adapters/sources';
-import type { DatasetField, DatasetRelation, ParameterDomain } from './model';
+import type { DatasetField, DatasetRelation, ParameterDomain } from '../query/compile/dataset-model';
 
 /*
  * The dataset schema as it travels (snake_case, the wire contract): the body of PUT /api/dataset/{id}/schema and of

@@ -1,12 +1,12 @@
-import type { FieldErrors } from '../errors';
+import type { FieldErrors } from '../kernel/errors';
 import { ExpressionError, FILTER_VALUE_TYPES, type FilterValueType } from '../query/expr';
 import { filterValueLiteral } from '../query/expr/filter-values';
-import { formatFieldPath } from '../validation';
+import { formatFieldPath } from '../kernel/validation';
 import { analyzeCalculated, calcRefText, columnRefText, derivationFunctionProblem, derivedFormula, type FormulaEnv } from './formulas';
 import { MSG } from './messages';
 import { resolveParameters } from './parameters';
 import { blank, checkName, lower, type Fail, type Path } from './schema-paths';
-import type { DatasetField, DatasetFilter, DatasetHierarchy, DatasetObject, DatasetParameter, DatasetRelation, FieldKind } from './model';
+import type { DatasetField, DatasetFilter, DatasetHierarchy, DatasetObject, DatasetParameter, DatasetRelation, FieldKind } from '../query/compile/dataset-model';
 import type { FieldInput, ParameterType, SchemaInput } from './schema-types';
 
 /*

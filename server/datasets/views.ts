@@ -1,5 +1,5 @@
 import type { DatasetRow } from './load-model';
-import type { DatasetModel } from './model';
+import type { DatasetModel } from '../query/compile/dataset-model';
 import type { SchemaView } from './schema-types';
 
 export type DatasetMode = 'live' | 'materialized';

@@ -1,11 +1,12 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groupMembers, users } from '../../db/schema';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { badRequest, invalid, notFound } from '../errors';
-import { orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation } from '../db-errors';
-import { findGroupOr404 } from './group-views';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { badRequest, invalid, notFound } from '../kernel/errors';
+import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { isForeignKeyViolation } from '../kernel/db-errors';
+import { findGroupOr404 } from './views';
 
 export const GROUP_MEMBER_SORT_FIELDS = ['id', 'username', 'full_name', 'added_at'] as const;
 

@@ -2,11 +2,12 @@ import { and, asc, count, eq, ilike, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groups } from '../../db/schema';
 import { getApiTokenSettings } from '../auth/api-tokens';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { badRequest } from '../errors';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
-import { findGroupOr404, groupView, groupViewById, memberCountSql, type GroupView } from './group-views';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { badRequest } from '../kernel/errors';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
+import { findGroupOr404, groupView, groupViewById, memberCountSql, type GroupView } from './views';
 
 export const GROUP_SORT_FIELDS = ['id', 'name', 'member_count', 'created_at'] as const;
 

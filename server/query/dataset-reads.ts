@@ -1,10 +1,10 @@
 import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
-import type { AppDeps } from '../deps';
-import { compileFieldValuesQuery, compilePreviewQuery } from './compile-dataset';
-import { compileAndRun, datasetQueryContext } from './dataset-context';
-import type { FilterSpec, ParameterValues } from './types';
-import { checkViewAs } from './view-as';
+import type { AppDeps } from '../app/deps';
+import { compileFieldValuesQuery, compilePreviewQuery } from './compile/compile-dataset';
+import { compileAndRun, datasetQueryContext } from './run/dataset-context';
+import type { FilterSpec, ParameterValues } from './compile/types';
+import { checkViewAs } from '../access/viewer';
 
 /*
  * Reads of a dataset's data that are not widgets: the distinct values of a field (filter pickers, #31) and a

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { SESSION_TOKEN_TTL_SECONDS } from '../auth/session-tokens';
 import { readSetting, writeSetting } from './store';
 

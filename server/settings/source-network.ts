@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { closeAllConnectors } from '../../adapters/sources';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from './store';
 
 /**

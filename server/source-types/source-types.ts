@@ -1,8 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
 import { settings } from '../../db/schema';
-import type { AppDeps } from '../deps';
-import { badRequest, invalid, notFound } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { badRequest, invalid, notFound } from '../kernel/errors';
 import { readSetting } from '../settings/store';
 import { settingsFormOf, type SettingsField } from './settings-form';
 

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groupMembers, users, workspaceMembers, workspaces } from '../../db/schema';
-import { AppError } from '../errors';
+import { AppError } from '../kernel/errors';
 import { hashPassword } from '../auth/passwords';
 import { ADMIN_ROLE } from '../workspaces/roles';
 

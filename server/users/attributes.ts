@@ -1,8 +1,8 @@
 import { asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { userAttributes } from '../../db/schema';
-import type { AppDeps } from '../deps';
-import { findUserOr404 } from './user-views';
+import type { AppDeps } from '../app/deps';
+import { findUserOr404 } from './views';
 
 /** key -> values, read by row-level security rules (e.g. region -> [North, West]). */
 export type UserAttributes = Record<string, string[]>;

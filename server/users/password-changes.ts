@@ -4,9 +4,9 @@ import type { Actor } from '../auth/actor';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../auth/login-throttle';
 import { hashPassword, passwordWeakness, verifyPassword } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
-import type { AppDeps } from '../deps';
-import { badRequest, invalid } from '../errors';
-import { findUserOr404 } from './user-views';
+import type { AppDeps } from '../app/deps';
+import { badRequest, invalid } from '../kernel/errors';
+import { findUserOr404 } from './views';
 
 export interface ChangeOwnPasswordInput {
   old_password: string;

@@ -5,11 +5,12 @@ import { revokeUserApiTokens } from '../auth/api-tokens';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
 import type { Actor } from '../auth/actor';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { AppError, badRequest, invalid } from '../errors';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { AppError, badRequest, invalid } from '../kernel/errors';
 import { createUserAccount, type AccountType } from './accounts';
-import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
-import { findUserOr404, userRecord, type UserRecord } from './user-views';
+import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
+import { findUserOr404, userRecord, type UserRecord } from './views';
 
 export interface CreateUserInput {
   username: string;

@@ -2,8 +2,8 @@ import { and, asc, count, eq, exists, ilike, or, sql, type SQL } from 'drizzle-o
 import type { DbOrTx } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
-import { findUserOr404, userRecord, userRecords, userSummary, type GroupRef, type UserRecord, type UserSummary } from './user-views';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { findUserOr404, userRecord, userRecords, userSummary, type GroupRef, type UserRecord, type UserSummary } from './views';
 
 export const USER_SORT_FIELDS = ['id', 'username', 'full_name', 'created_at'] as const;
 export const USER_GROUP_SORT_FIELDS = ['id', 'name', 'added_at'] as const;

@@ -2,13 +2,13 @@ import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
 import type { DataSourceRow } from '../data-sources/connection';
 import type { DatasetOwnerRef } from '../datasets/access';
-import type { AppDeps } from '../deps';
-import { compileWidgetQuery } from '../query/compile-widget';
-import { compileAndRun, datasetQueryContext, rowObject } from '../query/dataset-context';
-import { checkViewAs } from '../query/view-as';
-import { KPI_KIND, type CalculatedFieldDef, type FilterSpec, type ParameterValues, type ShelfField, type SortSpec, type WidgetQueryInput } from '../query/types';
+import type { AppDeps } from '../app/deps';
+import { compileWidgetQuery } from '../query/compile/compile-widget';
+import { compileAndRun, datasetQueryContext, rowObject } from '../query/run/dataset-context';
+import { checkViewAs } from '../access/viewer';
+import { KPI_KIND, type CalculatedFieldDef, type FilterSpec, type ParameterValues, type ShelfField, type SortSpec, type WidgetQueryInput } from '../query/compile/types';
 import { loadWidgetForData } from './widget-load';
-import { configOf } from './widget-views';
+import { configOf } from './views';
 
 /** The part of a data request that may override or extend the saved configuration. */
 export interface WidgetDataRequest {

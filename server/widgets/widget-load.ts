@@ -4,9 +4,9 @@ import { dataSources, datasetSources, datasets, widgets, workspaceMembers } from
 import type { Actor } from '../auth/actor';
 import type { DataSourceRow } from '../data-sources/connection';
 import type { DatasetOwnerRef } from '../datasets/access';
-import type { AppDeps } from '../deps';
+import type { AppDeps } from '../app/deps';
 import { WORKSPACE_ROLES, roleOfRank, roleRank } from '../workspaces/roles';
-import { widgetNotFound, type WidgetAccess } from './widget-views';
+import { widgetNotFound, type WidgetAccess } from './views';
 
 export interface WidgetForData extends WidgetAccess {
   dataset: DatasetOwnerRef;

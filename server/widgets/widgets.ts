@@ -4,15 +4,16 @@ import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { readableDataset } from '../datasets/access';
 import type { DatasetRow } from '../datasets/load-model';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { AppError } from '../errors';
-import { stdListWhere, type StdListFilter } from '../list-filters';
-import { orderByOf, pageOf, type PageRequest } from '../paging';
-import { compileWidgetQuery } from '../query/compile-widget';
-import { datasetQueryContext } from '../query/dataset-context';
-import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/types';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { AppError } from '../kernel/errors';
+import { stdListWhere, type StdListFilter } from '../objects/list';
+import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { compileWidgetQuery } from '../query/compile/compile-widget';
+import { datasetQueryContext } from '../query/run/dataset-context';
+import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
 import { roleAllowsEdit } from '../workspaces/roles';
-import { ownedWidget, readableWidget, widgetView, type WidgetConfig, type WidgetView } from './widget-views';
+import { ownedWidget, readableWidget, widgetView, type WidgetConfig, type WidgetView } from './views';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 

@@ -3,12 +3,13 @@ import type { DbOrTx } from '../../db/client';
 import { groups, users, workspaceMembers } from '../../db/schema';
 import { assertWorkspaceReadable, type WorkspaceAccess } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { AppError, badRequest, invalid, notFound } from '../errors';
-import { orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation, isUniqueViolation } from '../db-errors';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { AppError, badRequest, invalid, notFound } from '../kernel/errors';
+import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
 import { ADMIN_ROLE, WORKSPACE_ROLES, roleIsAdmin, roleRank, type WorkspaceRole } from './roles';
-import { lockWorkspace } from './workspace-views';
+import { lockWorkspace } from './views';
 
 export const MEMBER_SORT_FIELDS = ['member_id', 'name', 'role', 'created_at'] as const;
 

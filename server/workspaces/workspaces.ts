@@ -3,14 +3,15 @@ import type { DbOrTx } from '../../db/client';
 import { workspaceMembers, workspaces } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceAdmin, assertWorkspaceReadable } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import { readCachesChanged, type AppDeps } from '../deps';
-import { AppError, ERROR_TABLE, badRequest } from '../errors';
-import { containsPattern, orderByOf, pageOf, type PageRequest } from '../paging';
-import { isForeignKeyViolation } from '../db-errors';
+import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
+import { AppError, ERROR_TABLE, badRequest } from '../kernel/errors';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { isForeignKeyViolation } from '../kernel/db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from './roles';
 import { stageBindingOf } from './stage-binding';
-import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './workspace-views';
+import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';
 
 export const WORKSPACE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 

@@ -7,7 +7,7 @@ import type { TestProject } from 'vitest/node';
 import { connectDatabase } from '../../db/client';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded';
 import { runMigrations } from '../../db/migrate';
-import { bootstrap } from '../../server/bootstrap';
+import { bootstrap } from '../../server/app/bootstrap';
 import { TEST_ADMIN } from '../support/constants';
 
 declare module 'vitest' {

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { groupMembers, groups, workspaceMembers, workspaces } from '../../db/schema';
 import { ADMIN_ROLE, type WorkspaceRole } from '../../server/workspaces/roles';
 import { createUserAccount, type AccountType } from '../../server/users/accounts';
-import type { AppDeps } from '../../server/deps';
+import type { AppDeps } from '../../server/app/deps';
 import type { z } from 'zod';
 import type { loginOutput } from '../../routers/auth/schemas';
 import type { createTokenOutput } from '../../routers/mcp-tokens/schemas';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApiDocument, type RawOperationDoc } from '../../adapters/rest/openapi';
 import { rawOperationDocs } from '../../adapters/rest/raw-route';
 import { appRouter } from '../../routers';
-import { API_VERSION, rawRoutes } from '../../server/app';
+import { API_VERSION, rawRoutes } from '../../server/app/app';
 import { clientProject, compileClient, reportedLines, root, run } from './client-project';
 
 /*

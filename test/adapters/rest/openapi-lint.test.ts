@@ -11,7 +11,7 @@ import { OPERATION_DESCRIPTIONS } from '../../../adapters/rest/openapi-descripti
 import { documentGaps, type Operation } from '../../../adapters/rest/openapi-finish';
 import { PARAMETER_OVERRIDES } from '../../../adapters/rest/openapi-parameters';
 import { appRouter } from '../../../routers';
-import { API_VERSION, rawRoutes } from '../../../server/app';
+import { API_VERSION, rawRoutes } from '../../../server/app/app';
 
 const run = promisify(execFile);
 const bin = (name: string) => path.resolve('node_modules/.bin', name);

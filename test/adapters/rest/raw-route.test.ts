@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineRawRoute, rawOperationDocs, registerRawRoutes, type RawRoute, type RawScope } from '../../../adapters/rest/raw-route';
-import { AppError, unauthorized } from '../../../server/errors';
+import { AppError, unauthorized } from '../../../server/kernel/errors';
 
 /*
  * The raw-route adapter on a bare fastify app, without the platform around it: what it promises every raw route

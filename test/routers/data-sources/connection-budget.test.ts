@@ -2,7 +2,7 @@
 // holds at most SOURCE_CONNECTIONS_PER_SERVER of them, whatever the number of sources.
 import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { AppError } from '../../../server/errors';
+import { AppError } from '../../../server/kernel/errors';
 import { asSourceError } from '../../../server/data-sources/connector-errors';
 import { ConnectorError } from '../../../adapters/sources';
 import { pgSettings } from '../../adapters/sources/servers';

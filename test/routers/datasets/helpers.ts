@@ -1,5 +1,5 @@
 import { dataSources } from '../../../db/schema';
-import type { AppDeps } from '../../../server/deps';
+import type { AppDeps } from '../../../server/app/deps';
 import type { z } from 'zod';
 import type { datasetDetails } from '../../../routers/datasets/schemas';
 import { ok, type Rest } from '../../support/rest';

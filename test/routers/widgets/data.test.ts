@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { configureQueryEngine, queryEngineFor } from '../../../server/query/engine';
+import { configureQueryEngine, queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type Sale } from './world';

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { dataSources } from '../../../db/schema';
-import type { AppDeps } from '../../../server/deps';
+import type { AppDeps } from '../../../server/app/deps';
 import type { Rest } from '../../support/rest';
 import { uniq } from '../../support/factories';
 

@@ -11,7 +11,7 @@ import {
   workspaceRoleOf,
 } from '../../../server/access/workspace-access';
 import type { Actor } from '../../../server/auth/actor';
-import { AppError } from '../../../server/errors';
+import { AppError } from '../../../server/kernel/errors';
 import { useTestApp } from '../../support/app';
 import { addToGroup, createGroup, createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../server/errors';
+import { AppError } from '../../../server/kernel/errors';
 import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, settingsView } from '../../../server/data-sources/settings';
 
 const fieldErrors = (fn: () => unknown) => {

@@ -1,0 +1,112 @@
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { appRouter, type AppRouter } from '../../routers';
+import { registerRestRoutes } from '../../adapters/rest/register-routes';
+import { buildOpenApiDocument } from '../../adapters/rest/openapi';
+import { errorEnvelope } from '../../adapters/rest/envelope';
+import { createContext } from './context';
+import type { AppDeps } from './deps';
+import { ERROR_TABLE } from '../kernel/errors';
+import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';
+import { fileRawRoutes } from '../../routers/data-sources/raw';
+import { authenticate } from '../auth/authenticate';
+import { closeAllConnectors, sourceConnectionBudget } from '../../adapters/sources';
+import { abortAllLocalQueries } from '../data-sources/query-runner';
+
+export const API_VERSION = '1.0.0';
+
+/** Routes that cannot be procedures (multipart uploads, downloads, pages, redirects), each declared in its area. */
+export const rawRoutes = [...fileRawRoutes];
+
+export interface BuildAppOptions {
+  logger?: boolean | { level: string };
+}
+
+/** Fastify's own failures (bad JSON, body too large, wrong content type) mapped into the envelope. */
+function frameworkError(err: FastifyError): { status: number; message: string } {
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, message: 'Тело запроса не является корректным JSON' };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, message: ERROR_TABLE.payload_too_large.message };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { status: 415, message: ERROR_TABLE.unsupported_media_type.message };
+  }
+  if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+    return { status: err.statusCode, message: err.statusCode === 400 ? 'Некорректный запрос' : ERROR_TABLE.bad_request.message };
+  }
+  return { status: 500, message: ERROR_TABLE.internal.message };
+}
+
+export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
+  const { total, perServer, waitMs } = deps.config.sourceConnections;
+  sourceConnectionBudget.configure({ total, perServer, waitMs });
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: deps.config.bodyLimitBytes,
+    routerOptions: { maxParamLength: 5000 },
+    trustProxy: false,
+  });
+
+  // An empty body with a JSON content type means "no body" (action calls such as /suspend), not a parse error.
+  const defaultJson = app.getDefaultJsonParser('error', 'error');
+  // Bodies are JSON (or multipart on upload routes): plain text is refused with 415 instead of reaching a procedure.
+  app.removeContentTypeParser('text/plain');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    defaultJson(req, body as string, done);
+  });
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
+    const { status, message } = frameworkError(err);
+    if (status >= 500) req.log.error({ err, reqId: req.id }, 'unhandled error');
+    return reply.code(status).send(errorEnvelope(status, message));
+  });
+  // As with the reference platform's security filter, authentication comes before routing: without a token an
+  // unknown protected path is a 401, so that a caller cannot map the API anonymously. With a token it is a 404.
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0];
+    const anonymousAllowed = /^\/api\/(auth|public)\//.test(path) || !path.startsWith('/api/');
+    if (!req.headers.authorization && !anonymousAllowed) {
+      return reply.code(401).send(errorEnvelope(401, ERROR_TABLE.unauthorized.message));
+    }
+    return reply.code(404).send(errorEnvelope(404, `Путь не найден: ${req.method} ${path}`));
+  });
+
+  // The process's source connections and running SQL console queries end with the app.
+  app.addHook('onClose', async () => {
+    await abortAllLocalQueries();
+    await closeAllConnectors();
+  });
+
+  const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
+  registerRestRoutes(app, appRouter, makeContext, (req, err) => req.log.error({ err, reqId: req.id }, 'procedure failed'));
+
+  registerRawRoutes(app, rawRoutes, {
+    deps,
+    authenticate: (req) => authenticate(deps, req.headers.authorization),
+    onUnexpected: (req, err) => req.log.error({ err, reqId: req.id }, 'raw route failed'),
+  });
+
+  await app.register(fastifyTRPCPlugin, {
+    prefix: '/trpc',
+    trpcOptions: {
+      router: appRouter,
+      createContext: ({ req }) => makeContext(req),
+      onError: ({ error, req }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'trpc procedure failed');
+      },
+    } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
+  });
+
+  const document = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: rawOperationDocs(rawRoutes) });
+  app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(document));
+  await app.register(swagger, { mode: 'static', specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  return app;
+}

@@ -1,0 +1,67 @@
+import type { Db } from '../../db/client';
+import type { AppConfig } from './config';
+import type { SystemGroupIds } from '../users/system-groups';
+import { TtlCache } from '../kernel/ttl-cache';
+import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
+import type { SecretBox } from '../secrets/secret-box';
+import type { DatasetModel } from '../query/compile/dataset-model';
+import { QueryEngine } from '../query/run/engine';
+import type { CompiledQuery } from '../query/compile/types';
+import type { WidgetForData } from '../widgets/widget-load';
+
+export interface UserStatus {
+  username: string;
+  accountType: string;
+  active: boolean;
+}
+
+export interface ApiTokenIdentity {
+  tokenId: number;
+  userId: number;
+  status: string;
+}
+
+/** Everything a request needs from the process: built once at start (or per test app). */
+export interface AppDeps {
+  db: Db;
+  config: AppConfig;
+  systemGroups: SystemGroupIds;
+  signingKey: Uint8Array;
+  /** Encrypts source and channel secrets at rest. */
+  secretBox: SecretBox;
+  caches: {
+    userStatus: TtlCache<number, UserStatus | null>;
+    apiTokens: TtlCache<string, ApiTokenIdentity | null>;
+    settings: TtlCache<string, unknown>;
+    /** Runs compiled queries: the result cache and single flight (replace it through configureQueryEngine). */
+    queryEngine: QueryEngine;
+    /** Dataset models by dataset id; an entry serves only while the dataset's version is unchanged. */
+    models: Map<number, DatasetModel>;
+    /** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
+    plans: TtlCache<string, CompiledQuery>;
+    /** Whether a dataset's author may use a source of another workspace, keyed with the read epoch. */
+    sourceRights: TtlCache<string, boolean>;
+    /** What a widget data request needs (widget, caller's role, dataset version, sources), keyed with the read epoch. */
+    widgetReads: TtlCache<string, WidgetForData>;
+    /**
+     * Bumped (after commit) by every write that can change who reads what or what a read needs: memberships,
+     * roles, group members, workspaces, sources, dataset and widget saves. Keys of the two caches above carry it, so
+     * this process never serves a decision older than its last such write; other nodes by the caches' TTL.
+     */
+    readEpoch: { value: number };
+  };
+}
+
+export function createCaches(): AppDeps['caches'] {
+  return {
+    userStatus: new TtlCache(5_000),
+    apiTokens: new TtlCache(5_000),
+    settings: new TtlCache(2_000),
+    queryEngine: new QueryEngine(),
+    models: new Map(),
+    plans: new TtlCache(10 * 60_000, 5_000),
+    sourceRights: new TtlCache(READ_DECISION_TTL_MS),
+    widgetReads: new TtlCache(READ_DECISION_TTL_MS),
+    readEpoch: { value: 0 },
+  };
+}

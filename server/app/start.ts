@@ -1,0 +1,77 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { connectDatabase, type Database } from '../../db/client';
+import { StartupError, startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded';
+import { runMigrations } from '../../db/migrate';
+import { bootstrap, type BootstrapResult } from './bootstrap';
+import type { AppConfig } from './config';
+import { createCaches, type AppDeps } from './deps';
+import { createSecretBox, loadSecretsKey } from '../secrets/secret-box';
+
+export interface Runtime {
+  deps: AppDeps;
+  database: Database;
+  embedded?: EmbeddedServer;
+  bootstrap: BootstrapResult;
+  close(): Promise<void>;
+}
+
+/**
+ * `mkdir -p`, one level at a time: Node's recursive mkdir never returns for a path below /proc (the kernel answers
+ * ENOENT for the child and EEXIST for the parent, and it retries forever).
+ */
+async function makeDirectory(dir: string): Promise<void> {
+  const missing: string[] = [];
+  let at = path.resolve(dir);
+  while (!(await fs.stat(at).then(() => true, () => false))) {
+    missing.unshift(at);
+    if (path.dirname(at) === at) break;
+    at = path.dirname(at);
+  }
+  for (const d of missing) await fs.mkdir(d).catch((e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EEXIST') throw e;
+  });
+}
+
+/** Database (external or embedded) -> migrations -> first-start seeding. Shared by main.ts and scripts. */
+export async function startRuntime(config: AppConfig, log: (m: string) => void = () => undefined): Promise<Runtime> {
+  try {
+    await makeDirectory(config.dataDir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? String(e);
+    throw new StartupError(`Cannot start: DATA_DIR ${config.dataDir} cannot be created (${code}); set DATA_DIR to a folder this user can write.`);
+  }
+  let embedded: EmbeddedServer | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres(config.dataDir, { log });
+    url = embedded.url;
+  }
+  const database = connectDatabase(url);
+  try {
+    await runMigrations(database.db);
+    const boot = await bootstrap(database.db, { adminUsername: config.adminUsername, adminPassword: config.adminPassword });
+    const deps: AppDeps = {
+      db: database.db,
+      config,
+      systemGroups: boot.systemGroups,
+      signingKey: boot.signingKey,
+      secretBox: createSecretBox(await loadSecretsKey(config.dataDir, config.secretsKey)),
+      caches: createCaches(),
+    };
+    return {
+      deps,
+      database,
+      embedded,
+      bootstrap: boot,
+      async close() {
+        await database.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (e) {
+    await database.close().catch(() => undefined);
+    await embedded?.stop().catch(() => undefined);
+    throw e;
+  }
+}

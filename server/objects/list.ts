@@ -1,0 +1,74 @@
+import { and, eq, gte, ilike, lt, type AnyColumn, type SQL } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Actor } from '../auth/actor';
+import { inVisibleWorkspaces } from '../access/workspace-access';
+import { containsPattern } from '../kernel/paging';
+
+/*
+ * The filters of the specification's list query set ("std list params"; the zod set is `stdListQuery` in
+ * routers/common.ts): one WHERE for every list of workspace objects.
+ */
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const DAY_MS = 24 * 3600 * 1000;
+
+/** A date (`2026-03-01`, the whole day, UTC) or a date-time (`2026-03-01T10:00:00Z`; no zone means UTC). */
+function parseIso(s: string): Date {
+  if (ISO_DATE.test(s)) return new Date(`${s}T00:00:00Z`);
+  const t = s.replace(' ', 'T');
+  return new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(t) ? t : `${t}Z`);
+}
+
+const isoText = z
+  .string()
+  .max(40)
+  .refine((s) => (ISO_DATE.test(s) || ISO_DATE_TIME.test(s)) && !Number.isNaN(parseIso(s).getTime()), {
+    error: 'must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T10:00:00Z)',
+  });
+
+/** Lower bound, inclusive. */
+export const dateFromParam = isoText.transform(parseIso);
+/** Upper bound, inclusive: a date includes its whole day. Turned into an exclusive bound for SQL. */
+export const dateToParam = isoText.transform((s) => new Date(parseIso(s).getTime() + (ISO_DATE.test(s) ? DAY_MS : 1)));
+
+export interface StdListFilter {
+  query?: string;
+  author?: number;
+  workspaceId?: number;
+  createdAtFrom?: Date;
+  createdAtTo?: Date;
+  updatedAtFrom?: Date;
+  updatedAtTo?: Date;
+}
+
+export interface StdListColumns {
+  name: AnyColumn;
+  author: AnyColumn;
+  workspace: AnyColumn;
+  createdAt: AnyColumn;
+  updatedAt: AnyColumn;
+}
+
+/** Bounds of a time range: from inclusive, to exclusive (dateToParam already made a date's end exclusive). */
+export function timeRange(column: AnyColumn, from: Date | undefined, to: Date | undefined): SQL[] {
+  const out: SQL[] = [];
+  if (from) out.push(gte(column, from));
+  if (to) out.push(lt(column, to));
+  return out;
+}
+
+/**
+ * WHERE of a std list: only workspaces the caller can read, then the filters. The area adds its own `type`
+ * condition (its meaning differs per area).
+ */
+export function stdListWhere(actor: Actor, cols: StdListColumns, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
+  const conditions: SQL[] = [inVisibleWorkspaces(actor, cols.workspace)];
+  if (f.query) conditions.push(ilike(cols.name, containsPattern(f.query)));
+  if (f.author !== undefined) conditions.push(eq(cols.author, f.author));
+  if (f.workspaceId !== undefined) conditions.push(eq(cols.workspace, f.workspaceId));
+  conditions.push(...timeRange(cols.createdAt, f.createdAtFrom, f.createdAtTo));
+  conditions.push(...timeRange(cols.updatedAt, f.updatedAtFrom, f.updatedAtTo));
+  for (const c of extra) if (c) conditions.push(c);
+  return and(...conditions)!;
+}

@@ -1,0 +1,66 @@
+import type { DataSourceRow } from '../../data-sources/connection';
+import { assertSourcesUsable, type DatasetOwnerRef } from '../../datasets/access';
+import type { DatasetModel } from '../compile/dataset-model';
+import { loadDatasetModel, type DatasetRow } from '../../datasets/load-model';
+import type { AppDeps } from '../../app/deps';
+import { queryEngineFor } from './engine';
+import { DatasetSources } from './targets';
+import type { CompiledQuery } from '../compile/types';
+import type { Dialect } from '../expr';
+
+/*
+ * What a data request needs of its dataset: the model (cached per dataset version, so a request reads no schema) and
+ * its data sources (given by the caller, or read here), which the dataset must still be allowed to use.
+ */
+
+const MAX_MODELS = 500;
+
+/** The model of a dataset row; reloaded whenever the row's version differs from the cached model's. */
+export async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
+  const cache = deps.caches.models;
+  const hit = cache.get(row.id);
+  if (hit && hit.version === row.version) return hit;
+  const model = await loadDatasetModel(deps.db, row.id);
+  cache.delete(row.id);
+  if (cache.size >= MAX_MODELS) cache.delete(cache.keys().next().value!);
+  cache.set(row.id, model);
+  return model;
+}
+
+export interface DatasetQueryContext {
+  model: DatasetModel;
+  sources: DatasetSources;
+}
+
+/**
+ * `sourceRows`: the dataset's data sources when the caller read them already (else they are read here). 403 when a
+ * source its objects read is one the dataset may no longer use (datasets/access.ts).
+ */
+export async function datasetQueryContext(deps: AppDeps, row: DatasetOwnerRef, sourceRows?: DataSourceRow[]): Promise<DatasetQueryContext> {
+  const model = await datasetModelOf(deps, row);
+  const sources = sourceRows ? DatasetSources.of(model, sourceRows) : await DatasetSources.load(deps.db, model);
+  const used = [...new Set(model.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
+  await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
+  return { model, sources };
+}
+
+/** Compiles with the dialects of the dataset's sources and runs the query where its objects live. */
+export async function compileAndRun(
+  deps: AppDeps,
+  ctx: DatasetQueryContext,
+  compile: (dialectOf: (dataSourceId: number) => Dialect) => CompiledQuery,
+) {
+  const query = compile(ctx.sources.dialectOf);
+  const target = ctx.sources.target(deps, query.dataSourceId);
+  const result = await queryEngineFor(deps).execute(target, query, ctx.model.version);
+  return { query, result };
+}
+
+/** A result row as an object keyed by the output columns' keys. */
+export function rowObject(query: CompiledQuery, row: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  query.columns.forEach((c, i) => {
+    out[c.key] = row[i] ?? null;
+  });
+  return out;
+}

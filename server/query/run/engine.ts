@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import { ConnectorError } from '../../../adapters/sources';
+import type { AppDeps } from '../../app/deps';
+import { asSourceError } from '../../data-sources/connector-errors';
+import { AppError } from '../../kernel/errors';
+import { ResultCache, type CachedResult, type ResultCacheOptions } from './result-cache';
+import type { ExecutableTarget } from './targets';
+import type { CompiledQuery } from '../compile/types';
+
+/*
+ * Runs compiled queries: through the result cache, with identical concurrent requests sharing one execution
+ * (single flight), within a time budget. Whatever the database or driver says about a query is the caller's
+ * problem to fix (a 400 with the driver's message), never a 500.
+ *
+ * Cache key: the target's data key (source id + connection settings hash, or extract file + load), the dataset's
+ * version (every schema or settings save bumps it), the SQL text and its parameter values. RLS will make the SQL
+ * differ per user, so users never share rows they could not read.
+ */
+
+export interface QueryEngineOptions extends ResultCacheOptions {
+  timeoutMs: number;
+}
+
+export const DEFAULT_ENGINE_OPTIONS: QueryEngineOptions = {
+  ttlMs: 60_000,
+  maxBytes: 64 * 1024 * 1024,
+  maxEntries: 2_000,
+  timeoutMs: 60_000,
+};
+
+export interface ExecuteResult extends CachedResult {
+  /** Served from the cache or from an execution already under way. */
+  cached: boolean;
+}
+
+export class QueryEngine {
+  readonly cache: ResultCache;
+  private readonly running = new Map<string, Promise<CachedResult>>();
+  /** Executions actually sent to a database (for tests and monitoring). */
+  executions = 0;
+
+  constructor(readonly options: QueryEngineOptions = DEFAULT_ENGINE_OPTIONS) {
+    this.cache = new ResultCache(options);
+  }
+
+  async execute(target: ExecutableTarget, query: CompiledQuery, dataVersion: string | number): Promise<ExecuteResult> {
+    const key = cacheKey(target.dataKey, dataVersion, query);
+    const hit = this.cache.get(key);
+    if (hit) return { ...hit, cached: true };
+    const pending = this.running.get(key);
+    if (pending) return { ...(await pending), cached: true };
+
+    const run = this.run(target, query).then((result) => {
+      this.cache.set(key, result);
+      return result;
+    });
+    this.running.set(key, run);
+    try {
+      return { ...(await run), cached: false };
+    } finally {
+      this.running.delete(key);
+    }
+  }
+
+  private async run(target: ExecutableTarget, query: CompiledQuery): Promise<CachedResult> {
+    this.executions++;
+    try {
+      // Every engine query only reads; a dataset's own SQL objects must not write with the source's credentials.
+      const result = await target.run(query.sql, query.params, { limit: query.fetchLimit, timeoutMs: this.options.timeoutMs, readOnly: true });
+      return { rows: result.rows, truncated: result.truncated };
+    } catch (e) {
+      throw queryFailure(e);
+    }
+  }
+}
+
+function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): string {
+  return createHash('sha256')
+    .update(`${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000`)
+    .update(JSON.stringify(q.params, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d:${v.toISOString()}` : v)))
+    .digest('base64');
+}
+
+/** The database's or driver's own words, as a 400. */
+export function queryFailure(e: unknown): AppError {
+  if (e instanceof AppError) return e;
+  // The driver's own error goes along as the cause: logged, while the caller gets the message.
+  if (e instanceof ConnectorError) {
+    if (e.kind === 'query') return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${e.message}`, { cause: e });
+    return asSourceError(e) as AppError; // unreachable, busy, refused: as every other source call answers
+  }
+  const message = e instanceof Error && e.message ? e.message : String(e);
+  return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${message}`, { cause: e });
+}
+
+/** The application's engine (one cache per process and application instance). */
+export function queryEngineFor(deps: AppDeps): QueryEngine {
+  return deps.caches.queryEngine;
+}
+
+/** Replaces the application's engine, e.g. to turn the cache off for a benchmark or shorten the timeout in a test. */
+export function configureQueryEngine(deps: AppDeps, options: Partial<QueryEngineOptions>): QueryEngine {
+  const engine = new QueryEngine({ ...DEFAULT_ENGINE_OPTIONS, ...options });
+  deps.caches.queryEngine = engine;
+  return engine;
+}

@@ -1,0 +1,71 @@
+import { createHash } from 'node:crypto';
+import { inArray } from 'drizzle-orm';
+import { sourceKindInfo, type QueryOptions, type QueryResult, type SourceKind } from '../../../adapters/sources';
+import type { DbOrTx } from '../../../db/client';
+import { dataSources } from '../../../db/schema';
+import type { DatasetModel, QueryTarget } from '../compile/dataset-model';
+import { connectorForSource, type DataSourceRow } from '../../data-sources/connection';
+import type { AppDeps } from '../../app/deps';
+import { datasetProblem } from '../compile/errors';
+import type { Dialect } from '../expr';
+
+/*
+ * Where a compiled query runs. A live dataset runs on its data source's pooled connector. A materialised dataset
+ * (live = false) will run on its DuckDB extract: a target with dialect 'duckdb' whose dataKey names the extract file
+ * and load, so the compiler and the cache need no change. Until extracts exist, a materialised dataset runs live.
+ */
+export interface ExecutableTarget extends QueryTarget {
+  run(sql: string, params: unknown[], opts: QueryOptions): Promise<QueryResult>;
+}
+
+/** The data sources a dataset's objects live on, by id (one metadata query). */
+export class DatasetSources {
+  private constructor(
+    readonly model: DatasetModel,
+    private readonly rows: Map<number, DataSourceRow>,
+  ) {}
+
+  static async load(db: DbOrTx, model: DatasetModel): Promise<DatasetSources> {
+    const ids = [...new Set([...model.dataSourceIds, ...model.objects.map((o) => o.dataSourceId)])];
+    const rows = ids.length ? await db.select().from(dataSources).where(inArray(dataSources.id, ids)) : [];
+    return DatasetSources.of(model, rows);
+  }
+
+  /** From rows the caller already read (e.g. together with the widget, in one query). */
+  static of(model: DatasetModel, rows: DataSourceRow[]): DatasetSources {
+    return new DatasetSources(model, new Map(rows.map((r) => [r.id, r])));
+  }
+
+  row(id: number): DataSourceRow {
+    const row = this.rows.get(id);
+    if (!row) throw datasetProblem(`Источник данных датасета не найден (id ${id})`);
+    return row;
+  }
+
+  /** For the compiler: the dialect of a source, without connecting to it. */
+  readonly dialectOf = (id: number): Dialect => sourceKindInfo(this.row(id).type as SourceKind).dialect;
+
+  target(deps: AppDeps, dataSourceId: number): ExecutableTarget {
+    // live = false: the extract target goes here once materialisation exists; the live source answers meanwhile.
+    return liveTarget(deps, this.row(dataSourceId));
+  }
+}
+
+const dataKeys = new WeakMap<DataSourceRow, string>();
+
+/** The source's connector; its data key changes whenever the connection settings (or their secrets) change. */
+export function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
+  const connector = connectorForSource(deps, row);
+  let dataKey = dataKeys.get(row);
+  if (!dataKey) {
+    const hash = createHash('sha256').update(JSON.stringify([row.type, row.settings, row.secrets])).digest('hex').slice(0, 32);
+    dataKey = `source:${row.id}:${hash}`;
+    dataKeys.set(row, dataKey);
+  }
+  return {
+    dialect: connector.dialect,
+    dataKey,
+    // A target only ever reads, whoever calls it.
+    run: (sql, params, opts) => connector.query(sql, params, { ...opts, readOnly: true }),
+  };
+}
