@@ -8,25 +8,21 @@ import iconv from 'iconv-lite';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
-import { createTestApp, type TestApp } from '../../support/app';
+import { createTestApp, useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest } from '../../support/rest';
+import { rest } from '../../support/rest';
 import { createSource, ok, upload } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 let scratch: string;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
   scratch = await mkdtemp(path.join(tmpdir(), 'files-test-'));
 });
 afterAll(async () => {
   await rm(scratch, { recursive: true, force: true });
-  await t.close();
 });
 
 const SALES = 'id,city,amount,day\n1,Москва,10.5,2024-01-02\n2,Казань,20,2024-02-03\n3,Самара,,2024-03-04\n';

@@ -2,23 +2,19 @@
 // addresses are ever connected to: the refused ones are refused before a socket opens.
 import dns from 'node:dns';
 import net from 'node:net';
-import { afterEach, beforeAll, afterAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closedPort } from '../../adapters/sources/servers';
-import { createTestApp, type TestApp } from '../../support/app';
+import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Rest, type RestResponse } from '../../support/rest';
+import { type RestResponse } from '../../support/rest';
 import { DB_KINDS, SERVERS, createCitiesTable, createSource, dropTable, ok, randomName } from './helpers';
 
-let t: TestApp;
-let api: Rest;
+const { t, api } = useTestApp();
 let cast: RoleCast;
 
 beforeAll(async () => {
-  t = await createTestApp();
-  api = rest(t.app);
   cast = await createRoleCast(t.deps, api);
 });
-afterAll(() => t.close());
 
 interface Policy { allow: string[]; deny: string[] }
 interface CheckBody { ok: boolean; message: string }
