@@ -47,7 +47,7 @@ export const workspaceRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/workspaces/{id}', summary: 'Workspace details (members only)', tags } })
     .input(idInput)
     .output(workspaceDetails)
-    .query(({ ctx, input }) => getWorkspace(ctx.deps.db, ctx.actor, input.id)),
+    .query(({ ctx, input }) => getWorkspace(ctx.deps, ctx.actor, input.id)),
 
   update: authedProcedure
     .meta({ openapi: { method: 'PUT', path: '/api/workspaces/{id}', summary: 'Rename or describe a workspace', tags } })

@@ -8,6 +8,9 @@ import type { DatasetModel } from '../query/compile/dataset-model';
 import { QueryEngine } from '../query/run/engine';
 import type { CompiledQuery } from '../query/compile/types';
 import type { WidgetForData } from '../widgets/widget-load';
+import type { WorkspaceDeletionGuard } from '../workspaces/deletion-guards';
+import type { WorkspaceStageLookup } from '../workspaces/stage-binding';
+import { emptyHooks, registerHooks } from './hooks';
 
 export interface UserStatus {
   username: string;
@@ -21,6 +24,14 @@ export interface ApiTokenIdentity {
   status: string;
 }
 
+/** What areas plug into other areas: filled by registerHooks (server/app/hooks.ts) when the deps are built. */
+export interface AppHooks {
+  /** Asked inside DELETE /api/workspaces/{id}; any one answering true blocks the deletion. */
+  workspaceDeletionGuards: WorkspaceDeletionGuard[];
+  /** Answers pipeline_stage of GET /api/workspaces/{id}; none means no workspace is bound. */
+  workspaceStageLookup: WorkspaceStageLookup | null;
+}
+
 /** Everything a request needs from the process: built once at start (or per test app). */
 export interface AppDeps {
   db: Db;
@@ -29,6 +40,7 @@ export interface AppDeps {
   signingKey: Uint8Array;
   /** Encrypts source and channel secrets at rest. */
   secretBox: SecretBox;
+  hooks: AppHooks;
   caches: {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
@@ -64,4 +76,14 @@ export function createCaches(): AppDeps['caches'] {
     widgetReads: new TtlCache(READ_DECISION_TTL_MS),
     readEpoch: { value: 0 },
   };
+}
+
+/** What the composition knows before the deps are built: the database, the configuration and what start-up loaded. */
+export type BaseDeps = Pick<AppDeps, 'db' | 'config' | 'systemGroups' | 'signingKey' | 'secretBox'>;
+
+/** The app's deps: fresh caches, and the hooks the areas register (server/app/hooks.ts). */
+export function createAppDeps(base: BaseDeps): AppDeps {
+  const deps: AppDeps = { ...base, hooks: emptyHooks(), caches: createCaches() };
+  registerHooks(deps);
+  return deps;
 }

@@ -5,7 +5,7 @@ import { StartupError, startEmbeddedPostgres, type EmbeddedServer } from '../../
 import { runMigrations } from '../../db/migrate';
 import { bootstrap, type BootstrapResult } from './bootstrap';
 import type { AppConfig } from './config';
-import { createCaches, type AppDeps } from './deps';
+import { createAppDeps, type AppDeps } from './deps';
 import { createSecretBox, loadSecretsKey } from '../secrets/secret-box';
 
 export interface Runtime {
@@ -51,14 +51,13 @@ export async function startRuntime(config: AppConfig, log: (m: string) => void =
   try {
     await runMigrations(database.db);
     const boot = await bootstrap(database.db, { adminUsername: config.adminUsername, adminPassword: config.adminPassword });
-    const deps: AppDeps = {
+    const deps = createAppDeps({
       db: database.db,
       config,
       systemGroups: boot.systemGroups,
       signingKey: boot.signingKey,
       secretBox: createSecretBox(await loadSecretsKey(config.dataDir, config.secretsKey)),
-      caches: createCaches(),
-    };
+    });
     return {
       deps,
       database,

@@ -5,18 +5,17 @@ import type { Tx } from '../../db/client';
  * block. It runs inside the deleting transaction with the workspace row locked (`select ... for update`), so an area
  * that takes the same lock when it binds cannot race the deletion. The caller is told only that the request cannot
  * be carried out: the specification omits the reason on purpose.
+ *
+ * Guards are registered explicitly by the app composition (server/app/hooks.ts) into `deps.hooks`, never at module
+ * load, so that which guards run is visible in one place and each app (and test app) has its own list.
  */
 export type WorkspaceDeletionGuard = (tx: Tx, workspaceId: number) => Promise<boolean>;
 
-const guards = new Set<WorkspaceDeletionGuard>();
-
-/** Registers a guard at module load of its area; returns a function that removes it again (for tests). */
-export function registerWorkspaceDeletionGuard(guard: WorkspaceDeletionGuard): () => void {
-  guards.add(guard);
-  return () => guards.delete(guard);
-}
-
-export async function workspaceDeletionBlocked(tx: Tx, workspaceId: number): Promise<boolean> {
+export async function workspaceDeletionBlocked(
+  guards: readonly WorkspaceDeletionGuard[],
+  tx: Tx,
+  workspaceId: number,
+): Promise<boolean> {
   for (const guard of guards) {
     if (await guard(tx, workspaceId)) return true;
   }

@@ -9,18 +9,16 @@ export interface WorkspaceStageBinding {
   name: string;
 }
 
+/**
+ * Pipelines own the binding; the app composition (server/app/hooks.ts) plugs their lookup into `deps.hooks`, so that
+ * this area does not depend on theirs.
+ */
 export type WorkspaceStageLookup = (db: DbOrTx, workspaceId: number) => Promise<WorkspaceStageBinding | null>;
 
-// Pipelines own the binding; they plug their lookup in here so that this area does not depend on theirs.
-let lookup: WorkspaceStageLookup | null = null;
-
-export function registerWorkspaceStageLookup(fn: WorkspaceStageLookup): () => void {
-  lookup = fn;
-  return () => {
-    if (lookup === fn) lookup = null;
-  };
-}
-
-export async function stageBindingOf(db: DbOrTx, workspaceId: number): Promise<WorkspaceStageBinding | null> {
+export async function stageBindingOf(
+  lookup: WorkspaceStageLookup | null,
+  db: DbOrTx,
+  workspaceId: number,
+): Promise<WorkspaceStageBinding | null> {
   return lookup ? lookup(db, workspaceId) : null;
 }

@@ -58,10 +58,11 @@ export async function listWorkspaces(db: DbOrTx, actor: Actor, input: PageReques
   );
 }
 
-export async function getWorkspace(db: DbOrTx, actor: Actor, id: number) {
+export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'hooks'>, actor: Actor, id: number) {
+  const { db } = deps;
   const { workspace, role } = await assertWorkspaceReadable(db, actor, id);
   const [{ members }] = await db.select({ members: count() }).from(workspaceMembers).where(eq(workspaceMembers.workspaceId, id));
-  return { ...workspaceView(workspace, role), member_count: members, pipeline_stage: await stageBindingOf(db, id) };
+  return { ...workspaceView(workspace, role), member_count: members, pipeline_stage: await stageBindingOf(deps.hooks.workspaceStageLookup, db, id) };
 }
 
 /** Only members of «Менеджеры рабочих пространств» (checked by the router before the body); the creator administers it. */
@@ -101,7 +102,7 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
       const { workspace } = await assertWorkspaceAdmin(tx, actor, id);
       if (workspace.type === 'personal') throw badRequest('Личное пространство нельзя удалить');
       // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
-      if (await workspaceDeletionBlocked(tx, id)) throw badRequest(ERROR_TABLE.bad_request.message);
+      if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id)) throw badRequest(ERROR_TABLE.bad_request.message);
       await tx.delete(workspaces).where(eq(workspaces.id, id));
     }).finally(() => readCachesChanged(deps)); // its members lose their reads
   } catch (e) {

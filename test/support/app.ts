@@ -8,7 +8,7 @@ import { connectDatabase } from '../../db/client';
 import { buildApp } from '../../server/app/app';
 import { loadSigningKey } from '../../server/auth/signing-key';
 import { loadConfig } from '../../server/app/config';
-import { createCaches, type AppDeps } from '../../server/app/deps';
+import { createAppDeps, type AppDeps } from '../../server/app/deps';
 import { loadSystemGroupIds } from '../../server/users/system-groups';
 import { cloneTemplateDatabase } from './test-database';
 import { createSecretBox } from '../../server/secrets/secret-box';
@@ -27,14 +27,13 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   // A data directory of its own (uploads, DuckDB files), removed with the app.
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'analytics-test-data-'));
   const config = loadConfig({ DATA_DIR: dataDir, ...env });
-  const deps: AppDeps = {
+  const deps = createAppDeps({
     db: database.db,
     config,
     systemGroups: await loadSystemGroupIds(database.db),
     signingKey: await loadSigningKey(database.db),
     secretBox: createSecretBox(crypto.randomBytes(32)),
-    caches: createCaches(),
-  };
+  });
   const app = await buildApp(deps);
   await app.ready();
   return {

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { workspaces } from '../../../db/schema';
-import { registerWorkspaceDeletionGuard } from '../../../server/workspaces/deletion-guards';
-import { registerWorkspaceStageLookup } from '../../../server/workspaces/stage-binding';
+import type { WorkspaceDeletionGuard } from '../../../server/workspaces/deletion-guards';
+import type { WorkspaceStageLookup } from '../../../server/workspaces/stage-binding';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
 
@@ -14,6 +14,24 @@ beforeAll(async () => {
   admin = await createUser(t.deps);
   token = await login(api, admin.username, admin.password);
 });
+
+/** Registers a guard in this test app's deps, as server/app/hooks.ts does for an area; returns its removal. */
+function registerWorkspaceDeletionGuard(guard: WorkspaceDeletionGuard): () => void {
+  const guards = t.deps.hooks.workspaceDeletionGuards;
+  guards.push(guard);
+  return () => {
+    const i = guards.indexOf(guard);
+    if (i >= 0) guards.splice(i, 1);
+  };
+}
+
+/** Plugs a stage lookup into this test app's deps, as server/app/hooks.ts does for pipelines; returns its removal. */
+function registerWorkspaceStageLookup(lookup: WorkspaceStageLookup): () => void {
+  t.deps.hooks.workspaceStageLookup = lookup;
+  return () => {
+    if (t.deps.hooks.workspaceStageLookup === lookup) t.deps.hooks.workspaceStageLookup = null;
+  };
+}
 
 describe('workspace deletion guards (a workspace bound to a pipeline stage)', () => {
   it('refuses the deletion without saying why, deletes nothing, and allows it once the guard lets go', async () => {
