@@ -1,0 +1,190 @@
+/**
+ * The import directions of docs DESIGN section 2 ("Layout and layers"), checked by `npm run lint:deps`:
+ *   REST adapter or /trpc -> routers/<area> -> server/<area> services -> {access, objects, query, the area's store}
+ *   -> {query/compile, kernel, db, adapters}.
+ * Type-only imports are seen (tsPreCompilationDeps) and named `type-only` where a rule lets them through.
+ */
+
+const fs = require('node:fs');
+const path = require('node:path');
+
+// The folders of server/ that are layers every area may use, not areas themselves.
+const LAYERS = 'app|kernel|query|objects|access';
+const AREAS = fs
+  .readdirSync(path.join(__dirname, 'server'), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && !LAYERS.split('|').includes(entry.name))
+  .map((entry) => entry.name);
+
+// Service modules an area offers besides the one named after it: functions another area calls as a whole
+// operation (revoke a user's tokens, hash a password, look an account up), not row internals. Adding a module here
+// is the reviewed way to widen an area's surface.
+const AREA_SERVICES = {
+  auth: ['actor', 'passwords', 'refresh-tokens', 'api-tokens', 'login-throttle', 'session-tokens'],
+  users: ['accounts'],
+  settings: ['dictionary', 'source-network'],
+};
+
+// What one area may import of another: its store (tx-first cores), its views and messages, its service module named
+// after the area (server/widgets/widgets.ts) and the modules in AREA_SERVICES. Anything else in an area folder is
+// that area's internals.
+const AREA_PUBLIC = [
+  '^server/[^/]+/(store|views|messages)\\.ts$',
+  `^server/(${AREAS.map((area) => `${area}/${area}`).join('|')})\\.ts$`,
+  ...Object.entries(AREA_SERVICES).map(([area, modules]) => `^server/${area}/(${modules.join('|')})\\.ts$`),
+];
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle of value imports makes module load order matter (a binding is undefined at import time).',
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'no-circular-types',
+      severity: 'error',
+      comment:
+        'A cycle through a type-only import still hides which side owns what. The one exception: cycles through ' +
+        'server/app/deps.ts, where a member of AppDeps (the query engine, a hook) takes AppDeps as a type.',
+      from: {},
+      to: {
+        circular: true,
+        via: { dependencyTypes: ['type-only'] },
+        viaOnly: { pathNot: '^server/app/deps\\.ts$' },
+      },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve to a file or a package.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'not-to-dev-dep',
+      severity: 'error',
+      comment: 'Code the server runs must not need a devDependency (`npm ci --omit=dev` installs must start).',
+      from: { path: '^(server|routers|adapters|db)/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'server-not-to-api-surface',
+      severity: 'error',
+      comment:
+        'server/* never sees fastify, the routers or the REST adapter; only the composition root (server/app) wires ' +
+        'them together.',
+      from: { path: '^server/', pathNot: '^server/app/' },
+      to: { path: ['^routers/', '^adapters/rest/', '(^|/)node_modules/(fastify|@fastify/[^/]+)/', '^fastify$'] },
+    },
+    {
+      name: 'adapters-not-to-server',
+      severity: 'error',
+      comment:
+        'Adapters know nothing of any area or router. adapters/rest may use server/kernel: the envelope and the ' +
+        'raw-route failures answer through the ONE error table (describeError, FieldErrors) so REST and /trpc ' +
+        'cannot drift apart.',
+      from: { path: '^adapters/' },
+      to: { path: '^(server|routers)/', pathNot: '^server/kernel/' },
+    },
+    {
+      name: 'adapters-sources-not-to-kernel',
+      severity: 'error',
+      comment: 'Connectors are usable without the server: only adapters/rest has a reason to reach server/kernel.',
+      from: { path: '^adapters/', pathNot: '^adapters/rest/' },
+      to: { path: '^server/' },
+    },
+    {
+      name: 'kernel-is-a-leaf',
+      severity: 'error',
+      comment: 'server/kernel imports only db/, zod, drizzle-orm (SQL fragments for paging), @trpc/server and itself.',
+      from: { path: '^server/kernel/' },
+      to: {
+        dependencyTypesNot: ['core'],
+        pathNot: ['^server/kernel/', '^db/', '(^|/)node_modules/(zod|drizzle-orm|@trpc/server)/'],
+      },
+    },
+    {
+      name: 'query-compile-is-pure',
+      severity: 'error',
+      comment:
+        'server/query/compile is pure: the expression language, kernel errors and itself; no db/, no run/, no I/O. ' +
+        'adapters/sources only for its types (Dialect, PrimitiveType): see query-compile-types-only.',
+      from: { path: '^server/query/compile/' },
+      to: {
+        pathNot: ['^server/query/compile/', '^server/query/expr/', '^server/kernel/', '^adapters/sources/'],
+      },
+    },
+    {
+      name: 'query-compile-types-only',
+      severity: 'error',
+      comment: 'server/query/compile may name the connector types, never load a connector.',
+      from: { path: '^server/query/compile/' },
+      to: { path: '^adapters/sources/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'app-is-the-root',
+      severity: 'error',
+      comment:
+        'server/app composes everything and nothing imports it but tests and scripts. Allowed: type-only imports ' +
+        'of deps.ts (AppDeps) and config.ts, and routers importing trpc.ts (the procedure builders).',
+      from: { pathNot: '^(server/app|scripts|test)/' },
+      to: { path: '^server/app/', pathNot: '^server/app/(deps|config|trpc)\\.ts$' },
+    },
+    {
+      name: 'app-deps-config-types-only',
+      severity: 'error',
+      comment: 'AppDeps and the config are handed in as arguments; outside server/app they are imported as types.',
+      from: { pathNot: '^(server/app|scripts|test)/' },
+      to: { path: '^server/app/(deps|config)\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'app-trpc-only-from-routers',
+      severity: 'error',
+      comment: 'The procedure builders are the API surface: only routers/ build procedures.',
+      from: { pathNot: '^(server/app|routers|scripts|test)/' },
+      to: { path: '^server/app/trpc\\.ts$' },
+    },
+    {
+      name: 'no-area-internals',
+      severity: 'error',
+      comment:
+        'No area imports another area\'s internals, only its service module (server/<area>/<area>.ts), store.ts, ' +
+        'views.ts, messages.ts and AREA_SERVICES. The layers (access, objects, query) import no area internals ' +
+        'either.',
+      from: { path: '^server/(?!app/)([^/]+)/' },
+      to: {
+        path: `^server/(?!(${LAYERS})/)[^/]+/`,
+        pathNot: ['^server/$1/', ...AREA_PUBLIC],
+      },
+    },
+    {
+      name: 'db-is-a-leaf',
+      severity: 'error',
+      comment: 'db/ (schema, client, migrations) imports nothing of server/, routers/ or adapters/.',
+      from: { path: '^db/' },
+      to: { path: '^(server|routers|adapters)/' },
+    },
+    {
+      name: 'routers-hold-no-sql',
+      severity: 'error',
+      comment: 'A router never holds SQL: no db/, no drizzle-orm; it calls a server/<area> service.',
+      from: { path: '^routers/' },
+      to: { path: ['^db/', '(^|/)node_modules/drizzle-orm/'] },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^db/migrations/' },
+    // Packages that declare only `exports` (chevrotain) resolve through these.
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+  },
+};
