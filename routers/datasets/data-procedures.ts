@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile/compile-dataset';
-import { datasetFieldValues, datasetPreview } from '../../server/query/dataset-reads';
+import { datasetFieldValues, datasetPreview } from '../../server/datasets/data-reads';
 import { authedProcedure } from '../../server/app/trpc';
 import { entityId, parameterValues, widgetFilter, wireString } from '../common';
 
 /*
- * #31 and #32 of the dataset group: they read data through the query engine, so they live apart from the schema
- * procedures; router.ts spreads them into the `dataset` router (dataset.fieldValues, dataset.preview).
+ * GET /api/dataset/{id}/field-values and POST /api/dataset/{id}/preview read data (server/query/read.ts), so they live
+ * apart from the schema procedures; router.ts spreads them into the `dataset` router (dataset.fieldValues, .preview).
  */
 
 const id = entityId();

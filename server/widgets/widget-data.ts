@@ -1,38 +1,35 @@
+import { viewerOf } from '../access/viewer';
 import type { Actor } from '../auth/actor';
-import { readableDataset } from '../datasets/access';
-import type { DataSourceRow } from '../data-sources/connection';
-import type { DatasetOwnerRef } from '../datasets/access';
 import type { AppDeps } from '../app/deps';
-import { compileWidgetQuery } from '../query/compile/compile-widget';
-import { compileAndRun, datasetQueryContext, rowObject } from '../query/run/dataset-context';
-import { checkViewAs } from '../access/viewer';
-import { KPI_KIND, type CalculatedFieldDef, type FilterSpec, type ParameterValues, type ShelfField, type SortSpec, type WidgetQueryInput } from '../query/compile/types';
+import { readableDataset } from '../datasets/access';
+import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
+import { readData, rowObject } from '../query/read';
 import { loadWidgetForData } from './widget-load';
-import { configOf } from './views';
+import { configOf, type WidgetConfig } from './views';
 
-/** The part of a data request that may override or extend the saved configuration. */
-export interface WidgetDataRequest {
+/** What a data request may send besides the saved configuration (the router's zod input is checked against it). */
+interface DataRequestExtras {
   type?: string;
-  rows?: ShelfField[];
-  series?: ShelfField[];
-  columns?: ShelfField[];
-  filters?: FilterSpec[];
-  sorts?: SortSpec[];
-  calculated_fields?: CalculatedFieldDef[];
   parameters?: ParameterValues;
   page: number;
   page_size: number;
   view_as_user_id?: number;
 }
 
+/** POST /api/widget/{id}/data: the parts of the configuration the request overrides or extends. */
+export type WidgetDataRequest = Partial<WidgetConfig> & DataRequestExtras;
+
+/** POST /api/widget/preview: a whole configuration that is not saved. */
+export type WidgetPreviewRequest = WidgetConfig & DataRequestExtras & { dataset_id: number; type: string };
+
 export type WidgetData =
   | { kind: 'flat'; rows: Record<string, unknown>[]; page: { page: number; pageSize: number; hasMore: boolean } }
   | { kind: 'kpi'; row: Record<string, unknown> };
 
-/** #151: the saved widget, with the request's overrides; its filters are AND-ed with the saved ones. */
+/** POST /api/widget/{id}/data: the saved widget, with the request's overrides; its filters are AND-ed with the saved ones. */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
   const { row, dataset, sources } = await loadWidgetForData(deps, actor, id);
-  await checkViewAs(deps.db, actor, req.view_as_user_id);
+  const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
   const saved = configOf(row);
   const shelves = { rows: req.rows ?? saved.rows, series: req.series ?? saved.series, columns: req.columns ?? saved.columns };
   const replacesShelves = req.rows !== undefined || req.series !== undefined || req.columns !== undefined;
@@ -57,25 +54,15 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
     page: req.page,
     pageSize: req.page_size,
   };
-  return runWidgetQuery(deps, dataset, query, sources);
+  const result = await readData(deps, viewer, dataset, { kind: 'widget', query }, sources);
+  return widgetDataOf(query, result);
 }
 
-export interface WidgetPreviewRequest extends WidgetDataRequest {
-  dataset_id: number;
-  type: string;
-  rows: ShelfField[];
-  series: ShelfField[];
-  columns: ShelfField[];
-  filters: FilterSpec[];
-  sorts: SortSpec[];
-  calculated_fields: CalculatedFieldDef[];
-}
-
-/** #152: data for a configuration that is not saved. */
+/** POST /api/widget/preview: data for a configuration that is not saved. */
 export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPreviewRequest): Promise<WidgetData> {
   const { row: dataset } = await readableDataset(deps.db, actor, req.dataset_id);
-  await checkViewAs(deps.db, actor, req.view_as_user_id);
-  return runWidgetQuery(deps, dataset, {
+  const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
+  const query: WidgetQueryInput = {
     type: req.type,
     rows: req.rows,
     series: req.series,
@@ -86,28 +73,20 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
     parameters: req.parameters ?? {},
     page: req.page,
     pageSize: req.page_size,
-  });
+  };
+  return widgetDataOf(query, await readData(deps, viewer, dataset, { kind: 'widget', query }));
 }
 
-export async function runWidgetQuery(deps: AppDeps, dataset: DatasetOwnerRef, input: WidgetQueryInput, sources?: DataSourceRow[]): Promise<WidgetData> {
-  const ctx = await datasetQueryContext(deps, dataset, sources);
-  // Compiling depends on the model (its version), the request and the sources' dialects (fixed per source id) only.
-  const planKey = `${ctx.model.id}:${ctx.model.version}:${JSON.stringify(input)}`;
-  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) => {
-    const cached = deps.caches.plans.get(planKey);
-    if (cached) return cached;
-    const compiled = compileWidgetQuery(ctx.model, input, dialectOf);
-    deps.caches.plans.set(planKey, compiled);
-    return compiled;
-  });
+/** The rows of one page (the target read one more to tell has_more), or the one row of a KPI. */
+function widgetDataOf(input: WidgetQueryInput, { query, rows, truncated }: Awaited<ReturnType<typeof readData>>): WidgetData {
   if (input.type === KPI_KIND) {
-    const first = result.rows[0] ?? query.columns.map(() => null);
+    const first = rows[0] ?? query.columns.map(() => null);
     return { kind: 'kpi', row: rowObject(query, first) };
   }
-  const shown = result.rows.length > input.pageSize ? result.rows.slice(0, input.pageSize) : result.rows;
+  const shown = rows.length > input.pageSize ? rows.slice(0, input.pageSize) : rows;
   return {
     kind: 'flat',
     rows: shown.map((r) => rowObject(query, r)),
-    page: { page: input.page, pageSize: input.pageSize, hasMore: result.rows.length > input.pageSize || result.truncated },
+    page: { page: input.page, pageSize: input.pageSize, hasMore: rows.length > input.pageSize || truncated },
   };
 }

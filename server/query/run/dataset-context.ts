@@ -55,12 +55,3 @@ export async function compileAndRun(
   const result = await queryEngineFor(deps).execute(target, query, ctx.model.version);
   return { query, result };
 }
-
-/** A result row as an object keyed by the output columns' keys. */
-export function rowObject(query: CompiledQuery, row: unknown[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  query.columns.forEach((c, i) => {
-    out[c.key] = row[i] ?? null;
-  });
-  return out;
-}
