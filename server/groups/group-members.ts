@@ -57,7 +57,7 @@ async function assertUsersExist(db: DbOrTx, ids: readonly number[], field: strin
 export async function addGroupMembers(deps: AppDeps, groupId: number, userIds: number[]) {
   try {
     return await deps.db.transaction(async (tx) => {
-      await findGroupOr404(tx, groupId, { lock: true });
+      await findGroupOr404(tx, groupId, { forUpdate: true });
       await assertUsersExist(tx, userIds, 'userIds');
       const unique = [...new Set(userIds)];
       const inserted = await tx
@@ -82,7 +82,7 @@ export async function addGroupMembers(deps: AppDeps, groupId: number, userIds: n
 export async function removeGroupMember(deps: AppDeps, groupId: number, userId: number) {
   return deps.db.transaction(async (tx) => {
     // The group row lock serialises removals, so two admins cannot remove the last two platform administrators at once.
-    await findGroupOr404(tx, groupId, { lock: true });
+    await findGroupOr404(tx, groupId, { forUpdate: true });
     const membership = and(eq(groupMembers.groupId, groupId), eq(groupMembers.userId, userId));
     const [member] = await tx.select({ userId: groupMembers.userId }).from(groupMembers).where(membership);
     if (!member) throw notFound(`Пользователь не состоит в группе (id ${userId})`);

@@ -77,7 +77,7 @@ export async function createGroup(deps: AppDeps, input: Required<Pick<GroupInput
 export async function updateGroup(deps: AppDeps, id: number, input: GroupInput): Promise<GroupView> {
   return withNameGuard(input.name, () =>
     deps.db.transaction(async (tx) => {
-      const group = await findGroupOr404(tx, id, { lock: true });
+      const group = await findGroupOr404(tx, id, { forUpdate: true });
       const renamed = input.name !== undefined && input.name !== group.name;
       // Rights are tied to the system groups and people look for them by their names, so the names stay fixed.
       if (renamed && group.systemKey !== null) throw badRequest('Системную группу нельзя переименовать');
@@ -98,7 +98,7 @@ export async function updateGroup(deps: AppDeps, id: number, input: GroupInput):
 export async function deleteGroup(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
   try {
     await deps.db.transaction(async (tx) => {
-      const group = await findGroupOr404(tx, id, { lock: true });
+      const group = await findGroupOr404(tx, id, { forUpdate: true });
       if (group.systemKey !== null) throw badRequest('Системную группу нельзя удалить');
       // Deleting the token access group would silently lock everyone out of API tokens.
       const tokenSettings = await getApiTokenSettings(deps);

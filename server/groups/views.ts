@@ -29,9 +29,9 @@ export function groupView(g: GroupRow, memberCount: number) {
 }
 export type GroupView = ReturnType<typeof groupView>;
 
-export async function findGroupOr404(db: DbOrTx, id: number, opts: { lock?: boolean } = {}): Promise<GroupRow> {
+export async function findGroupOr404(db: DbOrTx, id: number, opts: { forUpdate?: boolean } = {}): Promise<GroupRow> {
   const query = db.select().from(groups).where(eq(groups.id, id));
-  const [row] = opts.lock ? await query.for('update') : await query;
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
   if (!row) throw groupNotFound(id);
   return row;
 }

@@ -23,7 +23,7 @@ export async function getUserAttributes(db: DbOrTx, userId: number): Promise<{ a
  */
 export async function setUserAttributes(deps: AppDeps, userId: number, attributes: UserAttributes) {
   await deps.db.transaction(async (tx) => {
-    await findUserOr404(tx, userId, { lock: true });
+    await findUserOr404(tx, userId, { forUpdate: true });
     await tx.delete(userAttributes).where(eq(userAttributes.userId, userId));
     const rows = Object.entries(attributes).map(([key, values]) => ({ userId, key, values: [...new Set(values)] }));
     if (rows.length) await tx.insert(userAttributes).values(rows);

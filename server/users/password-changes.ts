@@ -57,7 +57,7 @@ export async function resetPassword(deps: AppDeps, id: number, input: ResetPassw
   const passwordHash = await hashPassword(input.new_password);
   const mustChange = input.must_change ?? true;
   await deps.db.transaction(async (tx) => {
-    await findUserOr404(tx, id, { lock: true });
+    await findUserOr404(tx, id, { forUpdate: true });
     await tx.update(users).set({ passwordHash, mustChangePassword: mustChange, updatedAt: sql`now()` }).where(eq(users.id, id));
     await revokeUserRefreshTokens(tx, id);
   });

@@ -83,7 +83,7 @@ export async function createUser(deps: AppDeps, input: CreateUserInput): Promise
 export async function updateUser(deps: AppDeps, actor: Actor, id: number, input: UpdateUserInput): Promise<UserRecord> {
   if (input.active === false && id === actor.userId) throw badRequest('Нельзя отключить собственную учётную запись');
   const record = await deps.db.transaction(async (tx) => {
-    const before = await findUserOr404(tx, id, { lock: true });
+    const before = await findUserOr404(tx, id, { forUpdate: true });
     const [after] = await tx
       .update(users)
       .set({
@@ -108,7 +108,7 @@ export async function deleteUser(deps: AppDeps, actor: Actor, id: number): Promi
   if (id === actor.userId) throw badRequest('Нельзя удалить собственную учётную запись');
   try {
     await deps.db.transaction(async (tx) => {
-      await findUserOr404(tx, id, { lock: true });
+      await findUserOr404(tx, id, { forUpdate: true });
       await cutOffSessions(deps, tx, id);
       // The personal workspace, memberships and attributes go with the account (foreign keys cascade).
       await tx.delete(users).where(eq(users.id, id));

@@ -75,9 +75,9 @@ export async function userRecord(db: DbOrTx, row: UserRow): Promise<UserRecord> 
 }
 
 /** The account row, locked for the rest of the transaction when asked (so two admins' changes do not interleave). */
-export async function findUserOr404(db: DbOrTx, id: number, opts: { lock?: boolean } = {}): Promise<UserRow> {
+export async function findUserOr404(db: DbOrTx, id: number, opts: { forUpdate?: boolean } = {}): Promise<UserRow> {
   const query = db.select().from(users).where(eq(users.id, id));
-  const [row] = opts.lock ? await query.for('update') : await query;
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
   if (!row) throw userNotFound(id);
   return row;
 }
