@@ -11,8 +11,16 @@ import {
   JOIN_TYPES,
   OBJECT_KINDS,
   PARAMETER_TYPES,
+  type FieldInput,
+  type FilterInput,
+  type HierarchyInput,
+  type ObjectInput,
+  type ParameterInput,
+  type RelationInput,
+  type SchemaInput,
+  type SchemaView,
 } from '../../server/datasets/schema-types';
-import { entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString } from '../common';
+import { entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString, type Accepts } from '../common';
 
 const id = entityId();
 
@@ -206,6 +214,47 @@ export const datasetDetails = datasetView.extend({
   ),
   parameters: z.array(parameterView),
 });
+
+/*
+ * The server keeps its own interfaces for the schema it takes and answers (server/datasets/schema-types.ts: server/
+ * never imports routers/). They must say exactly what these schemas say, so each pair is checked both ways and by
+ * its keys: `Accepts` alone both ways lets an optional key that only one side has slip through.
+ */
+type Mirrors<Domain, Wire> =
+  true extends Accepts<Domain, Wire> & Accepts<Wire, Domain> & Accepts<keyof Domain, keyof Wire> & Accepts<keyof Wire, keyof Domain>
+    ? true
+    : never;
+type SchemaBody = Omit<z.output<typeof schemaInput>, 'id'>;
+type SavedBlocks = Pick<z.output<typeof datasetDetails>, keyof SchemaView>;
+
+// PUT /api/dataset/{id}/schema and /schema/validate: the server takes exactly the body (filters below).
+const _schemaBody: Accepts<SchemaInput, SchemaBody> = true;
+const _schemaKeys: Mirrors<keyof SchemaInput, keyof SchemaBody> = true;
+const _object: Mirrors<ObjectInput, z.output<typeof objectElement>> = true;
+const _field: Mirrors<FieldInput, z.output<typeof fieldElement>> = true;
+const _derivation: Mirrors<NonNullable<FieldInput['derivation']>, NonNullable<z.output<typeof fieldElement>['derivation']>> = true;
+const _relation: Mirrors<RelationInput, z.output<typeof relationElement>> = true;
+const _condition: Mirrors<RelationInput['conditions'][number], z.output<typeof relationElement>['conditions'][number]> = true;
+const _hierarchy: Mirrors<HierarchyInput, z.output<typeof hierarchyElement>> = true;
+const _parameter: Mirrors<ParameterInput, z.output<typeof parameterElement>> = true;
+const _domain: Mirrors<NonNullable<ParameterInput['domain']>, NonNullable<z.output<typeof parameterElement>['domain']>> = true;
+// A filter's op and value_type are text on the server (a dataset copy feeds it the saved filters, read back from the
+// database); the server checks them itself. Everything the body lets through is taken; the rest is the same.
+const _filter: Accepts<FilterInput, z.output<typeof filterElement>> = true;
+const _filterRest: Mirrors<Omit<FilterInput, 'op' | 'value_type'>, Omit<z.output<typeof filterElement>, 'op' | 'value_type'>> = true;
+const _filterKeys: Mirrors<keyof FilterInput, keyof z.output<typeof filterElement>> = true;
+
+// GET /api/dataset/{id} and the schema save answer the six blocks as the server builds them.
+const _savedBlocks: Mirrors<SchemaView, SavedBlocks> = true;
+const _savedObject: Mirrors<SchemaView['objects'][number], z.output<typeof objectView>> = true;
+const _savedField: Mirrors<SchemaView['fields'][number], z.output<typeof fieldView>> = true;
+const _savedRelation: Mirrors<SchemaView['relations'][number], z.output<typeof relationView>> = true;
+const _savedHierarchy: Mirrors<SchemaView['hierarchies'][number], SavedBlocks['hierarchies'][number]> = true;
+const _savedFilter: Mirrors<SchemaView['filters'][number], SavedBlocks['filters'][number]> = true;
+const _savedParameter: Mirrors<SchemaView['parameters'][number], z.output<typeof parameterView>> = true;
+const _savedDomain: Mirrors<SchemaView['parameters'][number]['domain'], z.output<typeof parameterView>['domain']> = true;
+void [_schemaBody, _schemaKeys, _object, _field, _derivation, _relation, _condition, _hierarchy, _parameter, _domain, _filter, _filterRest, _filterKeys];
+void [_savedBlocks, _savedObject, _savedField, _savedRelation, _savedHierarchy, _savedFilter, _savedParameter, _savedDomain];
 
 export const validateSchemaOutput = z.object({
   valid: z.literal(true),

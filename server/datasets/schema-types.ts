@@ -5,6 +5,10 @@ import type { DatasetField, DatasetRelation, ParameterDomain } from '../query/co
  * The dataset schema as it travels (snake_case, the wire contract): the body of PUT /api/dataset/{id}/schema and of
  * /schema/validate after zod has checked its shape, and the blocks of GET /api/dataset/{id}. Ids are positive for
  * saved elements and negative temporaries for new ones; references to a new element use its temporary id.
+ *
+ * server/ does not import the routers' zod schemas, so these interfaces repeat them; routers/datasets/schemas.ts
+ * checks at compile time that each one says exactly what its schema says (a filter's op and value_type excepted:
+ * they stay text here, see there), so a change to one side that is not made to the other fails `tsc`.
  */
 
 export const FIELD_KINDS = ['physical', 'calculated'] as const;
