@@ -1,13 +1,13 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
-import { randomUUID } from 'node:crypto';
 import { releaseConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSourceMetadata, dataSources } from '../../db/schema';
+import { dataSources } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest } from '../kernel/errors';
+import { emptyIdMap } from '../objects/id-map';
 import { stdListWhere, type StdListFilter } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { assertKindEnabled } from '../source-types/source-types';
@@ -18,11 +18,12 @@ import { logSourceAccess } from './access-log';
 import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
 import { sourceDependants } from './dependents';
-import { copyFileSourceFiles, removeFileSourceFiles } from './file-storage';
+import { removeFileSourceFiles } from './file-storage';
 import { abortLocalQueriesOf } from './query-runner';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
+import { cloneSource, insertSource, loadFullSource, sourceFileCopies, updateSource, type SourcePatch } from './store';
 import { authorOf, authorsById, dataSourceView, type DataSourceView } from './views';
 
 export const DATA_SOURCE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
@@ -111,10 +112,7 @@ export async function createDataSource(deps: AppDeps, actor: Actor, input: Creat
   if (input.check_connection) await assertConnects(deps, kind, mergeSecrets(plain, secrets));
 
   const row = await deps.db.transaction(async (tx) => {
-    const [created] = await tx
-      .insert(dataSources)
-      .values({ name: input.name, type: kind, workspaceId, authorId: actor.userId, settings: plain, secrets: sealOrNull(deps, secrets) })
-      .returning();
+    const created = await insertSource(tx, { name: input.name, type: kind, workspaceId, authorId: actor.userId, settings: plain, secrets: sealOrNull(deps, secrets) });
     await logSourceAccess(tx, created.id, actor, 'edit', 'создание источника');
     return created;
   });
@@ -136,21 +134,15 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
 
   const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
     const { row: locked } = await ownedSource(tx, actor, id, { forUpdate: true });
-    const change: Partial<typeof dataSources.$inferInsert> = {};
+    const change: SourcePatch = {};
     if (input.name !== undefined) change.name = input.name;
     if (input.settings) {
       const plain = normalizeSettings(kind, input.settings);
       change.settings = plain;
       change.secrets = sealOrNull(deps, nextSecrets(openSecrets(deps, locked), input.settings, plain, locked.settings as SourceSettings));
-      // Another connection may be another database: what was read from the old one no longer holds.
-      await tx.delete(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
     }
-    // Every save moves updated_at, even one that changes nothing: pipelines compare by edit time.
-    const [updated] = await tx
-      .update(dataSources)
-      .set({ ...change, updatedAt: sql`now()` })
-      .where(eq(dataSources.id, id))
-      .returning();
+    // The store drops the metadata read over the old settings and moves updated_at even when nothing changes.
+    const updated = await updateSource(tx, id, change);
     await logSourceAccess(tx, id, actor, 'edit', input.settings ? 'изменение подключения' : 'изменение источника');
     return { row: updated, settingsChanged: !!input.settings };
   });
@@ -205,31 +197,19 @@ export async function copyDataSource(
   await assertKindEnabled(deps, row.type);
   // A copy is a new source: it must be allowed where it connects today, whatever was allowed when it was saved.
   if (row.type !== 'file') await assertSourceAddressAllowed(deps, row.settings as SourceSettings);
-  const uuid = randomUUID();
-  let settings = row.settings as Record<string, unknown>;
-  // A file source takes its file along: the copy has its own, so either can be replaced or deleted alone.
-  if (row.type === 'file') settings = await copyFileSourceFiles(deps, row.uuid, uuid, settings);
+  // A file source takes its file along (the store copies it); when the transaction fails the copied files go.
+  const files = sourceFileCopies(deps);
+  let created: DataSourceRow;
   try {
-    const created = await deps.db.transaction(async (tx) => {
-      const [copy] = await tx
-        .insert(dataSources)
-        .values({
-          uuid,
-          name: input.name ?? `${row.name} (копия)`,
-          type: row.type,
-          workspaceId,
-          authorId: actor.userId,
-          settings,
-          secrets: row.secrets,
-        })
-        .returning();
-      await logSourceAccess(tx, copy.id, actor, 'edit', `копия источника ${row.id}`);
-      await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copy.id}`);
-      return copy;
+    created = await deps.db.transaction(async (tx) => {
+      const copyId = await cloneSource(tx, id, { workspaceId, authorId: actor.userId, name: input.name ?? `${row.name} (копия)` }, emptyIdMap(), files);
+      await logSourceAccess(tx, copyId, actor, 'edit', `копия источника ${row.id}`);
+      await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copyId}`);
+      return loadFullSource(tx, copyId);
     });
-    return dataSourceView(deps, created, { id: actor.userId, username: actor.username }, true);
   } catch (e) {
-    if (row.type === 'file') await removeFileSourceFiles(deps, uuid);
+    await files.discard();
     throw e;
   }
+  return dataSourceView(deps, created, { id: actor.userId, username: actor.username }, true);
 }

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { eq, sql } from 'drizzle-orm';
 import { ConnectorError, importFile, releaseConnector, type ImportFileResult, type ImportFormat } from '../../adapters/sources';
-import { dataSourceMetadata, dataSources } from '../../db/schema';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
@@ -14,6 +12,7 @@ import { ownedSource } from './access';
 import { logSourceAccess } from './access-log';
 import { deleteDataSource } from './data-sources';
 import { ensureSourceDir, removeFileSourceFiles, removeFiles, toRelative, uniqueSuffix } from './file-storage';
+import { insertSource, updateSource } from './store';
 import { authorOf, dataSourceView, type DataSourceView } from './views';
 
 /** A file the upload route has streamed to the staging folder. */
@@ -153,17 +152,14 @@ export async function uploadFileSource(
   try {
     const settings = await importInto(deps, uuid, file, format, options, tableNameFor(file.filename));
     const row = await deps.db.transaction(async (tx) => {
-      const [created] = await tx
-        .insert(dataSources)
-        .values({
-          uuid,
-          name: name ?? (path.basename(file.filename, path.extname(file.filename)) || file.filename),
-          type: 'file',
-          workspaceId,
-          authorId: actor.userId,
-          settings,
-        })
-        .returning();
+      const created = await insertSource(tx, {
+        uuid,
+        name: name ?? (path.basename(file.filename, path.extname(file.filename)) || file.filename),
+        type: 'file',
+        workspaceId,
+        authorId: actor.userId,
+        settings,
+      });
       await logSourceAccess(tx, created.id, actor, 'edit', `загрузка файла ${file.filename}`);
       return created;
     });
@@ -205,12 +201,8 @@ export async function replaceFileSource(
   try {
     ({ replaced, updated } = await deps.db.transaction(async (tx) => {
       const { row: locked } = await ownedSource(tx, actor, id, { forUpdate: true });
-      const [saved] = await tx
-        .update(dataSources)
-        .set({ settings, updatedAt: sql`now()` })
-        .where(eq(dataSources.id, id))
-        .returning();
-      await tx.delete(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
+      // New settings: the store drops the metadata read from the old file.
+      const saved = await updateSource(tx, id, { settings });
       await logSourceAccess(tx, id, actor, 'edit', `замена файла: ${file.filename}`);
       return { replaced: locked.settings as Partial<FileSettings>, updated: saved };
     }));
