@@ -11,9 +11,6 @@ interface Entry {
   connector: PooledConnector;
 }
 
-// One connector (and so one connection pool, one SSH tunnel) per saved source in this process.
-const entries = new Map<string | number, Entry>();
-
 /**
  * A saved source's connector as the cache hands it out: it knows whether a call is running on it and when it was
  * last used, so that the connection budget can close its pool when idle (least recently used first) without
@@ -141,50 +138,53 @@ class PooledConnector implements Connector {
 }
 
 /**
- * The source's connector, reused while its kind and settings stay the same; a changed settings hash (for
- * example after an edit or a pipeline substitution) closes the old pool and starts a new one.
+ * One connector (and so one connection pool, one SSH tunnel) per saved source: an app holds one (deps.connectors)
+ * and closes it with itself. The connections of all caches in the process count against the one process budget.
  */
-export function getConnector(
-  sourceId: string | number,
-  kind: SourceKind,
-  settings: SourceSettings,
-  options?: ConnectorOptions,
-): Connector {
-  const hash = settingsHash(kind, settings, options);
-  const cached = entries.get(sourceId);
-  if (cached?.hash === hash) return cached.connector;
-  if (cached) void cached.connector.close().catch(() => {});
-  const connector = new PooledConnector((owner) => createConnector(kind, settings, { ...options, budgetOwner: owner }));
-  entries.set(sourceId, { hash, connector });
-  return connector;
+export class ConnectorCache {
+  private readonly entries = new Map<string | number, Entry>();
+
+  /**
+   * The source's connector, reused while its kind and settings stay the same; a changed settings hash (for
+   * example after an edit or a pipeline substitution) closes the old pool and starts a new one.
+   */
+  get(sourceId: string | number, kind: SourceKind, settings: SourceSettings, options?: ConnectorOptions): Connector {
+    const hash = settingsHash(kind, settings, options);
+    const cached = this.entries.get(sourceId);
+    if (cached?.hash === hash) return cached.connector;
+    if (cached) void cached.connector.close().catch(() => {});
+    const connector = new PooledConnector((owner) => createConnector(kind, settings, { ...options, budgetOwner: owner }));
+    this.entries.set(sourceId, { hash, connector });
+    return connector;
+  }
+
+  /** Closes the source's pool (source deleted, or its file replaced). */
+  async release(sourceId: string | number): Promise<void> {
+    const cached = this.entries.get(sourceId);
+    this.entries.delete(sourceId);
+    await cached?.connector.close();
+  }
+
+  /** Closes every pool: app close, a changed source network policy, test teardown. */
+  async closeAll(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.allSettled(all.map((e) => e.connector.close()));
+  }
 }
 
 /**
  * Asked by the connection budget when no slot is free: closes the least recently used idle pool among those that
- * hold slots (the budget names them), so that a source being read now is not refused for one read minutes ago.
+ * hold slots (the budget names them, whichever cache handed them out), so that a source being read now is not
+ * refused for one read minutes ago. A pool replaced or released is closed for good and never idle.
  */
 sourceConnectionBudget.setEvictor(async (_server, holders) => {
-  const idle = [...entries.values()]
-    .map((e) => e.connector)
-    .filter((c) => holders.has(c) && c.idle)
+  const idle = [...holders]
+    .filter((c): c is PooledConnector => c instanceof PooledConnector && c.idle)
     .sort((a, b) => a.lastUsed - b.lastUsed);
   for (const c of idle) if (await c.closeIfIdle()) return true;
   return false;
 });
-
-/** Closes the source's pool (source deleted, or its file replaced). */
-export async function releaseConnector(sourceId: string | number): Promise<void> {
-  const cached = entries.get(sourceId);
-  entries.delete(sourceId);
-  await cached?.connector.close();
-}
-
-/** Closes every pool: for shutdown and test teardown. */
-export async function closeAllConnectors(): Promise<void> {
-  const all = [...entries.values()];
-  entries.clear();
-  await Promise.allSettled(all.map((e) => e.connector.close()));
-}
 
 export function settingsHash(kind: SourceKind, settings: SourceSettings, options?: ConnectorOptions): string {
   return createHash('sha256').update(stableJson({ kind, settings, options: options ?? {} })).digest('hex');

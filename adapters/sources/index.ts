@@ -3,7 +3,7 @@ export * from './types';
 export { SOURCE_KINDS, isSourceKind, sourceKindInfo, type SourceKindInfo } from './kinds';
 export { createConnector } from './create-connector';
 export { checkSourceHosts, type CheckHost } from './host-guard';
-export { getConnector, releaseConnector, closeAllConnectors, settingsHash } from './connector-cache';
+export { ConnectorCache, settingsHash } from './connector-cache';
 export { ConnectionBudget, sourceConnectionBudget, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-budget';
 export { importFile, type ImportFileInput, type ImportFileResult, type ImportedTable, type ImportFormat } from './file-import/import-file';
 export { openSshTunnel, type SshTunnel, type SshTunnelTarget } from './ssh-tunnel';

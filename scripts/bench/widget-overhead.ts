@@ -268,8 +268,7 @@ async function main() {
     await runtime.close();
     await meta.drop();
     await fs.rm(dataDir, { recursive: true, force: true });
-    const { closeAllConnectors } = await import('../../adapters/sources');
-    await closeAllConnectors();
+    await deps.connectors.closeAll();
   }
 }
 

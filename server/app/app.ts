@@ -12,7 +12,7 @@ import { ERROR_TABLE } from '../kernel/errors';
 import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';
 import { fileRawRoutes } from '../../routers/data-sources/raw';
 import { authenticate } from '../auth/authenticate';
-import { closeAllConnectors, sourceConnectionBudget } from '../../adapters/sources';
+import { sourceConnectionBudget } from '../../adapters/sources';
 import { abortAllLocalQueries } from '../data-sources/query-runner';
 
 export const API_VERSION = '1.0.0';
@@ -80,7 +80,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   // The process's source connections and running SQL console queries end with the app.
   app.addHook('onClose', async () => {
     await abortAllLocalQueries();
-    await closeAllConnectors();
+    await deps.connectors.closeAll();
   });
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);

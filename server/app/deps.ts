@@ -1,3 +1,4 @@
+import { ConnectorCache } from '../../adapters/sources';
 import type { Db } from '../../db/client';
 import type { AppConfig } from './config';
 import type { SystemGroupIds } from '../users/system-groups';
@@ -7,7 +8,7 @@ import type { SecretBox } from '../secrets/secret-box';
 import type { DatasetModel } from '../query/compile/dataset-model';
 import { QueryEngine } from '../query/run/engine';
 import type { CompiledQuery } from '../query/compile/types';
-import type { WidgetForData } from '../widgets/widget-load';
+import type { WidgetForData, WidgetForDataStatement } from '../widgets/widget-load';
 import type { WorkspaceDeletionGuard } from '../workspaces/deletion-guards';
 import type { WorkspaceStageLookup } from '../workspaces/stage-binding';
 import { emptyHooks, registerHooks } from './hooks';
@@ -41,6 +42,8 @@ export interface AppDeps {
   /** Encrypts source and channel secrets at rest. */
   secretBox: SecretBox;
   hooks: AppHooks;
+  /** The app's pooled source connectors, one per saved source; closed when the app closes. */
+  connectors: ConnectorCache;
   caches: {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
@@ -55,6 +58,8 @@ export interface AppDeps {
     sourceRights: TtlCache<string, boolean>;
     /** What a widget data request needs (widget, caller's role, dataset version, sources), keyed with the read epoch. */
     widgetReads: TtlCache<string, WidgetForData>;
+    /** The prepared query behind widget reads (server/widgets/widget-load.ts), made on first use for this db. */
+    widgetForDataStatement: { statement?: WidgetForDataStatement };
     /**
      * Bumped (after commit) by every write that can change who reads what or what a read needs: memberships,
      * roles, group members, workspaces, sources, dataset and widget saves. Keys of the two caches above carry it, so
@@ -74,6 +79,7 @@ export function createCaches(): AppDeps['caches'] {
     plans: new TtlCache(10 * 60_000, 5_000),
     sourceRights: new TtlCache(READ_DECISION_TTL_MS),
     widgetReads: new TtlCache(READ_DECISION_TTL_MS),
+    widgetForDataStatement: {},
     readEpoch: { value: 0 },
   };
 }
@@ -81,9 +87,9 @@ export function createCaches(): AppDeps['caches'] {
 /** What the composition knows before the deps are built: the database, the configuration and what start-up loaded. */
 export type BaseDeps = Pick<AppDeps, 'db' | 'config' | 'systemGroups' | 'signingKey' | 'secretBox'>;
 
-/** The app's deps: fresh caches, and the hooks the areas register (server/app/hooks.ts). */
+/** The app's deps: fresh caches and connector pools, and the hooks the areas register (server/app/hooks.ts). */
 export function createAppDeps(base: BaseDeps): AppDeps {
-  const deps: AppDeps = { ...base, hooks: emptyHooks(), caches: createCaches() };
+  const deps: AppDeps = { ...base, hooks: emptyHooks(), connectors: new ConnectorCache(), caches: createCaches() };
   registerHooks(deps);
   return deps;
 }

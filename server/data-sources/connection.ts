@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import { getConnector, type Connector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import { type Connector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
@@ -32,9 +32,9 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
   }
 }
 
-/** The pooled connector of a saved source (one pool per source and settings version in this process). */
+/** The pooled connector of a saved source (one pool per source and settings version in this app). */
 export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
-  return getConnector(row.id, row.type as SourceKind, connectionSettings(deps, row), {
+  return deps.connectors.get(row.id, row.type as SourceKind, connectionSettings(deps, row), {
     checkHost: sourceHostCheck(deps),
     idleTimeoutMs: deps.config.sourceConnections.idleTimeoutMs,
   });

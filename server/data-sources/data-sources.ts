@@ -1,5 +1,5 @@
 import { count, desc, eq, sql } from 'drizzle-orm';
-import { releaseConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import type { SourceKind, SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
@@ -147,7 +147,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
     return { row: updated, settingsChanged: !!input.settings };
   });
   readCachesChanged(deps); // widget reads cache this source's row: the next read takes the new one
-  if (settingsChanged) await releaseConnector(id).catch(() => undefined);
+  if (settingsChanged) await deps.connectors.release(id).catch(() => undefined);
   return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), true);
 }
 
@@ -175,7 +175,7 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
   }
   abortLocalQueriesOf(id);
   readCachesChanged(deps);
-  await releaseConnector(id).catch(() => undefined);
+  await deps.connectors.release(id).catch(() => undefined);
   if (deleted.type === 'file') await removeFileSourceFiles(deps, deleted.uuid);
   return { id, deleted: true as const };
 }

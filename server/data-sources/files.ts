@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { open, rename } from 'node:fs/promises';
 import path from 'node:path';
-import { ConnectorError, importFile, releaseConnector, type ImportFileResult, type ImportFormat } from '../../adapters/sources';
+import { ConnectorError, importFile, type ImportFileResult, type ImportFormat } from '../../adapters/sources';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
@@ -211,7 +211,7 @@ export async function replaceFileSource(
     throw err;
   }
   readCachesChanged(deps); // widget reads cache the source row: the next read takes the new file
-  await releaseConnector(id).catch(() => undefined);
+  await deps.connectors.release(id).catch(() => undefined);
   await removeFiles(deps, [replaced.file?.duckdb_path, replaced.upload?.stored_file]);
   return dataSourceView(deps, updated, await authorOf(deps.db, updated.authorId), true);
 }

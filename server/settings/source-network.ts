@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { closeAllConnectors } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from './store';
 
@@ -116,6 +115,6 @@ export async function updateSourceNetworkPolicy(deps: AppDeps, input: SourceNetw
   await writeSetting(deps.db, KEY, next);
   deps.caches.settings.delete(KEY);
   // Pooled connections were admitted under the old rules; every new connection is checked under the new ones.
-  await closeAllConnectors();
+  await deps.connectors.closeAll();
   return getSourceNetworkPolicy(deps);
 }

@@ -1,19 +1,20 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import {
-  closeAllConnectors, ConnectorError, DEFAULT_CONNECTION_LIMITS, getConnector, sourceConnectionBudget, type Connector,
+  ConnectorCache, ConnectorError, DEFAULT_CONNECTION_LIMITS, sourceConnectionBudget, type Connector,
   type SourceSettings,
 } from '../../../adapters/sources';
 import { ConnectionBudget } from '../../../adapters/sources/connection-budget';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from './servers';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const connectors = new ConnectorCache();
 
 afterEach(async () => {
-  await closeAllConnectors();
+  await connectors.closeAll();
   sourceConnectionBudget.configure(DEFAULT_CONNECTION_LIMITS);
 });
-afterAll(() => closeAllConnectors());
+afterAll(() => connectors.closeAll());
 
 /** Connections the test server holds under `app` (set by initial_sql), seen from a connection of the test's own. */
 async function serverConnections(app: string): Promise<number> {
@@ -83,7 +84,7 @@ describe('connectors take a budget slot for every physical connection', () => {
     const [settings, slow, port] = SLEEP[kind];
     sourceConnectionBudget.configure({ perServer: 2, total: 50, waitMs: 800 });
     const id = randomName('budget');
-    const [c1, c2, c3] = [1, 2, 3].map((n) => getConnector(`${id}-${n}`, kind, settings()));
+    const [c1, c2, c3] = [1, 2, 3].map((n) => connectors.get(`${id}-${n}`, kind, settings()));
     const busy = [c1.query(slow, []), c2.query(slow, [])];
     const server = `${settings().host}:${port}`;
     while (sourceConnectionBudget.inUse(server) < 2) await sleep(20);
@@ -104,7 +105,7 @@ describe('connectors take a budget slot for every physical connection', () => {
 
   it('closes idle pools after the idle timeout, giving their slots back', async () => {
     const app = randomName('idle');
-    const c: Connector = getConnector(app, 'postgresql', pgSettings({ initial_sql: `SET application_name = '${app}'` }), { idleTimeoutMs: 300 });
+    const c: Connector = connectors.get(app, 'postgresql', pgSettings({ initial_sql: `SET application_name = '${app}'` }), { idleTimeoutMs: 300 });
     await Promise.all([c.query('SELECT pg_sleep(0.2)', []), c.query('SELECT pg_sleep(0.2)', [])]);
     expect(await serverConnections(app)).toBe(2);
     expect(sourceConnectionBudget.inUse('127.0.0.1:5432')).toBe(2);

@@ -1,24 +1,25 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { closeAllConnectors, getConnector, releaseConnector, settingsHash, SOURCE_KINDS, createConnector, ConnectorError } from '../../../adapters/sources';
+import { ConnectorCache, settingsHash, SOURCE_KINDS, createConnector, ConnectorError } from '../../../adapters/sources';
 import { pgSettings } from './servers';
 
 describe('connector cache', () => {
+  const cache = new ConnectorCache();
   afterAll(async () => {
-    await closeAllConnectors();
+    await cache.closeAll();
   });
 
   it('keeps one connector per source while its settings stay the same', async () => {
-    const a = getConnector(101, 'postgresql', pgSettings());
-    const b = getConnector(101, 'postgresql', { ...pgSettings() });
+    const a = cache.get(101, 'postgresql', pgSettings());
+    const b = cache.get(101, 'postgresql', { ...pgSettings() });
     expect(b).toBe(a);
     expect((await a.query('SELECT 1', [])).rows).toEqual([[1]]);
-    expect(getConnector(102, 'postgresql', pgSettings())).not.toBe(a);
+    expect(cache.get(102, 'postgresql', pgSettings())).not.toBe(a);
   });
 
   it('replaces the connector when the settings change, closing the old pool', async () => {
-    const a = getConnector(201, 'postgresql', pgSettings());
+    const a = cache.get(201, 'postgresql', pgSettings());
     await a.check();
-    const b = getConnector(201, 'postgresql', pgSettings({ initial_sql: 'SET search_path = public' }));
+    const b = cache.get(201, 'postgresql', pgSettings({ initial_sql: 'SET search_path = public' }));
     expect(b).not.toBe(a);
     await b.check();
     await new Promise((r) => setTimeout(r, 50));
@@ -26,11 +27,11 @@ describe('connector cache', () => {
   });
 
   it('releases one source, or all', async () => {
-    const a = getConnector(301, 'postgresql', pgSettings());
-    await releaseConnector(301);
-    expect(getConnector(301, 'postgresql', pgSettings())).not.toBe(a);
-    await closeAllConnectors();
-    await releaseConnector(999); // unknown id: nothing to do
+    const a = cache.get(301, 'postgresql', pgSettings());
+    await cache.release(301);
+    expect(cache.get(301, 'postgresql', pgSettings())).not.toBe(a);
+    await cache.closeAll();
+    await cache.release(999); // unknown id: nothing to do
   });
 
   it('hashes settings independently of key order', () => {

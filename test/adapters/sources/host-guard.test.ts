@@ -1,11 +1,12 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { checkSourceHosts, closeAllConnectors, ConnectorError, createConnector, getConnector } from '../../../adapters/sources';
+import { checkSourceHosts, ConnectorCache, ConnectorError, createConnector } from '../../../adapters/sources';
 import { pinnedLookup } from '../../../adapters/sources/host-guard';
 import { pgSettings, randomName } from './servers';
 
-afterAll(() => closeAllConnectors());
+const connectors = new ConnectorCache();
+afterAll(() => connectors.closeAll());
 afterEach(() => { vi.restoreAllMocks(); });
 
 const lookupOnce = (lookup: net.LookupFunction, host: string, options: dns.LookupOptions) =>
@@ -76,7 +77,7 @@ describe('checkHost hook', () => {
   it('is asked before every new physical connection: a host denied later fails once the pooled one is gone', async () => {
     let deny = false;
     const asked: string[] = [];
-    const c = getConnector(randomName('guard'), 'postgresql', pgSettings(), {
+    const c = connectors.get(randomName('guard'), 'postgresql', pgSettings(), {
       idleTimeoutMs: 200,
       checkHost: async (host) => {
         asked.push(host);

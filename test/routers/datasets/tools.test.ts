@@ -3,7 +3,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeAllConnectors } from '../../../adapters/sources';
 import { widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, createSharedWorkspace, type RoleCast } from '../../support/factories';
@@ -22,7 +21,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dataset-tools-'));
 });
 afterAll(async () => {
-  await closeAllConnectors();
+  await t.deps.connectors.closeAll();
   await rm(dir, { recursive: true, force: true });
 });
 
