@@ -9,12 +9,12 @@ import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
 import { stdListWhere, type StdListFilter } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
+import { emptyIdMap } from '../objects/id-map';
 import { ownedDataset, readableDataset, readableSourceIds } from './access';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
 import { MSG } from './messages';
-import { schemaInputOf, touchDataset, writeSchema } from './schema-store';
-import { resolveSchema, emptySavedIds } from './schema-validation';
+import { cloneDataset, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
 import { datasetDetails, datasetView, type DatasetMode } from './views';
 
 export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
@@ -104,12 +104,11 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
     await assertWorkspaceEditable(tx, actor, workspaceId);
     const sourceIds = input.data_source_ids ?? [];
     await checkSources(tx, actor, sourceIds);
-    const [row] = await tx
-      .insert(datasets)
-      .values({ name: input.name, description: input.description ?? '', workspaceId, authorId: actor.userId, live: input.live ?? true })
-      .returning();
-    const ids = unique(sourceIds);
-    if (ids.length) await tx.insert(datasetSources).values(ids.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
+    const row = await insertDataset(
+      tx,
+      { name: input.name, description: input.description ?? '', workspaceId, authorId: actor.userId, live: input.live ?? true },
+      sourceIds,
+    );
     return datasetDetails(row, await modelOfRow(tx, row));
   });
 }
@@ -126,18 +125,19 @@ export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
 export async function updateDataset(deps: AppDeps, actor: Actor, id: number, input: UpdateDatasetInput) {
   return deps.db.transaction(async (tx) => {
     await ownedDataset(tx, actor, id, { lock: true });
-    if (input.data_source_ids !== undefined) await replaceSources(tx, actor, id, input.data_source_ids);
-    const row = await touchDataset(tx, id, {
-      ...(input.name !== undefined && { name: input.name }),
-      ...(input.description !== undefined && { description: input.description }),
-      ...(input.live !== undefined && { live: input.live }),
+    if (input.data_source_ids !== undefined) await checkReplacedSources(tx, actor, id, input.data_source_ids);
+    const row = await updateDatasetRow(tx, id, {
+      name: input.name,
+      description: input.description,
+      live: input.live,
+      dataSourceIds: input.data_source_ids,
     });
     return datasetDetails(row, await modelOfRow(tx, row));
   }).finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
-/** New sources must be readable; a source that objects of the dataset still use cannot be taken away. */
-async function replaceSources(tx: DbOrTx, actor: Actor, id: number, requested: number[]): Promise<void> {
+/** New sources must be readable; a source that objects of the dataset still use cannot be taken away (the store writes the list). */
+async function checkReplacedSources(tx: DbOrTx, actor: Actor, id: number, requested: number[]): Promise<void> {
   const current = await dataSourceIdsOf(tx, id);
   await checkSources(tx, actor, requested, current);
   const next = unique(requested);
@@ -148,13 +148,6 @@ async function replaceSources(tx: DbOrTx, actor: Actor, id: number, requested: n
       .from(datasetObjects)
       .where(and(eq(datasetObjects.datasetId, id), inArray(datasetObjects.dataSourceId, removed)));
     if (used.length) throw invalid({ dataSourceIds: MSG.sourceInUse(Math.min(...used.map((u) => u.id))) });
-    await tx.delete(datasetSources).where(and(eq(datasetSources.datasetId, id), inArray(datasetSources.dataSourceId, removed)));
-  }
-  for (const [position, dataSourceId] of next.entries()) {
-    await tx
-      .insert(datasetSources)
-      .values({ datasetId: id, dataSourceId, position })
-      .onConflictDoUpdate({ target: [datasetSources.datasetId, datasetSources.dataSourceId], set: { position } });
   }
 }
 
@@ -175,25 +168,10 @@ export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input
     const { row: original } = await ownedDataset(tx, actor, id);
     const workspaceId = input.workspace_id ?? original.workspaceId;
     await assertWorkspaceEditable(tx, actor, workspaceId);
-    const model = await modelOfRow(tx, original);
-    const [row] = await tx
-      .insert(datasets)
-      .values({
-        name: input.name ?? `${original.name} (копия)`,
-        description: original.description,
-        workspaceId,
-        authorId: actor.userId,
-        live: original.live,
-      })
-      .returning();
-    if (model.dataSourceIds.length) {
-      await tx.insert(datasetSources).values(model.dataSourceIds.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
-    }
-    const resolved = resolveSchema(schemaInputOf(model), emptySavedIds(), model.dataSourceIds);
-    // The original was saved through the same checks; a failure here means it was damaged outside the API.
-    if (!resolved.ok) throw badRequest('Схему датасета не удалось скопировать: она не проходит проверку');
-    await writeSchema(tx, row.id, resolved.schema);
-    return datasetDetails(row, await modelOfRow(tx, row));
+    // An empty id map: the copy stays on the original's sources.
+    const copyId = await cloneDataset(tx, id, { workspaceId, authorId: actor.userId, name: input.name ?? `${original.name} (копия)` }, emptyIdMap());
+    const { row, model } = await loadFullDataset(tx, copyId);
+    return datasetDetails(row, model);
   });
 }
 

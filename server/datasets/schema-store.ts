@@ -71,9 +71,10 @@ async function deleteOmitted(tx: Tx, table: typeof datasetObjects | typeof datas
 /**
  * Writes a resolved schema over the dataset's current one. Statement order keeps every foreign key satisfied:
  * omitted dependents go first, then objects, fields and the rest are upserted, and only then are the omitted fields
- * and objects deleted (no kept row points at them any more).
+ * and objects deleted (no kept row points at them any more). Answers the real ids given to the new fields (temporary
+ * id -> real id): a clone records them in its id map.
  */
-export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema): Promise<void> {
+export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema): Promise<{ newFieldIds: Map<number, number> }> {
   const objectIds = await allocate(tx, 'dataset_objects', s.objects);
   const fieldIds = await allocate(tx, 'dataset_fields', s.fields);
   const relationIds = await allocate(tx, 'dataset_relations', s.relations);
@@ -182,6 +183,7 @@ export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema):
 
   await deleteOmitted(tx, datasetFields, datasetId, s.fields.map((f) => fld(f.id)));
   await deleteOmitted(tx, datasetObjects, datasetId, s.objects.map((o) => obj(o.id)));
+  return { newFieldIds: fieldIds };
 }
 
 /** Every save of a dataset (settings or schema) moves its edit time and version: pipelines compare by edit time. */
