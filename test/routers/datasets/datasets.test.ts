@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasets, widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
-import { createDataset, emptySchema, insertSource, shopSchema } from './helpers';
+import { ok } from '../../support/rest';
+import { createDataset, emptySchema, insertSource, shopSchema, type DatasetPage } from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -188,16 +189,17 @@ describe('GET /api/dataset', () => {
     const c = await createDataset(api, token, { name: `${tag} Гамма` });
     const foreign = await inShared(editor, { name: `${tag} чужой` });
 
-    const all = await api.get('/api/dataset', token, { query: tag });
-    expect(all.status).toBe(200);
+    const res = await api.get('/api/dataset', token, { query: tag });
+    expect(res.status).toBe(200);
+    const all = ok<DatasetPage>(res);
     // Recently changed first.
-    expect(all.body.data.content.map((d: any) => d.id)).toEqual([c.id, b.id, a.id]);
-    expect(all.body.data.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
-    expect(all.body.data.content[2]).toMatchObject({ data_source_ids: [src], type: 'live', author_id: u.id });
-    expect(all.body.data.content.find((d: any) => d.id === foreign.id)).toBeUndefined();
+    expect(all.content.map((d) => d.id)).toEqual([c.id, b.id, a.id]);
+    expect(all.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
+    expect(all.content[2]).toMatchObject({ data_source_ids: [src], type: 'live', author_id: u.id });
+    expect(all.content.find((d) => d.id === foreign.id)).toBeUndefined();
 
     const ids = async (query: Record<string, string>) =>
-      (await api.get('/api/dataset', token, { query: tag, ...query })).body.data.content.map((d: any) => d.id);
+      ok<DatasetPage>(await api.get('/api/dataset', token, { query: tag, ...query })).content.map((d) => d.id);
     expect(await ids({ type: 'materialized' })).toEqual([b.id]);
     expect(await ids({ type: 'live', sort: 'name,asc' })).toEqual([a.id, c.id]);
     expect(await ids({ workspaceId: String(ws), sort: 'name,desc' })).toEqual([b.id, a.id]);
@@ -206,9 +208,9 @@ describe('GET /api/dataset', () => {
     expect(await ids({ author: String(cast.users.editor.id) })).toEqual([]);
     expect(await ids({ query: `${tag} бет` })).toEqual([b.id]);
 
-    const page = await api.get('/api/dataset', token, { query: tag, size: '2', page: '1', sort: 'id,asc' });
-    expect(page.body.data.content.map((d: any) => d.id)).toEqual([c.id]);
-    expect(page.body.data.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
+    const page = ok<DatasetPage>(await api.get('/api/dataset', token, { query: tag, size: '2', page: '1', sort: 'id,asc' }));
+    expect(page.content.map((d) => d.id)).toEqual([c.id]);
+    expect(page.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
 
     expect((await api.get('/api/dataset', token, { sort: 'secret,asc' })).status).toBe(422);
     expect((await api.get('/api/dataset', token, { type: 'cube' })).status).toBe(422);
@@ -229,7 +231,7 @@ describe('GET /api/dataset', () => {
       .update(datasets)
       .set({ createdAt: new Date('2024-03-10T12:00:00Z'), updatedAt: new Date('2024-03-11T08:00:00Z') })
       .where(eq(datasets.id, old.id));
-    const ids = async (query: Record<string, string>) => (await api.get('/api/dataset', token, { ...query, sort: 'id,asc' })).body.data.content.map((d: any) => d.id);
+    const ids = async (query: Record<string, string>) => ok<DatasetPage>(await api.get('/api/dataset', token, { ...query, sort: 'id,asc' })).content.map((d) => d.id);
     expect(await ids({ createdAtFrom: '2024-03-10', createdAtTo: '2024-03-10' })).toEqual([old.id]);
     expect(await ids({ createdAtTo: '2024-03-09' })).toEqual([]);
     expect(await ids({ createdAtFrom: '2024-03-11' })).toEqual([fresh.id]);
@@ -240,6 +242,6 @@ describe('GET /api/dataset', () => {
   it('shows a system administrator every dataset', async () => {
     const ds = await inShared();
     const res = await api.get('/api/dataset', cast.tokens.sysadmin, { query: ds.name });
-    expect(res.body.data.content.map((d: any) => d.id)).toEqual([ds.id]);
+    expect(ok<DatasetPage>(res).content.map((d) => d.id)).toEqual([ds.id]);
   });
 });

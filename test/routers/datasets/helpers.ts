@@ -1,12 +1,17 @@
 import { dataSources } from '../../../db/schema';
 import type { AppDeps } from '../../../server/app/deps';
 import type { z } from 'zod';
-import type { datasetDetails } from '../../../routers/datasets/schemas';
+import type { datasetDetails, listDatasetsOutput, schemaInput } from '../../../routers/datasets/schemas';
 import { ok, type Rest } from '../../support/rest';
 import { uniq } from '../../support/factories';
 
 /** GET /api/dataset/{id}, and the answer of a create or schema save. */
 export type DatasetDetails = z.output<typeof datasetDetails>;
+/** A page of GET /api/dataset. */
+export type DatasetPage = z.output<typeof listDatasetsOutput>;
+
+/** The body of PUT /api/dataset/{id}/schema (and /schema/validate) without the path id, as the router takes it. */
+export type SchemaBody = Omit<z.input<typeof schemaInput>, 'id'>;
 
 /** A source row written directly (the data-source area's own create call is not needed to build datasets). */
 export async function insertSource(
@@ -44,7 +49,7 @@ export const emptySchema = { objects: [], fields: [], relations: [], hierarchies
  * A shop schema with temporary ids only: orders and customers of one source, physical fields, a calculated measure,
  * a derived year, a relation between the two new objects, a hierarchy, a filter and a parameter.
  */
-export function shopSchema(sourceId: number) {
+export function shopSchema(sourceId: number): SchemaBody {
   return {
     objects: [
       { id: -1, data_source_id: sourceId, name: 'orders', schema: 'public', table: 'orders' },
@@ -70,8 +75,8 @@ export function shopSchema(sourceId: number) {
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- response bodies are untyped JSON
-export const byName = (items: any[], name: string): any => {
+/** The element of a schema block (saved or about to be sent) with that name. */
+export const byName = <A extends readonly { name?: string | null }[]>(items: A, name: string): A[number] => {
   const found = items.find((i) => i.name === name);
   if (!found) throw new Error(`no element named ${name}`);
   return found;

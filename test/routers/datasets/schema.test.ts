@@ -1,7 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { byName, createDataset, emptySchema, insertSource, shopSchema } from './helpers';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { validateSchemaOutput } from '../../../routers/datasets/schemas';
+import { byName, createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type SchemaBody } from './helpers';
 
 const ID_REQUIRED = 'Object id is required (use a negative temp id for new objects)';
 const DERIVED_FORMULA = 'formula у производного поля генерируется из derivation и не принимается';
@@ -23,20 +26,21 @@ const newDataset = async (token = editor) =>
   (await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })).id as number;
 const put = (id: number, body: unknown, token = editor) => api.put(`/api/dataset/${id}/schema`, body, token);
 const validate = (id: number, body: unknown, token = editor) => api.post(`/api/dataset/${id}/schema/validate`, body, token);
-const get = async (id: number, token = editor) => (await api.get(`/api/dataset/${id}`, token)).body.data;
+const get = async (id: number, token = editor) => ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, token));
 
 /** Saves the shop schema and returns the saved dataset. */
 async function savedShop(id: number) {
   const res = await put(id, shopSchema(sourceId));
   expect(res.status, JSON.stringify(res.body)).toBe(200);
-  return res.body.data;
+  return ok<DatasetDetails>(res);
 }
 
 /** The saved schema as a body for the next save (a derived field's formula is the platform's, not sent back). */
-function bodyOf(saved: any) {
+function bodyOf(saved: DatasetDetails): SchemaBody {
   const { objects, fields, relations, hierarchies, filters, parameters } = structuredClone(saved);
   for (const f of fields) if (f.derivation) f.formula = null;
-  return { objects, fields, relations, hierarchies, filters, parameters };
+  // A saved filter answers op and value_type as text: they are the ones it was saved with, which the body takes.
+  return { objects, fields, relations, hierarchies, filters: filters as SchemaBody['filters'], parameters };
 }
 
 describe('PUT /api/dataset/{id}/schema', () => {
@@ -49,7 +53,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect(orders).toMatchObject({ data_source_id: sourceId, kind: 'table', schema: 'public', table: 'orders', sql: null });
 
     const field = (name: string, objectId: number | null = null) =>
-      data.fields.find((f: any) => f.name === name && (objectId === null || f.object_id === objectId));
+      data.fields.find((f) => f.name === name && (objectId === null || f.object_id === objectId))!;
     const customerId = field('customer_id', orders.id);
     const customersId = field('id', customers.id);
     const createdAt = field('created_at', orders.id);
@@ -97,8 +101,8 @@ describe('PUT /api/dataset/{id}/schema', () => {
     city.title = 'Город клиента';
     // Drop the customers object with everything on it, the parameter and the hierarchy; add a new calculated field.
     const customers = byName(body.objects, 'customers');
-    body.objects = body.objects.filter((o: any) => o.id !== customers.id);
-    body.fields = body.fields.filter((f: any) => f.object_id !== customers.id && f.name !== 'Год');
+    body.objects = body.objects.filter((o) => o.id !== customers.id);
+    body.fields = body.fields.filter((f) => f.object_id !== customers.id && f.name !== 'Год');
     body.relations = [];
     body.hierarchies = [];
     body.filters = [];
@@ -107,10 +111,10 @@ describe('PUT /api/dataset/{id}/schema', () => {
 
     const res = await put(id, body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const second = res.body.data;
-    expect(second.objects.map((o: any) => o.id)).toEqual([byName(first.objects, 'orders').id]);
-    const kept = first.fields.filter((f: any) => f.object_id === byName(first.objects, 'orders').id || ['Выручка', 'Средний чек'].includes(f.name));
-    for (const f of kept) expect(second.fields.find((x: any) => x.id === f.id), f.name).toBeDefined();
+    const second = ok<DatasetDetails>(res);
+    expect(second.objects.map((o) => o.id)).toEqual([byName(first.objects, 'orders').id]);
+    const kept = first.fields.filter((f) => f.object_id === byName(first.objects, 'orders').id || ['Выручка', 'Средний чек'].includes(f.name));
+    for (const f of kept) expect(second.fields.find((x) => x.id === f.id), f.name).toBeDefined();
     expect(second.fields).toHaveLength(kept.length + 1);
     expect(byName(second.fields, 'Заказов')).toMatchObject({ primitive_type: 'integer', formula: 'COUNT([orders.id])' });
     expect(second.relations).toEqual([]);
@@ -123,7 +127,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     // An empty body empties the schema.
     const cleared = await put(id, emptySchema);
     expect(cleared.status).toBe(200);
-    expect(cleared.body.data).toMatchObject(emptySchema);
+    expect(ok<DatasetDetails>(cleared)).toMatchObject(emptySchema);
   });
 
   it('changes a saved physical field in place (same id) and re-checks formulas over it', async () => {
@@ -135,14 +139,14 @@ describe('PUT /api/dataset/{id}/schema', () => {
     const res = await put(id, body);
     expect(res.status).toBe(422);
     // The calculated field still names the old field: its formula no longer resolves.
-    const revenueAt = body.fields.findIndex((f: any) => f.name === 'Выручка');
+    const revenueAt = body.fields.findIndex((f) => f.name === 'Выручка');
     expect(res.body.error.errors).toEqual({
       [`fields[${revenueAt}].formula`]: 'Ошибка в выражении: поле [orders.amount] не найдено в датасете (строка 1, позиция 5)',
     });
     byName(body.fields, 'Выручка').formula = 'SUM([orders.total])';
-    const ok = await put(id, body);
-    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(ok.body.data.fields.find((f: any) => f.id === amount.id)).toMatchObject({ name: 'total', column: 'total' });
+    const fixed = await put(id, body);
+    expect(fixed.status, JSON.stringify(fixed.body)).toBe(200);
+    expect(ok<DatasetDetails>(fixed).fields.find((f) => f.id === amount.id)).toMatchObject({ name: 'total', column: 'total' });
   });
 
   it('accepts a field of a new object and a new field of a saved object in one save', async () => {
@@ -154,15 +158,16 @@ describe('PUT /api/dataset/{id}/schema', () => {
       { id: -6, object_id: -5, column: 'order_id', primitive_type: 'integer' },
       { id: -7, object_id: orders.id, column: 'status', primitive_type: 'string' },
     );
-    const orderKey = body.fields.find((f: any) => f.object_id === orders.id && f.name === 'id');
+    const orderKey = body.fields.find((f) => f.object_id === orders.id && f.name === 'id')!;
     body.relations.push({ id: -2, left_object_id: -5, right_object_id: orders.id, conditions: [{ left_field_id: -6, right_field_id: orderKey.id }] });
     const res = await put(id, body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const items = byName(res.body.data.objects, 'items');
+    const saved = ok<DatasetDetails>(res);
+    const items = byName(saved.objects, 'items');
     expect(items).toMatchObject({ table: 'items', schema: null });
-    const itemKey = res.body.data.fields.find((f: any) => f.object_id === items.id);
+    const itemKey = saved.fields.find((f) => f.object_id === items.id)!;
     expect(itemKey).toMatchObject({ name: 'order_id' });
-    expect(res.body.data.relations[1]).toMatchObject({
+    expect(saved.relations[1]).toMatchObject({
       left_object_id: items.id,
       right_object_id: orders.id,
       join_type: 'left',
@@ -230,11 +235,11 @@ describe('PUT /api/dataset/{id}/schema', () => {
   it('refuses formula on a derived field and a change of field kind', async () => {
     const id = await newDataset();
     const body = bodyOf(await savedShop(id));
-    const yearAt = body.fields.findIndex((f: any) => f.name === 'Год');
+    const yearAt = body.fields.findIndex((f) => f.name === 'Год');
     body.fields[yearAt].formula = 'YEAR([orders.created_at])';
-    const cityAt = body.fields.findIndex((f: any) => f.name === 'city');
+    const cityAt = body.fields.findIndex((f) => f.name === 'city');
     body.fields[cityAt] = { id: body.fields[cityAt].id, name: 'city', formula: "'Москва'" };
-    const revenueAt = body.fields.findIndex((f: any) => f.name === 'Выручка');
+    const revenueAt = body.fields.findIndex((f) => f.name === 'Выручка');
     const orders = byName(body.objects, 'orders');
     body.fields[revenueAt] = { id: body.fields[revenueAt].id, kind: 'physical', object_id: orders.id, column: 'revenue' };
     const res = await put(id, body);
@@ -251,7 +256,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
   it('refuses a formula with a new derived field too (negative id)', async () => {
     const id = await newDataset();
     const body = shopSchema(sourceId);
-    (body.fields[7] as any).formula = 'YEAR([orders.created_at])';
+    body.fields[7].formula = 'YEAR([orders.created_at])';
     const res = await put(id, body);
     expect(res.status).toBe(422);
     expect(res.body.error.errors).toEqual({ 'fields[7].formula': DERIVED_FORMULA });
@@ -384,7 +389,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       ],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const f = res.body.data.fields;
+    const f = ok<DatasetDetails>(res).fields;
     expect(byName(f, 'Месяц')).toMatchObject({ formula: "DATETRUNC('month', [orders.created_at])", primitive_type: 'date', derivation: { function: 'DATETRUNC', args: ['month'] } });
     expect(byName(f, 'Округлено')).toMatchObject({ formula: 'ROUND([orders.amount], 2)', primitive_type: 'float' });
     expect(byName(f, 'Год месяца')).toMatchObject({ formula: 'YEAR([Месяц])', primitive_type: 'integer' });
@@ -396,7 +401,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     const body = bodyOf(before);
     // Many valid changes and one bad reference at the end.
     byName(body.fields, 'city').title = 'Изменено';
-    body.fields = body.fields.filter((f: any) => f.name !== 'Средний чек');
+    body.fields = body.fields.filter((f) => f.name !== 'Средний чек');
     body.fields.push({ id: -1, name: 'Новое', formula: '1' });
     body.objects.push({ id: -3, data_source_id: sourceId, table: 'extra' });
     body.parameters = [];
@@ -417,7 +422,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       fields: [{ id: -2, object_id: -1, column: 'amount', primitive_type: 'float' }],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT * FROM orders WHERE amount > 100', table: null, schema: null });
+    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT * FROM orders WHERE amount > 100', table: null, schema: null });
   });
 
   it('answers a malformed body with 422, never 500', async () => {
@@ -456,7 +461,7 @@ describe('POST /api/dataset/{id}/schema/validate', () => {
     const id = await newDataset();
     const before = await savedShop(id);
     const body = bodyOf(before);
-    const yearAt = body.fields.findIndex((f: any) => f.name === 'Год');
+    const yearAt = body.fields.findIndex((f) => f.name === 'Год');
     body.fields[yearAt].formula = 'x';
     const bad = await validate(id, body);
     expect(bad.status).toBe(422);
@@ -467,14 +472,14 @@ describe('POST /api/dataset/{id}/schema/validate', () => {
     body.fields[yearAt].formula = null;
     body.fields.push({ id: -1, name: 'Новое', formula: '[Выручка] * 2' });
     body.objects = body.objects.slice(0, 1);
-    body.fields = body.fields.filter((f: any) => f.object_id == null || f.object_id === body.objects[0].id);
+    body.fields = body.fields.filter((f) => f.object_id == null || f.object_id === body.objects[0].id);
     body.relations = [];
     body.hierarchies = [];
     body.filters = [];
-    const ok = await validate(id, body);
-    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(ok.body.data.valid).toBe(true);
-    expect(ok.body.data.fields.find((f: any) => f.id === -1)).toEqual({ id: -1, name: 'Новое', kind: 'calculated', formula: '[Выручка] * 2', primitive_type: 'float' });
+    const valid = await validate(id, body);
+    expect(valid.status, JSON.stringify(valid.body)).toBe(200);
+    expect(ok<z.output<typeof validateSchemaOutput>>(valid).valid).toBe(true);
+    expect(ok<z.output<typeof validateSchemaOutput>>(valid).fields.find((f) => f.id === -1)).toEqual({ id: -1, name: 'Новое', kind: 'calculated', formula: '[Выручка] * 2', primitive_type: 'float' });
     expect(await get(id)).toEqual(before);
   });
 
@@ -533,14 +538,14 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     const id = await editorsDataset(otherSource);
     const res = await put(id, sqlSchema(otherSource), cast.tokens.wsAdmin);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: otherSource });
+    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: otherSource });
   });
 
   it('lets another dataset owner keep a saved SQL object, but not change its text or source or add another', async () => {
     const id = await editorsDataset(adminSource, otherSource, editorSource);
     const first = await put(id, sqlSchema(adminSource), cast.tokens.wsAdmin);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const saved = bodyOf(first.body.data);
+    const saved = bodyOf(ok<DatasetDetails>(first));
 
     // The same object, its text untouched; a new title and a new table object around it.
     const keep = structuredClone(saved);
@@ -550,7 +555,7 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     const kept = await put(id, keep);
     expect(kept.status, JSON.stringify(kept.body)).toBe(200);
     // Re-sent with a trailing semicolon and spaces: the stored text is the same.
-    const again = bodyOf(kept.body.data);
+    const again = bodyOf(ok<DatasetDetails>(kept));
     again.objects[0].sql = ' SELECT id, amount FROM orders ; ';
     expect((await put(id, again)).status).toBe(200);
 
@@ -561,7 +566,7 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     moved.objects[0].data_source_id = otherSource;
     expect((await put(id, moved)).body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
     const tableToSql = structuredClone(again);
-    const tableAt = tableToSql.objects.findIndex((o: any) => o.kind === 'table');
+    const tableAt = tableToSql.objects.findIndex((o) => o.kind === 'table');
     Object.assign(tableToSql.objects[tableAt], { kind: 'sql', schema: null, table: null, sql: 'SELECT 1 AS one' });
     expect((await put(id, tableToSql)).body.error.errors).toEqual({ [`objects[${tableAt}].sql`]: SQL_OWNER_ONLY });
     const added = structuredClone(again);
