@@ -151,7 +151,7 @@ module.exports = {
       name: 'no-area-internals',
       severity: 'error',
       comment:
-        'No area imports another area\'s internals, only its service module (server/<area>/<area>.ts), store.ts, ' +
+        "No area imports another area's internals, only its service module (server/<area>/<area>.ts), store.ts, " +
         'views.ts, messages.ts and AREA_SERVICES. The layers (access, objects, query) import no area internals ' +
         'either.',
       from: { path: '^server/(?!app/)([^/]+)/' },
