@@ -13,7 +13,6 @@ import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-rou
 import { fileRawRoutes } from '../../routers/data-sources/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
-import { abortAllLocalQueries } from '../data-sources/query-runner';
 
 export const API_VERSION = '1.0.0';
 
@@ -77,9 +76,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     return reply.code(404).send(errorEnvelope(404, `Путь не найден: ${req.method} ${path}`));
   });
 
-  // The process's source connections and running SQL console queries end with the app.
+  // The app's source connections and running SQL console queries end with it.
   app.addHook('onClose', async () => {
-    await abortAllLocalQueries();
+    await deps.localQueries.abortAll();
     await deps.connectors.closeAll();
   });
 

@@ -11,6 +11,8 @@ import type { CompiledQuery } from '../query/compile/types';
 import type { WidgetForData, WidgetForDataStatement } from '../widgets/widget-load';
 import type { WorkspaceDeletionGuard } from '../workspaces/deletion-guards';
 import type { WorkspaceStageLookup } from '../workspaces/stage-binding';
+import { SessionTokenCache } from '../auth/session-tokens';
+import { LocalQueries } from '../data-sources/query-runner';
 import { emptyHooks, registerHooks } from './hooks';
 
 export interface UserStatus {
@@ -44,9 +46,15 @@ export interface AppDeps {
   hooks: AppHooks;
   /** The app's pooled source connectors, one per saved source; closed when the app closes. */
   connectors: ConnectorCache;
+  /** The SQL console queries this app runs; aborted when the app closes. */
+  localQueries: LocalQueries;
   caches: {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
+    /** When this app last wrote an API token's last_used_at (at most once a minute per token). */
+    apiTokenTouches: Map<number, number>;
+    /** The signing key imported once and the session tokens verified recently. */
+    sessionTokens: SessionTokenCache;
     settings: TtlCache<string, unknown>;
     /** Runs compiled queries: the result cache and single flight (replace it through configureQueryEngine). */
     queryEngine: QueryEngine;
@@ -73,6 +81,8 @@ export function createCaches(): AppDeps['caches'] {
   return {
     userStatus: new TtlCache(5_000),
     apiTokens: new TtlCache(5_000),
+    apiTokenTouches: new Map(),
+    sessionTokens: new SessionTokenCache(),
     settings: new TtlCache(2_000),
     queryEngine: new QueryEngine(),
     models: new Map(),
@@ -87,9 +97,18 @@ export function createCaches(): AppDeps['caches'] {
 /** What the composition knows before the deps are built: the database, the configuration and what start-up loaded. */
 export type BaseDeps = Pick<AppDeps, 'db' | 'config' | 'systemGroups' | 'signingKey' | 'secretBox'>;
 
-/** The app's deps: fresh caches and connector pools, and the hooks the areas register (server/app/hooks.ts). */
+/**
+ * The app's deps: fresh caches, connector pools and SQL console runs, and the hooks the areas register
+ * (server/app/hooks.ts).
+ */
 export function createAppDeps(base: BaseDeps): AppDeps {
-  const deps: AppDeps = { ...base, hooks: emptyHooks(), connectors: new ConnectorCache(), caches: createCaches() };
+  const deps: AppDeps = {
+    ...base,
+    hooks: emptyHooks(),
+    connectors: new ConnectorCache(),
+    localQueries: new LocalQueries(base.db),
+    caches: createCaches(),
+  };
   registerHooks(deps);
   return deps;
 }

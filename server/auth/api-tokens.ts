@@ -117,10 +117,13 @@ export async function revokeUserApiTokens(deps: AppDeps, db: DbOrTx, userId: num
   for (const r of rows) deps.caches.apiTokens.delete(r.hash);
 }
 
-const lastTouched = new Map<number, number>();
-/** last_used_at is written at most once a minute per token: a write per request would cost more than the request. */
+/**
+ * last_used_at is written at most once a minute per token: a write per request would cost more than the request.
+ * When this app last wrote it is in deps.caches.apiTokenTouches.
+ */
 export function touchApiToken(deps: AppDeps, tokenId: number): void {
   const now = Date.now();
+  const lastTouched = deps.caches.apiTokenTouches;
   if ((lastTouched.get(tokenId) ?? 0) > now - 60_000) return;
   lastTouched.set(tokenId, now);
   deps.db

@@ -57,7 +57,7 @@ export async function authenticate(deps: AppDeps, authorization: string | undefi
     return { ...actorOf(deps, identity.userId, status, groupIds, 'api'), apiTokenId: identity.tokenId };
   }
 
-  const claims = await verifySessionToken(deps.signingKey, token);
+  const claims = await verifySessionToken(deps, token);
   const status = await userStatus(deps, claims.userId);
   if (!status?.active) throw new AppError('unauthorized', 'Учётная запись отключена');
   return actorOf(deps, claims.userId, status, claims.groupIds, 'session');

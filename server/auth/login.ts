@@ -21,7 +21,7 @@ const BAD_CREDENTIALS = 'Неверное имя пользователя или
 async function sessionFor(deps: AppDeps, db: DbOrTx, userId: number, lineage?: TokenLineage): Promise<LoginResult> {
   const groupIds = await userGroupIds(db, userId);
   return {
-    token: await issueSessionToken(deps.signingKey, { userId, groupIds }),
+    token: await issueSessionToken(deps, { userId, groupIds }),
     refresh_token: await issueRefreshToken(db, userId, lineage),
     token_type: 'Bearer',
     expires_in: SESSION_TOKEN_TTL_SECONDS,

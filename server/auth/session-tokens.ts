@@ -3,6 +3,7 @@ import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { randomToken } from './opaque-tokens';
 import { AppError } from '../kernel/errors';
 import { TtlCache } from '../kernel/ttl-cache';
+import type { AppDeps } from '../app/deps';
 
 export const SESSION_TOKEN_TTL_SECONDS = 900;
 const ISSUER = 'analytics-platform';
@@ -12,26 +13,35 @@ export interface SessionClaims {
   groupIds: number[];
 }
 
-// jose re-imports a raw key on every call; a KeyObject is imported once per key.
-const keyObjects = new WeakMap<Uint8Array, KeyObject>();
-const keyObject = (key: Uint8Array) => {
-  let k = keyObjects.get(key);
-  if (!k) keyObjects.set(key, (k = crypto.createSecretKey(key)));
-  return k;
-};
+type VerifiedClaims = SessionClaims & { exp: number };
 
-// A token verified once is remembered until shortly before it expires: verification (a WebCrypto round trip on
-// the thread pool) was the largest cost of an authenticated request. Entries never outlive the token's `exp`.
-// Kept per key, so a token is only ever recognised by the installation key that signed it.
-const verifiedByKey = new WeakMap<Uint8Array, TtlCache<string, SessionClaims & { exp: number }>>();
-const verifiedCache = (key: Uint8Array) => {
-  let c = verifiedByKey.get(key);
-  if (!c) verifiedByKey.set(key, (c = new TtlCache(60_000, 50_000)));
-  return c;
-};
+/**
+ * What signing and verifying keep between requests, per app (deps.caches.sessionTokens). jose re-imports a raw key
+ * on every call: the key is imported once. A token verified once is remembered until shortly before it expires:
+ * verification (a WebCrypto round trip on the thread pool) was the largest cost of an authenticated request; entries
+ * never outlive the token's `exp`. Both belong to one key, and another key starts afresh, so a token is only ever
+ * recognised by the installation key that signed it.
+ */
+export class SessionTokenCache {
+  private key: Uint8Array | undefined;
+  private keyObject: KeyObject | undefined;
+  private verified = new TtlCache<string, VerifiedClaims>(60_000, 50_000);
+
+  of(key: Uint8Array): { keyObject: KeyObject; verified: TtlCache<string, VerifiedClaims> } {
+    if (key !== this.key || !this.keyObject) {
+      this.key = key;
+      this.keyObject = crypto.createSecretKey(key);
+      this.verified = new TtlCache(60_000, 50_000);
+    }
+    return { keyObject: this.keyObject, verified: this.verified };
+  }
+}
+
+/** The app's signing key and the cache that goes with it. */
+type SessionTokenDeps = Pick<AppDeps, 'signingKey' | 'caches'>;
 
 /** The groups go into the token: a group change takes effect at the next login, as the specification says. */
-export async function issueSessionToken(key: Uint8Array, claims: SessionClaims): Promise<string> {
+export async function issueSessionToken(deps: SessionTokenDeps, claims: SessionClaims): Promise<string> {
   return new SignJWT({ grp: claims.groupIds })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(String(claims.userId))
@@ -39,15 +49,15 @@ export async function issueSessionToken(key: Uint8Array, claims: SessionClaims):
     .setIssuedAt()
     .setJti(randomToken(12))
     .setExpirationTime(Math.floor(Date.now() / 1000) + SESSION_TOKEN_TTL_SECONDS)
-    .sign(keyObject(key));
+    .sign(deps.caches.sessionTokens.of(deps.signingKey).keyObject);
 }
 
-export async function verifySessionToken(key: Uint8Array, token: string): Promise<SessionClaims> {
-  const verified = verifiedCache(key);
+export async function verifySessionToken(deps: SessionTokenDeps, token: string): Promise<SessionClaims> {
+  const { keyObject, verified } = deps.caches.sessionTokens.of(deps.signingKey);
   const hit = verified.get(token);
   if (hit && hit.exp * 1000 > Date.now()) return hit;
   try {
-    const { payload } = await jwtVerify(token, keyObject(key), { algorithms: ['HS256'], issuer: ISSUER });
+    const { payload } = await jwtVerify(token, keyObject, { algorithms: ['HS256'], issuer: ISSUER });
     const userId = Number(payload.sub);
     const grp = payload.grp;
     if (!Number.isInteger(userId) || !Array.isArray(grp) || !grp.every((g) => Number.isInteger(g))) {

@@ -19,7 +19,6 @@ import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
 import { sourceDependants } from './dependents';
 import { removeFileSourceFiles } from './file-storage';
-import { abortLocalQueriesOf } from './query-runner';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
@@ -173,7 +172,7 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
     if (isForeignKeyViolation(e)) throw badRequest(dependantsMessage([], 1));
     throw e;
   }
-  abortLocalQueriesOf(id);
+  deps.localQueries.abortOf(id);
   readCachesChanged(deps);
   await deps.connectors.release(id).catch(() => undefined);
   if (deleted.type === 'file') await removeFileSourceFiles(deps, deleted.uuid);

@@ -31,8 +31,6 @@ interface LocalRun {
   done: Promise<void>;
 }
 
-const local = new Map<string, LocalRun>();
-
 /** A cell as JSON can hold it (connectors already normalise; this is the last guard before jsonb). */
 function jsonSafe(v: unknown): unknown {
   if (typeof v === 'bigint') return v.toString();
@@ -85,76 +83,84 @@ async function execute(connector: Connector, text: string, params: unknown[], li
   }
 }
 
-/** Starts a query already recorded as running; resolves when its outcome is stored. */
-export function startQuery(
-  db: Db,
-  run: { queryId: string; sourceId: number; connector: Connector; sql: string; params: unknown[]; limit: number },
-): Promise<void> {
-  const controller = new AbortController();
-  const beat = setInterval(() => {
-    db.update(dataSourceQueries)
-      .set({ heartbeatAt: sql`now()` })
-      .where(and(eq(dataSourceQueries.id, run.queryId), eq(dataSourceQueries.state, 'running')))
-      .returning({ cancel: dataSourceQueries.cancelRequested })
-      .then(([r]) => {
-        // Gone (source deleted) or cancelled from any node.
-        if (!r || r.cancel) controller.abort();
-      })
-      .catch(() => undefined);
-  }, HEARTBEAT_MS);
-  beat.unref?.();
+/**
+ * The SQL console queries this app runs (deps.localQueries): what a cancel on this node aborts at once, and what the
+ * app aborts when it closes. Each app has its own, so closing one app (a test app) never touches another's queries.
+ */
+export class LocalQueries {
+  private readonly runs = new Map<string, LocalRun>();
 
-  const done = (async () => {
-    let outcome: Outcome;
-    try {
-      outcome = await execute(run.connector, run.sql, run.params, run.limit, controller.signal);
-    } finally {
-      clearInterval(beat);
-    }
-    await db
-      .update(dataSourceQueries)
-      .set({ ...outcome, finishedAt: sql`now()` })
-      .where(and(eq(dataSourceQueries.id, run.queryId), eq(dataSourceQueries.state, 'running')))
-      .catch(() => undefined);
-    await pruneResults(db, run.sourceId).catch(() => undefined);
-  })().finally(() => local.delete(run.queryId));
-  local.set(run.queryId, { sourceId: run.sourceId, controller, done });
-  return done;
-}
+  constructor(private readonly db: Db) {}
 
-/** Aborts the query if this node runs it; true when it did. */
-export function abortLocalQuery(queryId: string): boolean {
-  const run = local.get(queryId);
-  if (!run) return false;
-  run.controller.abort();
-  return true;
-}
+  /** Starts a query already recorded as running; resolves when its outcome is stored. */
+  start(run: { queryId: string; sourceId: number; connector: Connector; sql: string; params: unknown[]; limit: number }): Promise<void> {
+    const db = this.db;
+    const controller = new AbortController();
+    const beat = setInterval(() => {
+      db.update(dataSourceQueries)
+        .set({ heartbeatAt: sql`now()` })
+        .where(and(eq(dataSourceQueries.id, run.queryId), eq(dataSourceQueries.state, 'running')))
+        .returning({ cancel: dataSourceQueries.cancelRequested })
+        .then(([r]) => {
+          // Gone (source deleted) or cancelled from any node.
+          if (!r || r.cancel) controller.abort();
+        })
+        .catch(() => undefined);
+    }, HEARTBEAT_MS);
+    beat.unref?.();
 
-/** Waits up to `ms` for a query of this node to store its outcome; false when it is not here or still running. */
-export async function waitForLocalQuery(queryId: string, ms: number): Promise<boolean> {
-  const run = local.get(queryId);
-  if (!run) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const finished = await Promise.race([
-    run.done.then(() => true, () => true),
-    new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    }),
-  ]);
-  clearTimeout(timer);
-  return finished;
-}
+    const done = (async () => {
+      let outcome: Outcome;
+      try {
+        outcome = await execute(run.connector, run.sql, run.params, run.limit, controller.signal);
+      } finally {
+        clearInterval(beat);
+      }
+      await db
+        .update(dataSourceQueries)
+        .set({ ...outcome, finishedAt: sql`now()` })
+        .where(and(eq(dataSourceQueries.id, run.queryId), eq(dataSourceQueries.state, 'running')))
+        .catch(() => undefined);
+      await pruneResults(db, run.sourceId).catch(() => undefined);
+    })().finally(() => this.runs.delete(run.queryId));
+    this.runs.set(run.queryId, { sourceId: run.sourceId, controller, done });
+    return done;
+  }
 
-/** Aborts every query of a source on this node (the source is being deleted). */
-export function abortLocalQueriesOf(sourceId: number): void {
-  for (const run of local.values()) if (run.sourceId === sourceId) run.controller.abort();
-}
+  /** Aborts the query if this node runs it; true when it did. */
+  abort(queryId: string): boolean {
+    const run = this.runs.get(queryId);
+    if (!run) return false;
+    run.controller.abort();
+    return true;
+  }
 
-/** Aborts everything (shutdown) and waits for the outcomes to be stored. */
-export async function abortAllLocalQueries(): Promise<void> {
-  const runs = [...local.values()];
-  for (const run of runs) run.controller.abort();
-  await Promise.allSettled(runs.map((r) => r.done));
+  /** Waits up to `ms` for a query of this node to store its outcome; false when it is not here or still running. */
+  async waitFor(queryId: string, ms: number): Promise<boolean> {
+    const run = this.runs.get(queryId);
+    if (!run) return false;
+    let timer: NodeJS.Timeout | undefined;
+    const finished = await Promise.race([
+      run.done.then(() => true, () => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), ms);
+      }),
+    ]);
+    clearTimeout(timer);
+    return finished;
+  }
+
+  /** Aborts every query of a source on this node (the source is being deleted). */
+  abortOf(sourceId: number): void {
+    for (const run of this.runs.values()) if (run.sourceId === sourceId) run.controller.abort();
+  }
+
+  /** Aborts everything (app close) and waits for the outcomes to be stored. */
+  async abortAll(): Promise<void> {
+    const runs = [...this.runs.values()];
+    for (const run of runs) run.controller.abort();
+    await Promise.allSettled(runs.map((r) => r.done));
+  }
 }
 
 /** Keeps the stored rows of the newest queries of a source only: the history stays, old results go. */

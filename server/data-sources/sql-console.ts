@@ -15,9 +15,6 @@ import {
   HEARTBEAT_MS,
   MAX_STORED_ROWS,
   STALE_AFTER_MS,
-  abortLocalQuery,
-  startQuery,
-  waitForLocalQuery,
   type QueryState,
 } from './query-runner';
 import { validationPlan } from './sql-validation';
@@ -135,7 +132,7 @@ export async function runQuery(deps: AppDeps, actor: Actor, id: number, input: R
     .insert(dataSourceQueries)
     .values({ dataSourceId: id, userId: actor.userId, sql: input.sql, parameters, state: 'running' })
     .returning({ id: dataSourceQueries.id });
-  void startQuery(deps.db, {
+  void deps.localQueries.start({
     queryId: created.id,
     sourceId: id,
     connector,
@@ -143,7 +140,7 @@ export async function runQuery(deps: AppDeps, actor: Actor, id: number, input: R
     params: parameters,
     limit: Math.min(input.limit ?? MAX_STORED_ROWS, MAX_STORED_ROWS),
   });
-  await waitForLocalQuery(created.id, RUN_WAIT_MS);
+  await deps.localQueries.waitFor(created.id, RUN_WAIT_MS);
   const view = await queryView(deps, id, created.id, { page: 0, size: RESULT_PAGE_SIZE });
   if (view.state === 'failed') throw badRequest(view.error ?? 'Ошибка выполнения запроса');
   return view;
@@ -171,8 +168,8 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
       .set({ cancelRequested: true })
       .where(and(eq(dataSourceQueries.id, queryId), eq(dataSourceQueries.state, 'running')));
     await logSourceAccess(deps.db, id, actor, 'query', `отмена запроса ${queryId}`);
-    if (abortLocalQuery(queryId)) {
-      await waitForLocalQuery(queryId, 5_000);
+    if (deps.localQueries.abort(queryId)) {
+      await deps.localQueries.waitFor(queryId, 5_000);
     } else {
       // Another node runs it: it sees the flag at its next beat.
       for (let waited = 0; waited < 2_000; waited += HEARTBEAT_MS) {
