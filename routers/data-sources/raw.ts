@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
-import { ownedSource } from '../../server/data-sources/access';
+import { ownedObject } from '../../server/access/object-access';
 import { replaceFileSource, uploadFileSource } from '../../server/data-sources/files';
 import type { AppDeps } from '../../server/app/deps';
 import { idParam, multipartScope, replaceFields, requireFile, uploadFields, withUpload } from './file-upload';
@@ -96,7 +96,7 @@ const replaceFile = defineRawRoute<AppDeps, Actor>({
   handler: async (req, _reply, { deps, actor }) => {
     const { id } = idParam.parse(req.params);
     // Who may replace is settled before a byte of the file is stored.
-    await ownedSource(deps.db, actor, id);
+    await ownedObject(deps.db, actor, 'data_source', id);
     return withUpload(req, deps, (received) => {
       const fields = replaceFields.parse(received.fields);
       return replaceFileSource(deps, actor, id, requireFile(received), fields);

@@ -45,7 +45,20 @@ const accessCol = (name: string) => sql`${sql.identifier(ACCESS_ALIAS)}.${sql.id
 const qualified = (c: AnyColumn | SQL): SQL =>
   is(c, Column) ? sql`${sql.identifier(getTableName(c.table))}.${sql.identifier(c.name)}` : (c as SQL);
 
-function actorAccessRows(actor: Actor): SQL {
+/**
+ * The caller of a prepared statement: its user and groups are the statement's parameters `userId` and `groupIds`
+ * (bind them with preparedCallerParams), so the statement's text does not depend on the caller and PostgreSQL plans
+ * it once per connection.
+ */
+export const PREPARED_CALLER = Symbol('prepared caller');
+export type CallerRef = Actor | typeof PREPARED_CALLER;
+export const preparedCallerParams = (actor: Actor) => ({ userId: actor.userId, groupIds: actor.groupIds });
+
+function actorAccessRows(actor: CallerRef): SQL {
+  if (actor === PREPARED_CALLER) {
+    return sql`(${accessCol('user_id')} = ${sql.placeholder('userId')}
+        or ${accessCol('group_id')} = any(cast(${sql.placeholder('groupIds')} as integer[])))`;
+  }
   const direct = sql`${accessCol('user_id')} = ${actor.userId}`;
   if (actor.groupIds.length === 0) return direct;
   return sql`(${direct} or ${accessCol('group_id')} in (${sql.join(
@@ -55,7 +68,7 @@ function actorAccessRows(actor: Actor): SQL {
 }
 
 /** SQL: the rank (1..3, see roles.ts) of the caller's strongest role in the workspace `workspaceId`, or null. */
-export function actorRoleRankSql(actor: Actor, workspaceId: AnyColumn | SQL): SQL<number | null> {
+export function actorRoleRankSql(actor: CallerRef, workspaceId: AnyColumn | SQL): SQL<number | null> {
   const rank = sql.join(
     WORKSPACE_ROLES.map((r) => sql`when ${r} then ${sql.raw(String(roleRank(r)))}`),
     sql` `,

@@ -4,7 +4,7 @@ import { dataSourceAccessLog, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { timeRange } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import { ownedSource } from './access';
+import { ownedObject } from '../access/object-access';
 
 export const ACCESS_ACTIONS = ['read', 'query', 'edit'] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
@@ -27,7 +27,7 @@ export interface AccessLogFilter {
 }
 
 export async function listAccessLog(db: DbOrTx, actor: Actor, sourceId: number, input: PageRequest & AccessLogFilter) {
-  await ownedSource(db, actor, sourceId);
+  await ownedObject(db, actor, 'data_source', sourceId);
   const conditions: SQL[] = [eq(dataSourceAccessLog.dataSourceId, sourceId)];
   if (input.userId !== undefined) conditions.push(eq(dataSourceAccessLog.userId, input.userId));
   if (input.action) conditions.push(eq(dataSourceAccessLog.action, input.action));

@@ -3,7 +3,7 @@ import { visibleWorkspaceIds } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { escapeLiteral, quoteIdentifier } from '../query/expr/dialect';
-import { readableSource } from './access';
+import { readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource } from './connection';
 import { viaConnector } from './connector-errors';
@@ -79,7 +79,7 @@ export async function previewTable(
   id: number,
   input: { schema?: string; table: string; limit?: number },
 ): Promise<PreviewResult> {
-  const { row } = await readableSource(deps.db, actor, id);
+  const { row } = await readableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `просмотр ${input.schema ?? ''}.${input.table}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
@@ -96,7 +96,7 @@ export async function columnValues(
   id: number,
   input: { schema?: string; table: string; column: string; query?: string; limit?: number },
 ): Promise<{ column: string; values: unknown[]; truncated: boolean }> {
-  const { row } = await readableSource(deps.db, actor, id);
+  const { row } = await readableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `значения ${input.schema ?? ''}.${input.table}.${input.column}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   const column = await resolveColumn(deps, row, table, input.column);
@@ -111,7 +111,7 @@ export async function columnValues(
  * owner still learns why the source cannot be deleted without learning names they may not read.
  */
 export async function listSourceObjects(deps: AppDeps, actor: Actor, id: number) {
-  await readableSource(deps.db, actor, id);
+  await readableObject(deps.db, actor, 'data_source', id);
   const all = await sourceObjects(deps.db, id);
   const visible = actor.isSysadmin ? null : new Set(await visibleWorkspaceIds(deps.db, actor));
   const content = visible ? all.filter((o) => visible.has(o.workspace_id)) : all;

@@ -3,7 +3,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest, invalid } from '../kernel/errors';
 import { assertKindEnabled } from '../source-types/source-types';
-import { readableSource } from './access';
+import { readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectionSettings, openSecrets } from './connection';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
@@ -67,7 +67,7 @@ export async function checkSettings(deps: AppDeps, input: { type: string; settin
  * for owners only: with them a reader could send the saved password to a server of their choice.
  */
 export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, overrides?: SettingsInput): Promise<CheckResult> {
-  const { row, isOwner } = await readableSource(deps.db, actor, id);
+  const { row, isOwner } = await readableObject(deps.db, actor, 'data_source', id);
   const hasOverrides = !!overrides && Object.values(overrides).some((v) => v !== undefined);
   if (hasOverrides && !isOwner) throw new AppError('forbidden');
   await logSourceAccess(deps.db, id, actor, 'read', hasOverrides ? 'проверка подключения с изменёнными настройками' : 'проверка подключения');

@@ -1,19 +1,18 @@
-import { count, desc, eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { SourceKind, SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
-import { actorRoleRankSql, assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
+import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest } from '../kernel/errors';
 import { emptyIdMap } from '../objects/id-map';
-import { stdListWhere, type StdListFilter } from '../objects/list';
-import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { listObjects, type StdListFilter } from '../objects/list';
+import type { PageRequest } from '../kernel/paging';
 import { assertKindEnabled } from '../source-types/source-types';
 import { isForeignKeyViolation } from '../kernel/db-errors';
-import { roleOfRank } from '../workspaces/roles';
-import { ownedSource, ownsSource, readableSource } from './access';
+import { ownedObject, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
@@ -52,46 +51,21 @@ const sealOrNull = (deps: AppDeps, secrets: SourceSecrets) => (Object.keys(secre
 
 export async function listDataSources(deps: AppDeps, actor: Actor, input: PageRequest & DataSourceListFilter) {
   const { db } = deps;
-  const where = stdListWhere(
+  return listObjects(
+    db,
     actor,
-    { name: dataSources.name, author: dataSources.authorId, workspace: dataSources.workspaceId, createdAt: dataSources.createdAt, updatedAt: dataSources.updatedAt },
+    'data_source',
     input,
-    [input.type ? eq(dataSources.type, input.type) : undefined],
-  );
-
-  const [{ total }] = await db.select({ total: count() }).from(dataSources).where(where);
-  const rows = await db
-    .select({ row: dataSources, rank: actorRoleRankSql(actor, dataSources.workspaceId) })
-    .from(dataSources)
-    .where(where)
-    .orderBy(
-      ...orderByOf(
-        input.sort,
-        {
-          id: dataSources.id,
-          name: sql`lower(${dataSources.name})`,
-          type: dataSources.type,
-          created_at: dataSources.createdAt,
-          updated_at: dataSources.updatedAt,
-        },
-        [desc(dataSources.updatedAt)],
-        dataSources.id,
-      ),
-    )
-    .limit(input.size)
-    .offset(input.page * input.size);
-  const authors = await authorsById(db, rows.map((r) => r.row.authorId));
-  return pageOf(
-    rows.map((r) =>
-      dataSourceView(deps, r.row, r.row.authorId === null ? null : (authors.get(r.row.authorId) ?? null), ownsSource(actor, r.row, roleOfRank(r.rank))),
-    ),
-    input,
-    total,
+    { where: [input.type ? eq(dataSources.type, input.type) : undefined], sort: { fields: DATA_SOURCE_SORT_FIELDS, columns: { type: dataSources.type } } },
+    async (items) => {
+      const authors = await authorsById(db, items.map((i) => i.row.authorId));
+      return items.map(({ row, isOwner }) => dataSourceView(deps, row, row.authorId === null ? null : (authors.get(row.authorId) ?? null), isOwner));
+    },
   );
 }
 
 export async function getDataSource(deps: AppDeps, actor: Actor, id: number): Promise<DataSourceView> {
-  const { row, isOwner } = await readableSource(deps.db, actor, id);
+  const { row, isOwner } = await readableObject(deps.db, actor, 'data_source', id);
   return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), isOwner);
 }
 
@@ -119,7 +93,7 @@ export async function createDataSource(deps: AppDeps, actor: Actor, input: Creat
 }
 
 export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, input: UpdateDataSourceInput): Promise<DataSourceView> {
-  const first = await ownedSource(deps.db, actor, id);
+  const first = await ownedObject(deps.db, actor, 'data_source', id);
   if (input.type !== undefined && input.type !== first.row.type) throw badRequest('Тип источника нельзя изменить: создайте новый источник');
   if (input.settings && first.row.type === 'file') {
     throw badRequest('Настройки файлового источника меняются загрузкой нового файла: PUT /api/files/{id}');
@@ -132,7 +106,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
   }
 
   const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
-    const { row: locked } = await ownedSource(tx, actor, id, { forUpdate: true });
+    const { row: locked } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
     const change: SourcePatch = {};
     if (input.name !== undefined) change.name = input.name;
     if (input.settings) {
@@ -161,7 +135,7 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
   let deleted: DataSourceRow;
   try {
     deleted = await deps.db.transaction(async (tx) => {
-      const { row } = await ownedSource(tx, actor, id, { forUpdate: true });
+      const { row } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
       if (opts.onlyKind && row.type !== opts.onlyKind) throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
       await assertNoDependants(tx, id);
       await tx.delete(dataSources).where(eq(dataSources.id, id));
@@ -190,7 +164,7 @@ export async function copyDataSource(
   id: number,
   input: { name?: string; workspace_id?: number },
 ): Promise<DataSourceView> {
-  const { row } = await ownedSource(deps.db, actor, id);
+  const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   const workspaceId = input.workspace_id ?? row.workspaceId;
   await assertWorkspaceEditable(deps.db, actor, workspaceId);
   await assertKindEnabled(deps, row.type);

@@ -8,7 +8,7 @@ import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest, invalid } from '../kernel/errors';
 import { assertKindEnabled } from '../source-types/source-types';
-import { ownedSource } from './access';
+import { ownedObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { deleteDataSource } from './data-sources';
 import { ensureSourceDir, removeFileSourceFiles, removeFiles, toRelative, uniqueSuffix } from './file-storage';
@@ -182,7 +182,7 @@ export async function replaceFileSource(
   file: UploadedFile,
   options: FileImportOptions,
 ): Promise<DataSourceView> {
-  const { row } = await ownedSource(deps.db, actor, id);
+  const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   if (row.type !== 'file') throw badRequest('Источник не является файловым: файл можно заменить только у файлового источника');
   const format = await detectFormat(file);
   const previous = row.settings as Partial<FileSettings>;
@@ -200,7 +200,7 @@ export async function replaceFileSource(
   let updated;
   try {
     ({ replaced, updated } = await deps.db.transaction(async (tx) => {
-      const { row: locked } = await ownedSource(tx, actor, id, { forUpdate: true });
+      const { row: locked } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
       // New settings: the store drops the metadata read from the old file.
       const saved = await updateSource(tx, id, { settings });
       await logSourceAccess(tx, id, actor, 'edit', `замена файла: ${file.filename}`);

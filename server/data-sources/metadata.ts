@@ -4,7 +4,7 @@ import { dataSourceMetadata } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { invalid, notFound } from '../kernel/errors';
-import { ownedSource, readableSource } from './access';
+import { ownedObject, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource, type DataSourceRow } from './connection';
 import { viaConnector } from './connector-errors';
@@ -95,13 +95,13 @@ export async function resolveColumn(deps: AppDeps, row: DataSourceRow, t: TableI
 }
 
 export async function listSchemas(deps: AppDeps, actor: Actor, id: number) {
-  const { row } = await readableSource(deps.db, actor, id);
+  const { row } = await readableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', 'список схем');
   return { content: await schemasOf(deps, row) };
 }
 
 export async function listTables(deps: AppDeps, actor: Actor, id: number, input: { schema?: string; query?: string }) {
-  const { row } = await readableSource(deps.db, actor, id);
+  const { row } = await readableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `список таблиц ${input.schema ?? ''}`.trim());
   const schema = await resolveSchema(deps, row, input.schema);
   const needle = input.query?.toLowerCase();
@@ -110,7 +110,7 @@ export async function listTables(deps: AppDeps, actor: Actor, id: number, input:
 }
 
 export async function listColumns(deps: AppDeps, actor: Actor, id: number, input: { schema?: string; table: string }) {
-  const { row } = await readableSource(deps.db, actor, id);
+  const { row } = await readableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `столбцы ${input.schema ?? ''}.${input.table}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   return { content: await tableColumns(deps, row, table) };
@@ -118,7 +118,7 @@ export async function listColumns(deps: AppDeps, actor: Actor, id: number, input
 
 /** Clears the cache and reads the schema list again (tables and columns are read again on their next use). */
 export async function refreshMetadata(deps: AppDeps, actor: Actor, id: number) {
-  const { row } = await ownedSource(deps.db, actor, id);
+  const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   await deps.db.transaction(async (tx) => {
     await tx.delete(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
     await logSourceAccess(tx, id, actor, 'edit', 'обновление метаданных');

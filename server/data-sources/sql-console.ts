@@ -6,7 +6,7 @@ import type { AppDeps } from '../app/deps';
 import { badRequest, notFound } from '../kernel/errors';
 import { timeRange } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import { ownedSource } from './access';
+import { ownedObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { dialectOf } from './browse';
 import { connectorForSource } from './connection';
@@ -124,7 +124,7 @@ async function settleIfStale(deps: AppDeps, queryId: string): Promise<void> {
  * time is a 400 with the driver's message (the failed line stays in the history).
  */
 export async function runQuery(deps: AppDeps, actor: Actor, id: number, input: RunQueryInput) {
-  const { row } = await ownedSource(deps.db, actor, id);
+  const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'query', input.sql.slice(0, 1000));
   const connector = connectorForSource(deps, row);
   const parameters = input.parameters ?? [];
@@ -147,14 +147,14 @@ export async function runQuery(deps: AppDeps, actor: Actor, id: number, input: R
 }
 
 export async function getQuery(deps: AppDeps, actor: Actor, id: number, queryId: string, page: { page: number; size: number }) {
-  await ownedSource(deps.db, actor, id);
+  await ownedObject(deps.db, actor, 'data_source', id);
   await settleIfStale(deps, queryId);
   return queryView(deps, id, queryId, page);
 }
 
 /** Cancels on whichever node runs the query (see query-runner.ts); answers the state once it settles or ~2 s pass. */
 export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, queryId: string) {
-  await ownedSource(deps.db, actor, id);
+  await ownedObject(deps.db, actor, 'data_source', id);
   await settleIfStale(deps, queryId);
   const [current] = await deps.db
     .select({ state: dataSourceQueries.state })
@@ -183,7 +183,7 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
 }
 
 export async function listQueries(deps: AppDeps, actor: Actor, id: number, input: PageRequest & { createdAtFrom?: Date; createdAtTo?: Date }) {
-  await ownedSource(deps.db, actor, id);
+  await ownedObject(deps.db, actor, 'data_source', id);
   const conditions: SQL[] = [eq(dataSourceQueries.dataSourceId, id)];
   conditions.push(...timeRange(dataSourceQueries.startedAt, input.createdAtFrom, input.createdAtTo));
   const where = and(...conditions);
@@ -223,7 +223,7 @@ export interface ValidationResult {
 
 /** POST /api/data-source/{id}/sql/validate: nothing is executed (see sql-validation.ts). */
 export async function validateSql(deps: AppDeps, actor: Actor, id: number, input: { sql: string; parameters?: QueryParameter[] }): Promise<ValidationResult> {
-  const { row } = await ownedSource(deps.db, actor, id);
+  const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'query', `проверка SQL: ${input.sql.slice(0, 1000)}`);
   const plan = validationPlan(dialectOf(row.type), input.sql);
   if (plan.kind === 'invalid') return { valid: false, checked: true, columns: null, message: plan.message };

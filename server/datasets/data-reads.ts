@@ -3,7 +3,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
 import { readData } from '../query/read';
-import { readableDataset } from './access';
+import { readableObject } from '../access/object-access';
 
 /*
  * Reads of a dataset's data that are not widgets: the distinct values of a field for filter pickers
@@ -18,7 +18,7 @@ export interface FieldValuesInput {
 }
 
 export async function datasetFieldValues(deps: AppDeps, actor: Actor, datasetId: number, input: FieldValuesInput) {
-  const { row } = await readableDataset(deps.db, actor, datasetId);
+  const { row } = await readableObject(deps.db, actor, 'dataset', datasetId);
   const viewer = await viewerOf(deps.db, actor, undefined);
   const { rows } = await readData(deps, viewer, row, { kind: 'field-values', fieldId: input.fieldId, query: input.query, limit: input.limit });
   return {
@@ -37,7 +37,7 @@ export interface DatasetPreviewInput {
 }
 
 export async function datasetPreview(deps: AppDeps, actor: Actor, datasetId: number, input: DatasetPreviewInput) {
-  const { row } = await readableDataset(deps.db, actor, datasetId);
+  const { row } = await readableObject(deps.db, actor, 'dataset', datasetId);
   const viewer = await viewerOf(deps.db, actor, input.view_as_user_id);
   const { model, query, rows } = await readData(deps, viewer, row, {
     kind: 'preview',

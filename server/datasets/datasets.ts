@@ -1,4 +1,4 @@
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { dataSources, datasetObjects, datasetSources, datasets } from '../../db/schema';
 import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor } from '../access/workspace-access';
@@ -6,11 +6,12 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
-import { stdListWhere, type StdListFilter } from '../objects/list';
-import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import { formatFieldPath } from '../kernel/validation';
 import { emptyIdMap } from '../objects/id-map';
-import { ownedDataset, readableDataset, readableSourceIds } from './access';
+import { listObjects, type StdListFilter } from '../objects/list';
+import type { PageRequest } from '../kernel/paging';
+import { formatFieldPath } from '../kernel/validation';
+import { ownedObject, readableObject } from '../access/object-access';
+import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
 import { MSG } from './messages';
@@ -53,34 +54,16 @@ async function sourceIdsByDataset(db: DbOrTx, ids: number[]): Promise<Map<number
 /** GET /api/dataset: datasets of every workspace the caller can read. */
 export async function listDatasets(db: DbOrTx, actor: Actor, input: PageRequest & DatasetListFilter) {
   if (input.workspaceId !== undefined) await assertWorkspaceReadable(db, actor, input.workspaceId);
-  const where = stdListWhere(
+  return listObjects(
+    db,
     actor,
-    { name: datasets.name, author: datasets.authorId, workspace: datasets.workspaceId, createdAt: datasets.createdAt, updatedAt: datasets.updatedAt },
+    'dataset',
     input,
-    [input.type ? eq(datasets.live, input.type === 'live') : undefined],
-  );
-
-  const [{ total }] = await db.select({ total: count() }).from(datasets).where(where);
-  const rows = await db
-    .select()
-    .from(datasets)
-    .where(where)
-    .orderBy(
-      ...orderByOf(
-        input.sort,
-        { id: datasets.id, name: sql`lower(${datasets.name})`, created_at: datasets.createdAt, updated_at: datasets.updatedAt, type: datasets.live },
-        // Recently changed first: what a user most likely looks for.
-        [sql`${datasets.updatedAt} desc`],
-        datasets.id,
-      ),
-    )
-    .limit(input.size)
-    .offset(input.page * input.size);
-  const sources = await sourceIdsByDataset(db, rows.map((r) => r.id));
-  return pageOf(
-    rows.map((r) => datasetView(r, sources.get(r.id)!)),
-    input,
-    total,
+    { where: [input.type ? eq(datasets.live, input.type === 'live') : undefined], sort: { fields: DATASET_SORT_FIELDS, columns: { type: datasets.live } } },
+    async (items) => {
+      const sources = await sourceIdsByDataset(db, items.map((i) => i.row.id));
+      return items.map(({ row }) => datasetView(row, sources.get(row.id)!));
+    },
   );
 }
 
@@ -116,7 +99,7 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
 /** GET /api/dataset/{id}: the dataset with its whole schema. */
 export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
   return inSnapshot(db, async (tx) => {
-    const { row } = await readableDataset(tx, actor, id);
+    const { row } = await readableObject(tx, actor, 'dataset', id);
     return datasetDetails(row, await modelOfRow(tx, row));
   });
 }
@@ -124,7 +107,7 @@ export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
 /** PUT /api/dataset/{id}: name, description, mode and sources; the schema stays. */
 export async function updateDataset(deps: AppDeps, actor: Actor, id: number, input: UpdateDatasetInput) {
   return deps.db.transaction(async (tx) => {
-    await ownedDataset(tx, actor, id, { lock: true });
+    await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
     if (input.data_source_ids !== undefined) await checkReplacedSources(tx, actor, id, input.data_source_ids);
     const row = await updateDatasetRow(tx, id, {
       name: input.name,
@@ -154,7 +137,7 @@ async function checkReplacedSources(tx: DbOrTx, actor: Actor, id: number, reques
 /** DELETE /api/dataset/{id}: refused (400) while widgets are built on it. */
 export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db.transaction(async (tx) => {
-    await ownedDataset(tx, actor, id, { lock: true });
+    await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
     const widgets = await widgetsUsingDataset(tx, id);
     if (widgets.length) throw badRequest(MSG.usedByWidgets(widgets.length));
     await tx.delete(datasets).where(eq(datasets.id, id));
@@ -165,7 +148,7 @@ export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Pr
 /** POST /api/dataset/{id}/copy: a new dataset (new ids, the same schema) in a workspace where the caller edits. */
 export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input: { name?: string; workspace_id?: number }) {
   return deps.db.transaction(async (tx) => {
-    const { row: original } = await ownedDataset(tx, actor, id);
+    const { row: original } = await ownedObject(tx, actor, 'dataset', id);
     const workspaceId = input.workspace_id ?? original.workspaceId;
     await assertWorkspaceEditable(tx, actor, workspaceId);
     // An empty id map: the copy stays on the original's sources.
@@ -177,7 +160,7 @@ export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input
 
 /** GET /api/dataset/{id}/dependencies: the sources it uses, the widgets and dashboards that use it. */
 export async function datasetDependencies(db: DbOrTx, actor: Actor, id: number) {
-  await readableDataset(db, actor, id);
+  await readableObject(db, actor, 'dataset', id);
   const sources = await db
     .select({ id: dataSources.id, name: dataSources.name, type: dataSources.type, workspace_id: dataSources.workspaceId })
     .from(datasetSources)

@@ -7,7 +7,7 @@ import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/met
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { readableSourceIds } from './access';
+import { readableSourceIds } from '../access/source-rights';
 import { envOfModel, analyzeCalculated } from './formulas';
 import { dataSourceIdsOf, loadDatasetModel } from './load-model';
 import { normalizeObjectSql } from './schema-validation';

@@ -1,7 +1,7 @@
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { invalid } from '../kernel/errors';
-import { ownedDataset } from './access';
+import { ownedObject } from '../access/object-access';
 import { checkFormula, envOfModel } from './formulas';
 import { inSnapshot, modelOfRow } from './load-model';
 import { MSG } from './messages';
@@ -13,7 +13,7 @@ import { MSG } from './messages';
  */
 export async function validateFormula(deps: AppDeps, actor: Actor, id: number, input: { formula: string; field_id?: number }) {
   return inSnapshot(deps.db, async (tx) => {
-    const { row } = await ownedDataset(tx, actor, id);
+    const { row } = await ownedObject(tx, actor, 'dataset', id);
     const model = await modelOfRow(tx, row);
     let self: string | null = null;
     if (input.field_id !== undefined) {

@@ -6,7 +6,7 @@ import { connectorForSource, type DataSourceRow } from '../data-sources/connecti
 import type { AppDeps } from '../app/deps';
 import { invalid, type FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
-import { ownedDataset } from './access';
+import { ownedObject } from '../access/object-access';
 import { modelOfRow } from './load-model';
 import { MSG } from './messages';
 
@@ -114,7 +114,7 @@ function defaultSchema(row: DataSourceRow): string {
 /** POST /api/dataset/{id}/relations/suggest */
 export async function suggestRelations(deps: AppDeps, actor: Actor, id: number, input: SuggestInput) {
   const db = deps.db;
-  const { row } = await ownedDataset(db, actor, id);
+  const { row } = await ownedObject(db, actor, 'dataset', id);
   const model = await modelOfRow(db, row);
   const savedObjects = new Map(model.objects.map((o) => [o.id, o]));
   const requested: NonNullable<SuggestInput['objects']> = input.objects ?? model.objects.map((o) => ({ id: o.id }));

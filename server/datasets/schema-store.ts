@@ -14,7 +14,8 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { invalid } from '../kernel/errors';
-import { assertSchemaSourcesUsable, ownedDataset } from './access';
+import { ownedObject } from '../access/object-access';
+import { assertSchemaSourcesUsable } from '../access/source-rights';
 import { dataSourceIdsOf, modelOfRow, type DatasetRow } from './load-model';
 import type { DatasetModel } from '../query/compile/dataset-model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
@@ -211,7 +212,7 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
 /** PUT /api/dataset/{id}/schema: the whole schema at once; answers the saved schema with real ids. */
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(async (tx) => {
-    const { row: saved } = await ownedDataset(tx, actor, id, { lock: true });
+    const { row: saved } = await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
     await assertSchemaSourcesUsable(deps, tx, saved, input.objects.map((o) => o.data_source_id));
     // Column types are filled in before the checks, so calculated fields are typed from them too.
     const typed = await withColumnTypes(deps, tx, actor, id, input);
@@ -225,7 +226,7 @@ export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input:
 export async function validateSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db.transaction(
     async (tx) => {
-      const { row } = await ownedDataset(tx, actor, id);
+      const { row } = await ownedObject(tx, actor, 'dataset', id);
       await assertSchemaSourcesUsable(deps, tx, row, input.objects.map((o) => o.data_source_id));
       const s = await resolveFor(tx, actor, id, await withColumnTypes(deps, tx, actor, id, input));
       return {

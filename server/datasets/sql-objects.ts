@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { dataSources, datasetObjects } from '../../db/schema';
 import { workspaceRoleOf } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import { ownsSource } from '../data-sources/access';
+import { ownsObject } from '../access/object-access';
 import type { FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
 import { MSG } from './messages';
@@ -12,7 +12,7 @@ import type { SchemaInput } from './schema-types';
 
 /*
  * Who may put SQL into a dataset. An object of kind `sql` runs its text on the source, with the source's
- * credentials, for everyone who reads a widget of the dataset; so only an owner of that source (ownsSource: its
+ * credentials, for everyone who reads a widget of the dataset; so only an owner of that source (ownsObject: its
  * author while they hold an editing role, or Администратор of its workspace — whoever may use its SQL console) may
  * add one, change its text, move it to another source or turn a table object into one. Any other owner of the
  * dataset may save a schema that keeps a saved sql object as it is (same id, text and source). A refusal is a 422 on
@@ -42,7 +42,7 @@ export async function sqlObjectErrors(db: DbOrTx, actor: Actor, datasetId: numbe
   const rows = await db.select().from(dataSources).where(inArray(dataSources.id, ids));
   const owned = new Set<number>();
   for (const row of rows) {
-    if (ownsSource(actor, row, await workspaceRoleOf(db, actor, row.workspaceId))) owned.add(row.id);
+    if (ownsObject(actor, row, await workspaceRoleOf(db, actor, row.workspaceId))) owned.add(row.id);
   }
   const errors: FieldErrors = {};
   for (const n of needed) {

@@ -1,8 +1,13 @@
-import { and, eq, gte, ilike, lt, type AnyColumn, type SQL } from 'drizzle-orm';
+import { and, count, desc, eq, gte, ilike, lt, type AnyColumn, type SQL } from 'drizzle-orm';
+import type { PgTable } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
+import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
+import { accessOf, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import { inVisibleWorkspaces } from '../access/workspace-access';
-import { containsPattern } from '../kernel/paging';
+import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { roleOfRank } from '../workspaces/roles';
+import { OBJECT_KINDS, type ObjectKindName, type ObjectRow } from './kinds';
 
 /*
  * The filters of the specification's list query set ("std list params"; the zod set is `stdListQuery` in
@@ -71,4 +76,58 @@ export function stdListWhere(actor: Actor, cols: StdListColumns, f: StdListFilte
   conditions.push(...timeRange(cols.updatedAt, f.updatedAtFrom, f.updatedAtTo));
   for (const c of extra) if (c) conditions.push(c);
   return and(...conditions)!;
+}
+
+export interface ObjectListOptions {
+  /** The area's own conditions (such as its `type`, whose meaning differs per area); undefined ones are skipped. */
+  where?: (SQL | undefined)[];
+  /**
+   * The sort fields the list accepts, in the order its 422 names them (the area's *_SORT_FIELDS), and the columns of
+   * those that are not shared by every kind (id, name, created_at and updated_at are: OBJECT_KINDS[kind].sortColumns).
+   */
+  sort: { fields: readonly string[]; columns?: Record<string, AnyColumn | SQL> };
+}
+
+/**
+ * The std list of a kind (GET /api/data-sources, /api/dataset, /api/widget): the objects the caller can read that
+ * pass the std filters and the area's own, one page of them, recently changed first unless a sort is asked for.
+ * `toViews` turns the page's rows (with the caller's standing on each) into the wire shape, all at once so that it
+ * can batch what it looks up.
+ */
+export async function listObjects<K extends ObjectKindName, V>(
+  db: DbOrTx,
+  actor: Actor,
+  kind: K,
+  input: PageRequest & StdListFilter,
+  opts: ObjectListOptions,
+  toViews: (items: ObjectAccess<K>[]) => V[] | Promise<V[]>,
+) {
+  const { table, columns, sortColumns } = OBJECT_KINDS[kind];
+  const where = stdListWhere(
+    actor,
+    { name: columns.name, author: columns.authorId, workspace: columns.workspaceId, createdAt: columns.createdAt, updatedAt: columns.updatedAt },
+    input,
+    opts.where,
+  );
+  const sortable: Record<string, AnyColumn | SQL> = {};
+  for (const field of opts.sort.fields) {
+    const column = opts.sort.columns?.[field] ?? (sortColumns as Record<string, AnyColumn | SQL>)[field];
+    if (!column) throw new Error(`listObjects(${kind}): no column for the sort field ${field}`);
+    sortable[field] = column;
+  }
+
+  const [{ total }] = await db
+    .select({ total: count() })
+    .from(table as PgTable)
+    .where(where);
+  const rows = await db
+    .select({ row: table as PgTable, rank: roleRankInSql(actor, kind) })
+    .from(table as PgTable)
+    .where(where)
+    // Recently changed first: what a user most likely looks for.
+    .orderBy(...orderByOf(input.sort, sortable, [desc(columns.updatedAt)], columns.id))
+    .limit(input.size)
+    .offset(input.page * input.size);
+  const items = rows.map((r) => accessOf(actor, kind, r.row as ObjectRow<K>, roleOfRank(r.rank)));
+  return pageOf(await toViews(items), input, total);
 }

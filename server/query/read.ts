@@ -1,5 +1,5 @@
 import type { Viewer } from '../access/viewer';
-import type { DatasetOwnerRef } from '../datasets/access';
+import type { DatasetOwnerRef } from '../access/source-rights';
 import type { DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../app/deps';
 import { compileFieldValuesQuery, compilePreviewQuery, type FieldValuesRequest, type PreviewRequest } from './compile/compile-dataset';

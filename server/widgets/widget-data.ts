@@ -1,7 +1,7 @@
 import { viewerOf } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { readableDataset } from '../datasets/access';
+import { readableObject } from '../access/object-access';
 import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
 import { readData, rowObject } from '../query/read';
 import { loadWidgetForData } from './widget-load';
@@ -60,7 +60,7 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
 
 /** POST /api/widget/preview: data for a configuration that is not saved. */
 export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPreviewRequest): Promise<WidgetData> {
-  const { row: dataset } = await readableDataset(deps.db, actor, req.dataset_id);
+  const { row: dataset } = await readableObject(deps.db, actor, 'dataset', req.dataset_id);
   const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
   const query: WidgetQueryInput = {
     type: req.type,

@@ -1,14 +1,16 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { dataSources, datasetSources, datasets, widgets, workspaceMembers } from '../../db/schema';
+import { dataSources, datasetSources, datasets, widgets } from '../../db/schema';
+import { accessOf, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import type { DatasetOwnerRef } from '../access/source-rights';
+import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { DataSourceRow } from '../data-sources/connection';
-import type { DatasetOwnerRef } from '../datasets/access';
 import type { AppDeps } from '../app/deps';
-import { WORKSPACE_ROLES, roleOfRank, roleRank } from '../workspaces/roles';
-import { widgetNotFound, type WidgetAccess } from './views';
+import { OBJECT_KINDS } from '../objects/kinds';
+import { roleOfRank } from '../workspaces/roles';
 
-export interface WidgetForData extends WidgetAccess {
+export interface WidgetForData extends ObjectAccess<'widget'> {
   dataset: DatasetOwnerRef;
   sources: DataSourceRow[];
 }
@@ -26,35 +28,35 @@ interface SourceJson {
   updated_at: string;
 }
 
-const ROLE_RANK = sql.join(
-  WORKSPACE_ROLES.map((r) => sql`when ${r} then ${sql.raw(String(roleRank(r)))}`),
-  sql` `,
-);
 const id = (name: string) => sql.identifier(name);
 
 /**
- * The query behind loadWidgetForData, prepared once per database handle: its text never changes (the caller's
- * groups are one array parameter), so PostgreSQL plans it once per connection instead of on every data request.
+ * The query behind loadWidgetForData, prepared once per app (for its deps.db): its text never changes (the caller is
+ * the statement's parameters, PREPARED_CALLER), so PostgreSQL plans it once per connection instead of on every data
+ * request.
  */
 function prepare(db: Db) {
-  const member = sql`(select max(case ${id('wm')}.${id('role')} ${ROLE_RANK} end)
-    from ${workspaceMembers} as ${id('wm')}
-    where ${id('wm')}.${id('workspace_id')} = ${id('widgets')}.${id('workspace_id')}
-      and (${id('wm')}.${id('user_id')} = ${sql.placeholder('userId')}
-        or ${id('wm')}.${id('group_id')} = any(cast(${sql.placeholder('groupIds')} as integer[]))))`;
   const sources = sql<SourceJson[]>`(select coalesce(json_agg(row_to_json(${id('src')}.*)), '[]'::json)
     from ${dataSources} as ${id('src')}
     where ${id('src')}.${id('id')} in (select ${id('ds')}.${id('data_source_id')} from ${datasetSources} as ${id('ds')}
       where ${id('ds')}.${id('dataset_id')} = ${id('widgets')}.${id('dataset_id')}))`;
   return db
-    .select({ row: widgets, version: datasets.version, workspaceId: datasets.workspaceId, authorId: datasets.authorId, rank: sql<number | null>`${member}`, sources })
+    .select({
+      row: widgets,
+      version: datasets.version,
+      workspaceId: datasets.workspaceId,
+      authorId: datasets.authorId,
+      rank: roleRankInSql(PREPARED_CALLER, 'widget'),
+      sources,
+    })
     .from(widgets)
     .innerJoin(datasets, eq(datasets.id, widgets.datasetId))
     .where(eq(widgets.id, sql.placeholder('id')))
     .prepare('widget_for_data');
 }
 
-const statements = new WeakMap<Db, ReturnType<typeof prepare>>();
+/** The prepared statement, kept per app in AppDeps.caches.widgetForDataStatement (it belongs to deps.db). */
+export type WidgetForDataStatement = ReturnType<typeof prepare>;
 
 /**
  * Everything a data request needs before it can compile: the widget, the caller's role in its workspace, the
@@ -67,21 +69,18 @@ export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: n
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
   const hit = deps.caches.widgetReads.get(key);
   if (hit) return hit;
-  const found = await queryWidgetForData(deps.db, actor, widgetId);
+  const found = await queryWidgetForData(deps, actor, widgetId);
   deps.caches.widgetReads.set(key, found);
   return found;
 }
 
-async function queryWidgetForData(db: Db, actor: Actor, widgetId: number): Promise<WidgetForData> {
-  let statement = statements.get(db);
-  if (!statement) statements.set(db, (statement = prepare(db)));
-  const [found] = await statement.execute({ id: widgetId, userId: actor.userId, groupIds: actor.groupIds });
-  if (!found) throw widgetNotFound(widgetId);
-  const role = roleOfRank(found.rank);
-  if (!role && !actor.isSysadmin) throw widgetNotFound(widgetId);
+async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
+  const slot = deps.caches.widgetForDataStatement;
+  slot.statement ??= prepare(deps.db);
+  const [found] = await slot.statement.execute({ id: widgetId, ...preparedCallerParams(actor) });
+  if (!found) throw OBJECT_KINDS.widget.notFound(widgetId);
   return {
-    row: found.row,
-    role,
+    ...accessOf(actor, 'widget', found.row, roleOfRank(found.rank)),
     dataset: { id: found.row.datasetId, version: found.version, workspaceId: found.workspaceId, authorId: found.authorId },
     sources: found.sources.map((r) => ({
       id: r.id,

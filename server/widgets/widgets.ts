@@ -1,19 +1,19 @@
-import { count, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { readableDataset } from '../datasets/access';
+import { ownedObject, readableObject } from '../access/object-access';
 import type { DatasetRow } from '../datasets/load-model';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { AppError } from '../kernel/errors';
-import { stdListWhere, type StdListFilter } from '../objects/list';
-import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
+import { listObjects, type StdListFilter } from '../objects/list';
+import type { PageRequest } from '../kernel/paging';
 import { compileWidgetQuery } from '../query/compile/compile-widget';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
 import { roleAllowsEdit } from '../workspaces/roles';
-import { ownedWidget, readableWidget, widgetView, type WidgetConfig, type WidgetView } from './views';
+import { widgetView, type WidgetConfig, type WidgetView } from './views';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -41,7 +41,7 @@ const configOfInput = (input: WidgetInput): WidgetConfig => ({
 
 /** The dataset a widget is built on, readable by the caller (404) and editable there (403). */
 async function editableDataset(db: DbOrTx, actor: Actor, datasetId: number): Promise<DatasetRow> {
-  const { row, role } = await readableDataset(db, actor, datasetId);
+  const { row, role } = await readableObject(db, actor, 'dataset', datasetId);
   if (!roleAllowsEdit(role)) throw new AppError('forbidden');
   return row;
 }
@@ -85,16 +85,16 @@ export async function createWidget(deps: AppDeps, actor: Actor, input: WidgetInp
 }
 
 export async function getWidget(db: DbOrTx, actor: Actor, id: number): Promise<WidgetView> {
-  return widgetView((await readableWidget(db, actor, id)).row);
+  return widgetView((await readableObject(db, actor, 'widget', id)).row);
 }
 
 /** Replaces the whole configuration (the same body as create). Any save updates updated_at. */
 export async function updateWidget(deps: AppDeps, actor: Actor, id: number, input: WidgetInput): Promise<WidgetView> {
   return deps.db.transaction(async (tx) => {
-    const { row: current } = await ownedWidget(tx, actor, id);
+    const { row: current } = await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
     // Moving to another dataset needs the right to build widgets where that dataset lives.
     const dataset =
-      input.dataset_id === current.datasetId ? (await readableDataset(tx, actor, input.dataset_id)).row : await editableDataset(tx, actor, input.dataset_id);
+      input.dataset_id === current.datasetId ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row : await editableDataset(tx, actor, input.dataset_id);
     await validateWidgetConfig(deps, dataset, input);
     const [row] = await tx
       .update(widgets)
@@ -114,7 +114,7 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
 
 export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db.transaction(async (tx) => {
-    await ownedWidget(tx, actor, id);
+    await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
     // Dashboards will drop their tiles of this widget here once they exist.
     await tx.delete(widgets).where(eq(widgets.id, id));
   }).finally(() => readCachesChanged(deps));
@@ -122,27 +122,16 @@ export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Pro
 }
 
 export async function listWidgets(db: DbOrTx, actor: Actor, input: PageRequest & WidgetListFilter) {
-  const where = stdListWhere(
+  return listObjects(
+    db,
     actor,
-    { name: widgets.name, author: widgets.authorId, workspace: widgets.workspaceId, createdAt: widgets.createdAt, updatedAt: widgets.updatedAt },
+    'widget',
     input,
-    [input.type ? eq(widgets.type, input.type) : undefined, input.datasetId !== undefined ? eq(widgets.datasetId, input.datasetId) : undefined],
+    {
+      where: [input.type ? eq(widgets.type, input.type) : undefined, input.datasetId !== undefined ? eq(widgets.datasetId, input.datasetId) : undefined],
+      sort: { fields: WIDGET_SORT_FIELDS, columns: { type: widgets.type } },
+    },
+    (items) => items.map(({ row }) => widgetView(row)),
   );
-  const [{ total }] = await db.select({ total: count() }).from(widgets).where(where);
-  const rows = await db
-    .select()
-    .from(widgets)
-    .where(where)
-    .orderBy(
-      ...orderByOf(
-        input.sort,
-        { id: widgets.id, name: sql`lower(${widgets.name})`, type: widgets.type, created_at: widgets.createdAt, updated_at: widgets.updatedAt },
-        [sql`${widgets.updatedAt} desc`],
-        widgets.id,
-      ),
-    )
-    .limit(input.size)
-    .offset(input.page * input.size);
-  return pageOf(rows.map(widgetView), input, total);
 }
 

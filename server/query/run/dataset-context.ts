@@ -1,5 +1,5 @@
 import type { DataSourceRow } from '../../data-sources/connection';
-import { assertSourcesUsable, type DatasetOwnerRef } from '../../datasets/access';
+import { assertSourcesUsable, type DatasetOwnerRef } from '../../access/source-rights';
 import type { DatasetModel } from '../compile/dataset-model';
 import { loadDatasetModel, type DatasetRow } from '../../datasets/load-model';
 import type { AppDeps } from '../../app/deps';
@@ -34,7 +34,7 @@ export interface DatasetQueryContext {
 
 /**
  * `sourceRows`: the dataset's data sources when the caller read them already (else they are read here). 403 when a
- * source its objects read is one the dataset may no longer use (datasets/access.ts).
+ * source its objects read is one the dataset may no longer use (access/source-rights.ts).
  */
 export async function datasetQueryContext(deps: AppDeps, row: DatasetOwnerRef, sourceRows?: DataSourceRow[]): Promise<DatasetQueryContext> {
   const model = await datasetModelOf(deps, row);
