@@ -32,7 +32,7 @@ export class StartupError extends Error {
   override name = 'StartupError';
 }
 
-export const EXTERNAL_DB_HINT = 'or set DATABASE_URL=postgres://user:password@host:5432/db to use an existing PostgreSQL';
+const EXTERNAL_DB_HINT = 'or set DATABASE_URL=postgres://user:password@host:5432/db to use an existing PostgreSQL';
 
 const execFileAsync = promisify(execFile);
 

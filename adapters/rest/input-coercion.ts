@@ -4,7 +4,7 @@ import type { z } from 'zod';
  * Query strings and path segments arrive as text. They are converted only where the procedure's input schema asks
  * for a number, a boolean or an array, so that a wrong value still reaches zod and gets its 422 field message.
  */
-export type FieldKind = 'number' | 'boolean' | 'string' | 'array' | 'other';
+type FieldKind = 'number' | 'boolean' | 'string' | 'array' | 'other';
 
 export interface InputPlan {
   /** The input is void: the procedure takes nothing. */

@@ -11,7 +11,7 @@ import { GROUP_TAGS } from './openapi-tags';
  * `documentGaps` names whatever the rules could not fill in.
  */
 
-export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 type Schema = Record<string, unknown>;
 interface Parameter {
@@ -30,10 +30,10 @@ export interface Operation {
   responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
 }
 
-export const BEARER = [{ bearerAuth: [] }];
+const BEARER = [{ bearerAuth: [] }];
 
 /** `METHOD /path` -> whether the procedure runs without authentication, and whether a role gate follows it. */
-export function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; hasRoleGate: boolean }> {
+function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; hasRoleGate: boolean }> {
   const gates = new Map<string, { isPublic: boolean; hasRoleGate: boolean }>();
   for (const procedure of Object.values(appRouter._def.procedures as Record<string, AnyProcedure>)) {
     const def = procedure._def as unknown as { meta?: { openapi?: { method: string; path: string } }; middlewares: { _type?: string }[] };

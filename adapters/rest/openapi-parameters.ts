@@ -5,7 +5,7 @@
  */
 
 /** The spec's list query set and the other names that mean the same thing wherever they appear. */
-export const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   page: 'Page number, from 0',
   size: 'Page size',
   sort: '`<field>,<asc or desc>`',
@@ -42,7 +42,7 @@ export const PARAMETER_OVERRIDES: Record<string, Record<string, string>> = {
 };
 
 /** `/api/<segment>/{id}`: what the id is the id of. */
-export const PATH_RESOURCES: Record<string, string> = {
+const PATH_RESOURCES: Record<string, string> = {
   'data-source': 'Data source id',
   dataset: 'Dataset id',
   widget: 'Widget id',

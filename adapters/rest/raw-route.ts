@@ -14,7 +14,7 @@ import { toFastifyPath } from './register-routes';
  * comes from the `authenticate` function the composition passes in.
  */
 
-export type RawMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+type RawMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 /**
  * A fastify scope that routes share, registered once with its plugins (e.g. @fastify/multipart with the
@@ -39,12 +39,12 @@ interface RawRouteBase<TDeps> {
  */
 type Handler<TCtx> = (req: FastifyRequest, reply: FastifyReply, ctx: TCtx) => Promise<unknown>;
 
-export interface BearerRawRoute<TDeps, TActor> extends RawRouteBase<TDeps> {
+interface BearerRawRoute<TDeps, TActor> extends RawRouteBase<TDeps> {
   auth: 'bearer';
   handler: Handler<{ deps: TDeps; actor: TActor }>;
 }
 
-export interface PublicRawRoute<TDeps> extends RawRouteBase<TDeps> {
+interface PublicRawRoute<TDeps> extends RawRouteBase<TDeps> {
   auth: 'public';
   handler: Handler<{ deps: TDeps; actor: undefined }>;
 }

@@ -4,6 +4,6 @@ export { SOURCE_KINDS, isSourceKind, sourceKindInfo, type SourceKindInfo } from 
 export { createConnector } from './create-connector';
 export { checkSourceHosts, type CheckHost } from './host-guard';
 export { ConnectorCache, settingsHash } from './connector-cache';
-export { ConnectionBudget, sourceConnectionBudget, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection-budget';
-export { importFile, type ImportFileInput, type ImportFileResult, type ImportedTable, type ImportFormat } from './file-import/import-file';
-export { openSshTunnel, type SshTunnel, type SshTunnelTarget } from './ssh-tunnel';
+export { sourceConnectionBudget, DEFAULT_CONNECTION_LIMITS } from './connection-budget';
+export { importFile, type ImportFileResult, type ImportFormat } from './file-import/import-file';
+export { openSshTunnel } from './ssh-tunnel';

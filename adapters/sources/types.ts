@@ -4,7 +4,7 @@ export type SourceKind = 'postgresql' | 'mysql' | 'clickhouse' | 'file';
 export type Dialect = 'postgresql' | 'mysql' | 'clickhouse' | 'duckdb';
 export type PrimitiveType = 'string' | 'integer' | 'float' | 'boolean' | 'date' | 'datetime' | 'unknown';
 
-export interface SslSettings {
+interface SslSettings {
   enabled: boolean;
   /** Defaults to true: a certificate that does not verify is refused unless the user opts out. */
   reject_unauthorized?: boolean;
@@ -22,7 +22,7 @@ export interface SshTunnelSettings {
   passphrase?: string;
 }
 
-export interface FileSourceSettings {
+interface FileSourceSettings {
   /** The DuckDB database file the upload was imported into. */
   duckdb_path: string;
   tables: string[];

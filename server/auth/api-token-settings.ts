@@ -11,7 +11,7 @@ export interface ApiTokenSettings {
 
 const KEY = 'mcp_tokens';
 // Off until a system administrator turns it on: long-lived tokens are a deliberate decision of the installation.
-export const DEFAULT_API_TOKEN_SETTINGS: ApiTokenSettings = {
+const DEFAULT_API_TOKEN_SETTINGS: ApiTokenSettings = {
   enabled: false,
   allowed_account_types: ['local', 'sso', 'service'],
   access_group_id: null,

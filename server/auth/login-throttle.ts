@@ -7,8 +7,8 @@ import { AppError } from '../kernel/errors';
  * Throttling by (username, client address): a password-guesser is slowed down while the real user, coming from
  * another address, is not locked out; and even from the same address the lock lasts one window only.
  */
-export const THROTTLE_WINDOW_SECONDS = 60;
-export const THROTTLE_MAX_FAILURES = 5;
+const THROTTLE_WINDOW_SECONDS = 60;
+const THROTTLE_MAX_FAILURES = 5;
 
 const keyOf = (username: string, ip: string) => `${username.toLowerCase()}|${ip}`;
 

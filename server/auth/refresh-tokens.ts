@@ -3,8 +3,8 @@ import type { DbOrTx } from '../../db/client';
 import { refreshTokens } from '../../db/schema';
 import { randomToken, sha256 } from './opaque-tokens';
 
-export const REFRESH_TOKEN_TTL_DAYS = 30;
-export const REFRESH_TOKEN_PREFIX = 'rt_';
+const REFRESH_TOKEN_TTL_DAYS = 30;
+const REFRESH_TOKEN_PREFIX = 'rt_';
 
 /** Where a new refresh token belongs: a new family (a login) or the family of the token it replaces. */
 export interface TokenLineage {

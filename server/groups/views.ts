@@ -5,7 +5,7 @@ import { notFound } from '../kernel/errors';
 
 export type GroupRow = typeof groups.$inferSelect;
 
-export const groupNotFound = (id: number) => notFound(`Группа не найдена (id ${id})`);
+const groupNotFound = (id: number) => notFound(`Группа не найдена (id ${id})`);
 
 /**
  * Member count as a correlated subquery: one round trip for a whole page of groups. Names are qualified by hand:

@@ -13,7 +13,7 @@ export interface SourceNetworkPolicy {
 
 const KEY = 'source_network';
 /** Link-local networks hold cloud metadata services (169.254.169.254): a source has no business there. */
-export const DEFAULT_SOURCE_NETWORK: SourceNetworkPolicy = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10'] };
+const DEFAULT_SOURCE_NETWORK: SourceNetworkPolicy = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10'] };
 
 export const NETWORK_ENTRY_MESSAGE = 'must be an IP address, a CIDR network (10.0.0.0/8, fd00::/8) or a host name pattern (db.example, *.corp.example)';
 
@@ -25,7 +25,7 @@ type ParsedEntry =
   | { kind: 'subnet'; address: string; prefix: number; family: 'ipv4' | 'ipv6' }
   | { kind: 'name'; pattern: RegExp };
 
-export function parseNetworkEntry(raw: string): ParsedEntry | null {
+function parseNetworkEntry(raw: string): ParsedEntry | null {
   const entry = raw.trim().toLowerCase();
   if (!entry || entry.length > 253) return null;
   const slash = entry.indexOf('/');
@@ -51,7 +51,7 @@ export function parseNetworkEntry(raw: string): ParsedEntry | null {
 export const isNetworkEntry = (raw: string): boolean => parseNetworkEntry(raw) !== null;
 
 /** One side of the policy, ready for matching: addresses in a BlockList, names as patterns. */
-export class NetworkList {
+class NetworkList {
   private readonly addresses = new net.BlockList();
   private readonly names: RegExp[] = [];
   readonly size: number;

@@ -17,7 +17,7 @@ const KEY = 'source_types';
  * The driver each kind uses. Only the bundled connectors exist today; uploaded connector plugins (admin drivers)
  * will add entries here, and then `driver_id` can pick one of them.
  */
-export const BUNDLED_DRIVERS: Record<SourceKind, string> = {
+const BUNDLED_DRIVERS: Record<SourceKind, string> = {
   postgresql: 'pg',
   mysql: 'mysql2',
   clickhouse: 'clickhouse-client',
@@ -44,7 +44,7 @@ export interface SourceTypeDetails extends SourceTypeView {
   fields: SettingsField[];
 }
 
-export const sourceTypeNotFound = (type: string) => notFound(`Тип источника не найден: ${type}`);
+const sourceTypeNotFound = (type: string) => notFound(`Тип источника не найден: ${type}`);
 
 async function stored(deps: AppDeps): Promise<StoredSettings> {
   return (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting<StoredSettings>(deps.db, KEY)) ?? {})) as StoredSettings;

@@ -1,9 +1,9 @@
-import { eq, inArray } from 'drizzle-orm';
+import { inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groups } from '../../db/schema';
 
 /** The groups every installation has from its first start. They cannot be deleted. */
-export const SYSTEM_GROUPS = {
+const SYSTEM_GROUPS = {
   platform_admins: { name: 'Администраторы платформы', description: 'Системные администраторы платформы' },
   workspace_managers: {
     name: 'Менеджеры рабочих пространств',
@@ -11,7 +11,6 @@ export const SYSTEM_GROUPS = {
   },
 } as const;
 
-export type SystemGroupKey = keyof typeof SYSTEM_GROUPS;
 export interface SystemGroupIds {
   platformAdmins: number;
   workspaceManagers: number;
@@ -34,9 +33,4 @@ export async function loadSystemGroupIds(db: DbOrTx): Promise<SystemGroupIds> {
   const workspaceManagers = byKey.get('workspace_managers');
   if (!platformAdmins || !workspaceManagers) throw new Error('system groups are missing: run the bootstrap first');
   return { platformAdmins, workspaceManagers };
-}
-
-export async function isSystemGroup(db: DbOrTx, groupId: number): Promise<boolean> {
-  const rows = await db.select({ key: groups.systemKey }).from(groups).where(eq(groups.id, groupId));
-  return rows[0]?.key != null;
 }

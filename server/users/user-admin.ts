@@ -31,7 +31,7 @@ export interface UpdateUserInput {
 const duplicateUsername = (username: string) => badRequest(`Пользователь с именем «${username}» уже существует`);
 
 /** 422 naming each id of `ids` that is not a group, at its position in the body (`groupIds[2]`). */
-export async function assertGroupsExist(db: DbOrTx, ids: readonly number[], field: string): Promise<void> {
+async function assertGroupsExist(db: DbOrTx, ids: readonly number[], field: string): Promise<void> {
   if (ids.length === 0) return;
   const found = await db.select({ id: groups.id }).from(groups).where(inArray(groups.id, [...ids]));
   const known = new Set(found.map((g) => g.id));

@@ -31,7 +31,7 @@ export interface UserRecord extends UserSummary {
   updated_at: string;
 }
 
-export const userNotFound = (id: number) => notFound(`Пользователь не найден (id ${id})`);
+const userNotFound = (id: number) => notFound(`Пользователь не найден (id ${id})`);
 
 export const userSummary = (u: UserRow): UserSummary => ({ id: u.id, username: u.username, full_name: u.fullName });
 

@@ -25,7 +25,7 @@ export interface ImportFileInput {
   table_name: string;
 }
 
-export interface ImportedTable {
+interface ImportedTable {
   name: string;
   /** XLSX: the sheet the table came from. */
   sheet?: string;
