@@ -10,7 +10,7 @@ import { pageOf, type PageRequest } from '../kernel/paging';
 
 /** Every API token starts with this: the platform tells the token kinds apart by it. */
 export const API_TOKEN_PREFIX = 'apt_';
-export const TOKENS_DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
+const TOKENS_DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
 
 /** Issue and use need the switch on, an allowed account type and (when set) the access group. */
 export async function assertApiTokensUsable(deps: AppDeps, who: { accountType: string; groupIds: number[] }): Promise<void> {
@@ -23,7 +23,7 @@ export async function assertApiTokensUsable(deps: AppDeps, who: { accountType: s
 }
 
 type TokenRow = typeof apiTokens.$inferSelect;
-export function tokenView(t: TokenRow) {
+function tokenView(t: TokenRow) {
   return {
     id: t.id,
     user_id: t.userId,
