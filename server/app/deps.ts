@@ -28,7 +28,7 @@ export interface ApiTokenIdentity {
 }
 
 /** What areas plug into other areas: filled by registerHooks (server/app/hooks.ts) when the deps are built. */
-export interface AppHooks {
+interface AppHooks {
   /** Asked inside DELETE /api/workspaces/{id}; any one answering true blocks the deletion. */
   workspaceDeletionGuards: WorkspaceDeletionGuard[];
   /** Answers pipeline_stage of GET /api/workspaces/{id}; none means no workspace is bound. */
@@ -77,7 +77,7 @@ export interface AppDeps {
   };
 }
 
-export function createCaches(): AppDeps['caches'] {
+function createCaches(): AppDeps['caches'] {
   return {
     userStatus: new TtlCache(5_000),
     apiTokens: new TtlCache(5_000),
