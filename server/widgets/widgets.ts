@@ -1,4 +1,4 @@
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
@@ -14,6 +14,7 @@ import { datasetQueryContext } from '../query/run/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
 import { roleAllowsEdit } from '../workspaces/roles';
 import { widgetView, type WidgetConfig, type WidgetView } from './views';
+import { insertWidget, updateWidget as updateWidgetRow } from './store';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -70,17 +71,14 @@ export async function validateWidgetConfig(deps: AppDeps, dataset: DatasetRow, i
 export async function createWidget(deps: AppDeps, actor: Actor, input: WidgetInput): Promise<WidgetView> {
   const dataset = await editableDataset(deps.db, actor, input.dataset_id);
   await validateWidgetConfig(deps, dataset, input);
-  const [row] = await deps.db
-    .insert(widgets)
-    .values({
-      name: input.name,
-      type: input.type,
-      datasetId: dataset.id,
-      workspaceId: dataset.workspaceId,
-      authorId: actor.userId,
-      config: configOfInput(input),
-    })
-    .returning();
+  const row = await insertWidget(deps.db, {
+    name: input.name,
+    type: input.type,
+    datasetId: dataset.id,
+    workspaceId: dataset.workspaceId,
+    authorId: actor.userId,
+    config: configOfInput(input),
+  });
   return widgetView(row);
 }
 
@@ -96,18 +94,13 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
     const dataset =
       input.dataset_id === current.datasetId ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row : await editableDataset(tx, actor, input.dataset_id);
     await validateWidgetConfig(deps, dataset, input);
-    const [row] = await tx
-      .update(widgets)
-      .set({
-        name: input.name,
-        type: input.type,
-        datasetId: dataset.id,
-        workspaceId: dataset.workspaceId,
-        config: configOfInput(input),
-        updatedAt: sql`now()`,
-      })
-      .where(eq(widgets.id, id))
-      .returning();
+    const row = await updateWidgetRow(tx, id, {
+      name: input.name,
+      type: input.type,
+      datasetId: dataset.id,
+      workspaceId: dataset.workspaceId,
+      config: configOfInput(input),
+    });
     return widgetView(row);
   }).finally(() => readCachesChanged(deps)); // data reads cache the widget row
 }
