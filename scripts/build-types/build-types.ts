@@ -19,7 +19,7 @@ const out = path.join(root, 'dist/types/app-router.d.ts');
 const bin = (name: string) => path.join(root, 'node_modules/.bin', name);
 
 const STAND_INS: [RegExp, string][] = [
-  [/import\("\.\.\/server\/context"\)\.Context/g, 'object'],
+  [/import\("\.\.\/server\/app\/context"\)\.Context/g, 'object'],
   [/import\("trpc-to-openapi"\)\.OpenApiMeta/g, 'Record<string, unknown>'],
 ];
 
