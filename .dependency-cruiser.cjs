@@ -1,5 +1,5 @@
 /**
- * The import directions of docs DESIGN section 2 ("Layout and layers"), checked by `npm run lint:deps`:
+ * The import directions of DESIGN.md section 2 ("Layout and layers"), checked by `npm run lint:deps`:
  *   REST adapter or /trpc -> routers/<area> -> server/<area> services -> {access, objects, query, the area's store}
  *   -> {query/compile, kernel, db, adapters}.
  * Type-only imports are seen (tsPreCompilationDeps) and named `type-only` where a rule lets them through.
