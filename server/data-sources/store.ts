@@ -67,7 +67,13 @@ export function sourceFileCopies(deps: AppDeps): SourceFileCopies {
  * new id. A file source takes its file along: the copy has its own folder, so either can be replaced or deleted
  * alone.
  */
-export async function cloneSource(tx: Tx, id: number, target: CloneTarget, idMap: IdMap, files: SourceFileCopies): Promise<number> {
+export async function cloneSource(
+  tx: Tx,
+  id: number,
+  target: CloneTarget,
+  idMap: IdMap,
+  files: SourceFileCopies,
+): Promise<number> {
   const row = await loadFullSource(tx, id);
   const uuid = randomUUID();
   let settings = row.settings as Record<string, unknown>;

@@ -27,10 +27,17 @@ export interface DatasetPatch {
 const unique = (ids: number[]) => [...new Set(ids)];
 
 /** A new dataset with its sources in the given order (an empty schema). */
-export async function insertDataset(tx: DbOrTx, values: DatasetInsert, dataSourceIds: number[] = []): Promise<DatasetRow> {
+export async function insertDataset(
+  tx: DbOrTx,
+  values: DatasetInsert,
+  dataSourceIds: number[] = [],
+): Promise<DatasetRow> {
   const [row] = await tx.insert(datasets).values(values).returning();
   const ids = unique(dataSourceIds);
-  if (ids.length) await tx.insert(datasetSources).values(ids.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
+  if (ids.length)
+    await tx
+      .insert(datasetSources)
+      .values(ids.map((dataSourceId, position) => ({ datasetId: row.id, dataSourceId, position })));
   return row;
 }
 
@@ -45,7 +52,11 @@ export async function updateDataset(tx: DbOrTx, id: number, patch: DatasetPatch)
 }
 
 async function setDatasetSources(tx: DbOrTx, id: number, next: number[]): Promise<void> {
-  await tx.delete(datasetSources).where(and(eq(datasetSources.datasetId, id), next.length ? notInArray(datasetSources.dataSourceId, next) : undefined));
+  await tx
+    .delete(datasetSources)
+    .where(
+      and(eq(datasetSources.datasetId, id), next.length ? notInArray(datasetSources.dataSourceId, next) : undefined),
+    );
   for (const [position, dataSourceId] of next.entries()) {
     await tx
       .insert(datasetSources)
@@ -70,11 +81,20 @@ export async function cloneDataset(tx: Tx, id: number, target: CloneTarget, idMa
   const sourceIds = model.dataSourceIds.map((s) => mapped(idMap.dataSources, s));
   const copy = await insertDataset(
     tx,
-    { name: target.name ?? row.name, description: row.description, workspaceId: target.workspaceId, authorId: target.authorId, live: row.live },
+    {
+      name: target.name ?? row.name,
+      description: row.description,
+      workspaceId: target.workspaceId,
+      authorId: target.authorId,
+      live: row.live,
+    },
     sourceIds,
   );
   // The schema goes through the same checks and writer as an ordinary save, with temporary ids for every element.
-  const input = schemaInputOf({ ...model, objects: model.objects.map((o) => ({ ...o, dataSourceId: mapped(idMap.dataSources, o.dataSourceId) })) });
+  const input = schemaInputOf({
+    ...model,
+    objects: model.objects.map((o) => ({ ...o, dataSourceId: mapped(idMap.dataSources, o.dataSourceId) })),
+  });
   const resolved = resolveSchema(input, emptySavedIds(), sourceIds);
   // The original was saved through the same checks; a failure here means it was damaged outside the API.
   if (!resolved.ok) throw badRequest('Схему датасета не удалось скопировать: она не проходит проверку');

@@ -16,7 +16,12 @@ export interface IdMap {
   widgets: Map<number, number>;
 }
 
-export const emptyIdMap = (): IdMap => ({ dataSources: new Map(), datasets: new Map(), datasetFields: new Map(), widgets: new Map() });
+export const emptyIdMap = (): IdMap => ({
+  dataSources: new Map(),
+  datasets: new Map(),
+  datasetFields: new Map(),
+  widgets: new Map(),
+});
 
 /** The new id of `id` if it was cloned in this run, else `id` itself. */
 export const mapped = (map: Map<number, number>, id: number): number => map.get(id) ?? id;

@@ -5,7 +5,13 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceMetadata, dataSources } from '../../../db/schema';
 import { filesRoot, sourceDir, toAbsolute, toRelative } from '../../../server/data-sources/file-storage';
-import { cloneSource, insertSource, loadFullSource, sourceFileCopies, updateSource } from '../../../server/data-sources/store';
+import {
+  cloneSource,
+  insertSource,
+  loadFullSource,
+  sourceFileCopies,
+  updateSource,
+} from '../../../server/data-sources/store';
 import { emptyIdMap } from '../../../server/objects/id-map';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, uniq, type TestUser } from '../../support/factories';
@@ -45,10 +51,21 @@ async function fileSource() {
   await writeFile(path.join(dir, 'data-1.duckdb'), 'not really a database');
   const settings = {
     file: { duckdb_path: toRelative(t.deps, path.join(dir, 'data-1.duckdb')), tables: ['cities'] },
-    upload: { original_name: 'cities.csv', format: 'csv', stored_file: toRelative(t.deps, path.join(dir, 'source-1.csv')) },
+    upload: {
+      original_name: 'cities.csv',
+      format: 'csv',
+      stored_file: toRelative(t.deps, path.join(dir, 'source-1.csv')),
+    },
   };
   return t.deps.db.transaction((tx) =>
-    insertSource(tx, { uuid, name: uniq('file'), type: 'file', workspaceId: user.personalWorkspaceId, authorId: user.id, settings }),
+    insertSource(tx, {
+      uuid,
+      name: uniq('file'),
+      type: 'file',
+      workspaceId: user.personalWorkspaceId,
+      authorId: user.id,
+      settings,
+    }),
   );
 }
 
@@ -61,14 +78,24 @@ const exists = (p: string) =>
 describe('data source store', () => {
   it('inserts, updates (moving updated_at, dropping the metadata of old settings) and loads the full row', async () => {
     const created = await pgSource();
-    await t.deps.db.insert(dataSourceMetadata).values({ dataSourceId: created.id, cacheKey: 'schemas', value: ['public'] });
-    const metadata = () => t.deps.db.select().from(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, created.id));
+    await t.deps.db
+      .insert(dataSourceMetadata)
+      .values({ dataSourceId: created.id, cacheKey: 'schemas', value: ['public'] });
+    const metadata = () =>
+      t.deps.db.select().from(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, created.id));
     const renamed = await t.deps.db.transaction((tx) => updateSource(tx, created.id, { name: 'renamed' }));
-    expect(renamed).toMatchObject({ id: created.id, name: 'renamed', settings: created.settings, secrets: created.secrets });
+    expect(renamed).toMatchObject({
+      id: created.id,
+      name: 'renamed',
+      settings: created.settings,
+      secrets: created.secrets,
+    });
     expect(renamed.updatedAt.getTime()).toBeGreaterThanOrEqual(created.updatedAt.getTime());
     expect(await metadata()).toHaveLength(1); // the same settings: what was read from them still holds
 
-    const moved = await t.deps.db.transaction((tx) => updateSource(tx, created.id, { settings: { host: 'elsewhere', port: 5432, db: 'shop', username: 'r' } }));
+    const moved = await t.deps.db.transaction((tx) =>
+      updateSource(tx, created.id, { settings: { host: 'elsewhere', port: 5432, db: 'shop', username: 'r' } }),
+    );
     expect(moved.settings).toMatchObject({ host: 'elsewhere' });
     expect(await metadata()).toEqual([]);
 
@@ -76,21 +103,34 @@ describe('data source store', () => {
     expect(full).toEqual(moved);
     expect(t.deps.secretBox.open(full.secrets!)).toEqual({ password: 'secret' });
     await expect(loadFullSource(t.deps.db, 2_000_000_000)).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(t.deps.db.transaction((tx) => updateSource(tx, 2_000_000_000, { name: 'x' }))).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(t.deps.db.transaction((tx) => updateSource(tx, 2_000_000_000, { name: 'x' }))).rejects.toMatchObject({
+      kind: 'not_found',
+    });
   });
 
   it('clones a source into another workspace with its settings and sealed secrets, recording old -> new', async () => {
     const original = await pgSource();
     const idMap = emptyIdMap();
     const files = sourceFileCopies(t.deps);
-    const copyId = await t.deps.db.transaction((tx) => cloneSource(tx, original.id, { workspaceId: target, authorId: null }, idMap, files));
+    const copyId = await t.deps.db.transaction((tx) =>
+      cloneSource(tx, original.id, { workspaceId: target, authorId: null }, idMap, files),
+    );
     expect(copyId).not.toBe(original.id);
     expect(idMap.dataSources).toEqual(new Map([[original.id, copyId]]));
     const copy = await loadFullSource(t.deps.db, copyId);
-    expect(copy).toMatchObject({ name: original.name, type: 'postgresql', workspaceId: target, authorId: null, settings: original.settings, secrets: original.secrets });
+    expect(copy).toMatchObject({
+      name: original.name,
+      type: 'postgresql',
+      workspaceId: target,
+      authorId: null,
+      settings: original.settings,
+      secrets: original.secrets,
+    });
     expect(copy.uuid).not.toBe(original.uuid);
     // Named when asked.
-    const named = await t.deps.db.transaction((tx) => cloneSource(tx, original.id, { workspaceId: target, authorId: user.id, name: 'n' }, idMap, files));
+    const named = await t.deps.db.transaction((tx) =>
+      cloneSource(tx, original.id, { workspaceId: target, authorId: user.id, name: 'n' }, idMap, files),
+    );
     expect((await loadFullSource(t.deps.db, named)).name).toBe('n');
   });
 
@@ -100,8 +140,13 @@ describe('data source store', () => {
       cloneSource(tx, original.id, { workspaceId: target, authorId: user.id }, emptyIdMap(), sourceFileCopies(t.deps)),
     );
     const copy = await loadFullSource(t.deps.db, copyId);
-    const settings = copy.settings as { file: { duckdb_path: string; tables: string[] }; upload: { stored_file: string } };
-    expect(settings.file.duckdb_path).toBe(toRelative(t.deps, path.join(sourceDir(t.deps, copy.uuid), 'data-1.duckdb')));
+    const settings = copy.settings as {
+      file: { duckdb_path: string; tables: string[] };
+      upload: { stored_file: string };
+    };
+    expect(settings.file.duckdb_path).toBe(
+      toRelative(t.deps, path.join(sourceDir(t.deps, copy.uuid), 'data-1.duckdb')),
+    );
     expect(settings.file.tables).toEqual(['cities']);
     expect(await readFile(toAbsolute(t.deps, settings.upload.stored_file), 'utf8')).toBe('id,city\n1,Казань\n');
     expect(await exists(sourceDir(t.deps, original.uuid))).toBe(true);

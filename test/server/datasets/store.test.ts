@@ -50,7 +50,9 @@ describe('dataset store', () => {
     );
     expect((await loadFullDataset(t.deps.db, row.id)).model.dataSourceIds).toEqual([b.id, a.id]);
 
-    const updated = await t.deps.db.transaction((tx) => updateDataset(tx, row.id, { name: 'e', live: false, dataSourceIds: [c.id, b.id] }));
+    const updated = await t.deps.db.transaction((tx) =>
+      updateDataset(tx, row.id, { name: 'e', live: false, dataSourceIds: [c.id, b.id] }),
+    );
     expect(updated).toMatchObject({ id: row.id, name: 'e', description: '', live: false, version: row.version + 1 });
     const full = await loadFullDataset(t.deps.db, row.id);
     expect(full.row).toEqual(updated);
@@ -65,14 +67,27 @@ describe('dataset store', () => {
     const original = await shopOnTwoSources(a.id, b.id);
     const idMap = emptyIdMap();
     const { copyId, sourceCopy } = await t.deps.db.transaction(async (tx) => {
-      const sourceCopy = await cloneSource(tx, a.id, { workspaceId: target, authorId: user.id }, idMap, sourceFileCopies(t.deps));
+      const sourceCopy = await cloneSource(
+        tx,
+        a.id,
+        { workspaceId: target, authorId: user.id },
+        idMap,
+        sourceFileCopies(t.deps),
+      );
       const copyId = await cloneDataset(tx, original.id, { workspaceId: target, authorId: null }, idMap);
       return { copyId, sourceCopy };
     });
     expect(idMap.datasets).toEqual(new Map([[original.id, copyId]]));
 
     const { row, model } = await loadFullDataset(t.deps.db, copyId);
-    expect(row).toMatchObject({ name: original.name, description: original.description, live: original.live, workspaceId: target, authorId: null, version: 1 });
+    expect(row).toMatchObject({
+      name: original.name,
+      description: original.description,
+      live: original.live,
+      workspaceId: target,
+      authorId: null,
+      version: 1,
+    });
     // a was cloned in this run, b was not: the copy reads a's copy and b itself.
     expect(model.dataSourceIds).toEqual([sourceCopy, b.id]);
     expect(model.objects.map((o) => [o.name, o.dataSourceId])).toEqual([
@@ -89,7 +104,10 @@ describe('dataset store', () => {
     }
     const newField = (oldId: number) => idMap.datasetFields.get(oldId);
     expect(model.relations[0].conditions).toEqual(
-      original.relations[0].conditions.map((c) => ({ leftFieldId: newField(c.left_field_id), rightFieldId: newField(c.right_field_id) })),
+      original.relations[0].conditions.map((c) => ({
+        leftFieldId: newField(c.left_field_id),
+        rightFieldId: newField(c.right_field_id),
+      })),
     );
     expect(model.hierarchies[0].fieldIds).toEqual(original.hierarchies[0].field_ids.map(newField));
     expect(model.filters[0].fieldId).toBe(newField(original.filters[0].field_id));
@@ -111,7 +129,9 @@ describe('dataset store', () => {
       await cloneDataset(tx, 2_000_000_000, { workspaceId: target, authorId: user.id }, idMap);
     });
     await expect(run).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(loadFullDataset(t.deps.db, idMap.datasets.get(original.id)!)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(loadFullDataset(t.deps.db, idMap.datasets.get(original.id)!)).rejects.toMatchObject({
+      kind: 'not_found',
+    });
     await expect(loadFullSource(t.deps.db, idMap.dataSources.get(a.id)!)).rejects.toMatchObject({ kind: 'not_found' });
   });
 });

@@ -45,7 +45,10 @@ async function world() {
       secrets: t.deps.secretBox.seal({ password: 'secret' }),
     }),
   );
-  const created = await createDataset(api, token, { workspace_id: user.personalWorkspaceId, data_source_ids: [src.id] });
+  const created = await createDataset(api, token, {
+    workspace_id: user.personalWorkspaceId,
+    data_source_ids: [src.id],
+  });
   const dataset = ok<DatasetDetails>(await api.put(`/api/dataset/${created.id}/schema`, shopSchema(src.id), token));
   const widget = await insertWidget(t.deps.db, {
     name: uniq('w'),
@@ -67,18 +70,30 @@ const inWorkspace = async (workspaceId: number) => ({
 describe('widget store', () => {
   it('updates (moving updated_at) and loads the full row; 404 for a missing widget', async () => {
     const { widget } = await world();
-    const updated = await t.deps.db.transaction((tx) => updateWidget(tx, widget.id, { name: 'renamed', config: { ...config, sorts: [] } }));
-    expect(updated).toMatchObject({ id: widget.id, name: 'renamed', type: 'table', datasetId: widget.datasetId, config: { ...config, sorts: [] } });
+    const updated = await t.deps.db.transaction((tx) =>
+      updateWidget(tx, widget.id, { name: 'renamed', config: { ...config, sorts: [] } }),
+    );
+    expect(updated).toMatchObject({
+      id: widget.id,
+      name: 'renamed',
+      type: 'table',
+      datasetId: widget.datasetId,
+      config: { ...config, sorts: [] },
+    });
     expect(updated.updatedAt.getTime()).toBeGreaterThanOrEqual(widget.updatedAt.getTime());
     expect(await loadFullWidget(t.deps.db, widget.id)).toEqual(updated);
     await expect(loadFullWidget(t.deps.db, 2_000_000_000)).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(t.deps.db.transaction((tx) => updateWidget(tx, 2_000_000_000, { name: 'x' }))).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(t.deps.db.transaction((tx) => updateWidget(tx, 2_000_000_000, { name: 'x' }))).rejects.toMatchObject({
+      kind: 'not_found',
+    });
   });
 
   it('keeps a widget on its dataset when the dataset was not cloned in the run', async () => {
     const { widget } = await world();
     const idMap = emptyIdMap();
-    const copyId = await t.deps.db.transaction((tx) => cloneWidget(tx, widget.id, { workspaceId: user.personalWorkspaceId, authorId: user.id, name: 'c' }, idMap));
+    const copyId = await t.deps.db.transaction((tx) =>
+      cloneWidget(tx, widget.id, { workspaceId: user.personalWorkspaceId, authorId: user.id, name: 'c' }, idMap),
+    );
     expect(idMap.widgets).toEqual(new Map([[widget.id, copyId]]));
     expect(await loadFullWidget(t.deps.db, copyId)).toMatchObject({ name: 'c', datasetId: widget.datasetId, config });
   });
@@ -100,14 +115,23 @@ describe('a deploy: source, dataset and widget cloned into another workspace in 
     const datasetCopy = idMap.datasets.get(dataset.id)!;
     const widgetCopy = idMap.widgets.get(widget.id)!;
     for (const copy of [sourceCopy, datasetCopy, widgetCopy]) expect(copy).toEqual(expect.any(Number));
-    expect(await loadFullSource(t.deps.db, sourceCopy)).toMatchObject({ workspaceId: targetWs, settings: src.settings, secrets: src.secrets });
+    expect(await loadFullSource(t.deps.db, sourceCopy)).toMatchObject({
+      workspaceId: targetWs,
+      settings: src.settings,
+      secrets: src.secrets,
+    });
     const { row, model } = await loadFullDataset(t.deps.db, datasetCopy);
     expect(row.workspaceId).toBe(targetWs);
     expect(model.dataSourceIds).toEqual([sourceCopy]);
     expect(model.objects.every((o) => o.dataSourceId === sourceCopy)).toBe(true);
     const byId = (a: number, b: number) => a - b;
     expect(model.fields.map((f) => f.id).sort(byId)).toEqual([...idMap.datasetFields.values()].sort(byId));
-    expect(await loadFullWidget(t.deps.db, widgetCopy)).toMatchObject({ workspaceId: targetWs, authorId: user.id, datasetId: datasetCopy, config });
+    expect(await loadFullWidget(t.deps.db, widgetCopy)).toMatchObject({
+      workspaceId: targetWs,
+      authorId: user.id,
+      datasetId: datasetCopy,
+      config,
+    });
 
     const copies = await inWorkspace(targetWs);
     expect([copies.sources.length, copies.datasets.length, copies.widgets.length]).toEqual([1, 1, 1]);
