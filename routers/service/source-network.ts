@@ -8,7 +8,7 @@ import { wireString } from '../common';
 const tags = ['Service'];
 
 const entry = wireString().refine(isNetworkEntry, { error: NETWORK_ENTRY_MESSAGE });
-const sourceNetworkPolicy = z.strictObject({
+export const sourceNetworkPolicy = z.strictObject({
   allow: z.array(entry).max(1000).describe('Hosts sources may reach; empty: any host that is not denied'),
   deny: z.array(entry).max(1000).describe('Hosts sources may never reach; wins over allow'),
 });

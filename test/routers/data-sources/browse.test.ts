@@ -3,7 +3,23 @@ import { and, eq } from 'drizzle-orm';
 import { dataSourceAccessLog, dataSourceMetadata } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { DB_KINDS, TEST_SCHEMA, createCitiesTable, createSource, dropTable, ok, randomName, type DbKind } from './helpers';
+import {
+  DB_KINDS,
+  TEST_SCHEMA,
+  createCitiesTable,
+  createSource,
+  dropTable,
+  ok,
+  randomName,
+  type ColumnList,
+  type ColumnValues,
+  type DbKind,
+  type DependentObjects,
+  type MetadataRefresh,
+  type Preview,
+  type SchemaList,
+  type TableList,
+} from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -31,14 +47,14 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('lists schemas, tables and columns (cached after the first read)', async () => {
-    const schemas = ok(await api.get(`${base}/schemas`, cast.tokens.viewer));
+    const schemas = ok<SchemaList>(await api.get(`${base}/schemas`, cast.tokens.viewer));
     expect(schemas.content).toContain(schema);
-    const found = ok(await api.get(`${base}/tables`, cast.tokens.viewer, { schema, query: table.slice(0, 14).toUpperCase() }));
+    const found = ok<TableList>(await api.get(`${base}/tables`, cast.tokens.viewer, { schema, query: table.slice(0, 14).toUpperCase() }));
     expect(found.content).toEqual([{ schema, name: table, kind: 'table' }]);
     // without schema: the kind's default schema
-    expect(ok(await api.get(`${base}/tables`, cast.tokens.viewer, { query: table })).content).toHaveLength(1);
-    const columns = ok(await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table }));
-    expect(columns.content.map((c: any) => [c.name, c.primitive_type])).toEqual([
+    expect(ok<TableList>(await api.get(`${base}/tables`, cast.tokens.viewer, { query: table })).content).toHaveLength(1);
+    const columns = ok<ColumnList>(await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table }));
+    expect(columns.content.map((c) => [c.name, c.primitive_type])).toEqual([
       ['id', 'integer'],
       ['city', 'string'],
       ['amount', 'float'],
@@ -49,15 +65,15 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('previews the first rows with quoted names (default 100, at most 1000)', async () => {
-    const all = ok(await api.post(`${base}/preview`, { schema, table }, cast.tokens.viewer));
+    const all = ok<Preview>(await api.post(`${base}/preview`, { schema, table }, cast.tokens.viewer));
     expect(all).toMatchObject({ schema, table, limit: 100, truncated: false });
-    expect(all.columns.map((c: any) => c.name)).toEqual(['id', 'city', 'amount']);
-    expect([...all.rows].sort((a: any, b: any) => a[0] - b[0])).toEqual([
+    expect(all.columns.map((c) => c.name)).toEqual(['id', 'city', 'amount']);
+    expect([...all.rows].sort((a, b) => (a[0] as number) - (b[0] as number))).toEqual([
       [1, 'Москва', 10.5],
       [2, 'Казань', 20],
       [3, 'Самара', null],
     ]);
-    const two = ok(await api.post(`${base}/preview`, { schema, table, limit: 2 }, cast.tokens.viewer));
+    const two = ok<Preview>(await api.post(`${base}/preview`, { schema, table, limit: 2 }, cast.tokens.viewer));
     expect(two.rows).toHaveLength(2);
     expect(two.truncated).toBe(true);
     expect((await api.post(`${base}/preview`, { schema, table, limit: 1001 }, cast.tokens.viewer)).status).toBe(422);
@@ -65,13 +81,13 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('gives distinct column values, searched case-insensitively', async () => {
-    const all = ok(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' }));
+    const all = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' }));
     expect(all).toEqual({ column: 'city', values: ['Казань', 'Москва', 'Самара'], truncated: false });
-    const searched = ok(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: 'КА' }));
+    const searched = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: 'КА' }));
     expect(searched.values).toEqual(['Казань']);
-    const quote = ok(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: `'; DROP TABLE x; --` }));
+    const quote = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: `'; DROP TABLE x; --` }));
     expect(quote.values).toEqual([]);
-    const one = ok(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'amount', limit: '1' }));
+    const one = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'amount', limit: '1' }));
     expect(one).toEqual({ column: 'amount', values: [10.5], truncated: true });
   });
 
@@ -92,7 +108,7 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     expect((await api.get(`${base}/schemas`, cast.tokens.plain)).status).toBe(404);
     expect((await api.post(`${base}/preview`, { schema, table }, cast.tokens.plain)).status).toBe(404);
     expect((await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.viewer)).status).toBe(403);
-    const refreshed = ok(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.wsAdmin));
+    const refreshed = ok<MetadataRefresh>(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.wsAdmin));
     expect(refreshed.schemas).toContain(schema);
     const left = await t.deps.db.select().from(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
     expect(left.map((c) => c.cacheKey)).toEqual(['schemas']);
@@ -108,17 +124,17 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     const gone = `${randomName('gone')}`;
     await createCitiesTable(kind, gone);
     tables.push([kind, gone]);
-    expect(ok(await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).rows).toHaveLength(3);
+    expect(ok<Preview>(await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).rows).toHaveLength(3);
     await dropTable(kind, gone);
     const stale = await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor);
     expect(stale.status).toBe(400);
     expect(stale.body.error.message).toContain(gone);
-    ok(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.editor));
+    ok<MetadataRefresh>(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.editor));
     expect((await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).status).toBe(404);
   });
 
   it('lists the objects built on the source (none yet)', async () => {
-    expect(ok(await api.get(`${base}/objects`, cast.tokens.viewer))).toEqual({ content: [], hidden_count: 0 });
+    expect(ok<DependentObjects>(await api.get(`${base}/objects`, cast.tokens.viewer))).toEqual({ content: [], hidden_count: 0 });
     expect((await api.get(`${base}/objects`, cast.tokens.plain)).status).toBe(404);
   });
 });

@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';
-import { SERVERS, createSource, ok, randomName, sleep } from './helpers';
+import { SERVERS, createSource, ok, randomName, sleep, type DependentObjects, type SourcePage, type SourceView } from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -20,7 +20,7 @@ describe('POST /api/data-source', () => {
     const token = await login(api, u.username, u.password);
     const { port: _p, ...withoutPort } = SERVERS.postgresql();
     const res = await api.post('/api/data-source', { name: 'Продажи', type: 'postgresql', settings: { ...withoutPort, password: SECRET } }, token);
-    const src = ok(res);
+    const src = ok<SourceView>(res);
     expect(src).toMatchObject({
       name: 'Продажи',
       type: 'postgresql',
@@ -42,7 +42,7 @@ describe('POST /api/data-source', () => {
 
   it('pre-fills http_port for ClickHouse and refuses it for other kinds', async () => {
     const { http_port: _h, port: _p, ...ch } = SERVERS.clickhouse();
-    const src = ok(await api.post('/api/data-source', { name: 'ch', type: 'clickhouse', settings: ch }, cast.tokens.editor));
+    const src = ok<SourceView>(await api.post('/api/data-source', { name: 'ch', type: 'clickhouse', settings: ch }, cast.tokens.editor));
     expect(src.settings).toMatchObject({ port: 9000, http_port: 8123, password_set: false });
     const res = await api.post('/api/data-source', { name: 'pg', type: 'postgresql', settings: { ...SERVERS.postgresql(), http_port: 8123 } }, cast.tokens.editor);
     expect(res.status).toBe(422);
@@ -90,7 +90,7 @@ describe('POST /api/data-source', () => {
       { name, type: 'mysql', settings: SERVERS.mysql(), check_connection: true, workspace_id: cast.workspaceId },
       cast.tokens.editor,
     );
-    expect(ok(good).name).toBe(name);
+    expect(ok<SourceView>(good).name).toBe(name);
   });
 
   it('needs an editing role in the target workspace', async () => {
@@ -114,9 +114,9 @@ describe('GET /api/data-source/{id}', () => {
     expect((await api.get(url, cast.tokens.plain)).status).toBe(404);
     expect((await api.get(url, cast.tokens.manager)).status).toBe(404);
     const viewer = await api.get(url, cast.tokens.viewer);
-    expect(ok(viewer)).toMatchObject({ id: src.id, can_edit: false, settings: { password_set: true } });
-    expect(ok(await api.get(url, cast.tokens.sysadmin)).can_edit).toBe(false);
-    expect(ok(await api.get(url, cast.tokens.wsAdmin)).can_edit).toBe(true);
+    expect(ok<SourceView>(viewer)).toMatchObject({ id: src.id, can_edit: false, settings: { password_set: true } });
+    expect(ok<SourceView>(await api.get(url, cast.tokens.sysadmin)).can_edit).toBe(false);
+    expect(ok<SourceView>(await api.get(url, cast.tokens.wsAdmin)).can_edit).toBe(true);
     for (const token of Object.values(cast.tokens)) {
       const r = await api.get(url, token);
       expect(JSON.stringify(r.body)).not.toContain(SECRET);
@@ -133,22 +133,22 @@ describe('PUT /api/data-source/{id}', () => {
     const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SECRET } });
     const url = `/api/data-source/${src.id}`;
     await sleep(20);
-    const renamed = ok(await api.put(url, { name: 'Новое имя' }, cast.tokens.editor));
+    const renamed = ok<SourceView>(await api.put(url, { name: 'Новое имя' }, cast.tokens.editor));
     expect(renamed.name).toBe('Новое имя');
     expect(renamed.settings.password_set).toBe(true);
     expect(Date.parse(renamed.updated_at)).toBeGreaterThan(Date.parse(src.updated_at));
 
     // a read sent back as it is (type, *_set flags, empty password box) changes nothing secret
     await sleep(20);
-    const same = ok(await api.put(url, { type: 'postgresql', settings: { ...renamed.settings, password: '' } }, cast.tokens.editor));
+    const same = ok<SourceView>(await api.put(url, { type: 'postgresql', settings: { ...renamed.settings, password: '' } }, cast.tokens.editor));
     expect(same.settings).toEqual(renamed.settings);
     expect(Date.parse(same.updated_at)).toBeGreaterThan(Date.parse(renamed.updated_at));
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(t.deps.secretBox.open<{ password: string }>(row.secrets!).password).toBe(SECRET);
 
-    const moved = ok(await api.put(url, { settings: { host: 'db.example', port: 6432, username: 'u', password: 'other' } }, cast.tokens.editor));
+    const moved = ok<SourceView>(await api.put(url, { settings: { host: 'db.example', port: 6432, username: 'u', password: 'other' } }, cast.tokens.editor));
     expect(moved.settings).toMatchObject({ host: 'db.example', port: 6432, username: 'u', db: '', password_set: true });
-    const cleared = ok(await api.put(url, { settings: { host: 'db.example', password: null } }, cast.tokens.editor));
+    const cleared = ok<SourceView>(await api.put(url, { settings: { host: 'db.example', password: null } }, cast.tokens.editor));
     expect(cleared.settings).toMatchObject({ port: 5432, password_set: false });
     const [after] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(after.secrets).toBeNull();
@@ -165,12 +165,12 @@ describe('PUT /api/data-source/{id}', () => {
     });
     expect(src.settings.ssh_tunnel).toEqual({ host: 'bastion', port: 22, username: 'tunnel', password_set: false, private_key_set: true, passphrase_set: true });
     expect(src.settings.ssl).toEqual({ enabled: true, reject_unauthorized: true, ca: 'CA-CERT', key_set: true });
-    const text = JSON.stringify(ok(await api.get(`/api/data-source/${src.id}`, cast.tokens.editor)));
+    const text = JSON.stringify(ok<SourceView>(await api.get(`/api/data-source/${src.id}`, cast.tokens.editor)));
     for (const secret of ['PRIVATE-KEY-TEXT', 'PASSPHRASE-TEXT', 'CLIENT-KEY-TEXT']) expect(text).not.toContain(secret);
-    const kept = ok(await api.put(`/api/data-source/${src.id}`, { settings: { ...SERVERS.mysql(), use_ssh: true, ssh_tunnel: { host: 'bastion', username: 'tunnel' }, ssl: { enabled: true } } }, cast.tokens.editor));
+    const kept = ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { settings: { ...SERVERS.mysql(), use_ssh: true, ssh_tunnel: { host: 'bastion', username: 'tunnel' }, ssl: { enabled: true } } }, cast.tokens.editor));
     expect(kept.settings.ssh_tunnel).toMatchObject({ host: 'bastion', private_key_set: true, passphrase_set: true });
     expect(kept.settings.ssl).toMatchObject({ key_set: true });
-    const dropped = ok(await api.put(`/api/data-source/${src.id}`, { settings: SERVERS.mysql() }, cast.tokens.editor));
+    const dropped = ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { settings: SERVERS.mysql() }, cast.tokens.editor));
     expect(dropped.settings.ssh_tunnel).toBeUndefined();
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(row.secrets).toBeNull();
@@ -205,27 +205,27 @@ describe('GET /api/data-source', () => {
     const c = await createSource(api, cast.tokens.editor, 'clickhouse', { name: `${tag} Гамма`, workspace_id: ws });
     const list = (q: string, token = cast.tokens.viewer) => api.get(`/api/data-source?workspaceId=${ws}&${q}`, token);
 
-    const all = ok(await list(''));
-    expect(all.content.map((s: any) => s.id)).toEqual([c.id, b.id, a.id]); // newest change first
+    const all = ok<SourcePage>(await list(''));
+    expect(all.content.map((s) => s.id)).toEqual([c.id, b.id, a.id]); // newest change first
     expect(all.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
-    expect(ok(await list('sort=name,asc')).content.map((s: any) => s.id)).toEqual([a.id, b.id, c.id]);
-    const paged = ok(await list('sort=id,desc&page=1&size=2'));
-    expect(paged.content.map((s: any) => s.id)).toEqual([a.id]);
+    expect(ok<SourcePage>(await list('sort=name,asc')).content.map((s) => s.id)).toEqual([a.id, b.id, c.id]);
+    const paged = ok<SourcePage>(await list('sort=id,desc&page=1&size=2'));
+    expect(paged.content.map((s) => s.id)).toEqual([a.id]);
     expect(paged.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
-    expect(ok(await list('type=mysql')).content.map((s: any) => s.id)).toEqual([b.id]);
-    expect(ok(await list(`author=${cast.users.editor.id}&sort=id,asc`)).content.map((s: any) => s.id)).toEqual([a.id, c.id]);
-    expect(ok(await list(`query=${encodeURIComponent('БЕТА')}`)).content.map((s: any) => s.id)).toEqual([b.id]);
-    expect(ok(await list(`query=${encodeURIComponent('%')}`)).content).toHaveLength(0);
+    expect(ok<SourcePage>(await list('type=mysql')).content.map((s) => s.id)).toEqual([b.id]);
+    expect(ok<SourcePage>(await list(`author=${cast.users.editor.id}&sort=id,asc`)).content.map((s) => s.id)).toEqual([a.id, c.id]);
+    expect(ok<SourcePage>(await list(`query=${encodeURIComponent('БЕТА')}`)).content.map((s) => s.id)).toEqual([b.id]);
+    expect(ok<SourcePage>(await list(`query=${encodeURIComponent('%')}`)).content).toHaveLength(0);
 
     const today = new Date().toISOString().slice(0, 10);
-    expect(ok(await list(`createdAtFrom=${today}&createdAtTo=${today}`)).page.total_elements).toBe(3);
-    expect(ok(await list(`updatedAtTo=2000-01-01`)).page.total_elements).toBe(0);
-    expect(ok(await list(`createdAtFrom=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s: any) => s.id)).toEqual([b.id, c.id]);
-    expect(ok(await list(`createdAtTo=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s: any) => s.id)).toEqual([a.id, b.id]);
+    expect(ok<SourcePage>(await list(`createdAtFrom=${today}&createdAtTo=${today}`)).page.total_elements).toBe(3);
+    expect(ok<SourcePage>(await list(`updatedAtTo=2000-01-01`)).page.total_elements).toBe(0);
+    expect(ok<SourcePage>(await list(`createdAtFrom=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s) => s.id)).toEqual([b.id, c.id]);
+    expect(ok<SourcePage>(await list(`createdAtTo=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s) => s.id)).toEqual([a.id, b.id]);
 
     // nothing of the workspace for an outsider; the sysadmin sees it
-    expect(ok(await list('', cast.tokens.plain)).page.total_elements).toBe(0);
-    expect(ok(await list('', cast.tokens.sysadmin)).page.total_elements).toBe(3);
+    expect(ok<SourcePage>(await list('', cast.tokens.plain)).page.total_elements).toBe(0);
+    expect(ok<SourcePage>(await list('', cast.tokens.sysadmin)).page.total_elements).toBe(3);
 
     const bad = await list('sort=password,asc&page=-1&createdAtFrom=yesterday&type=oracle');
     expect(bad.status).toBe(422);
@@ -246,7 +246,7 @@ describe('DELETE /api/data-source/{id}', () => {
     const blocked = await api.delete(url, cast.tokens.editor);
     expect(blocked.status).toBe(400);
     expect(blocked.body.error.message).toMatch(/датасеты \(1\): «Продажи по городам»/);
-    const objects = ok(await api.get(`${url}/objects`, cast.tokens.viewer));
+    const objects = ok<DependentObjects>(await api.get(`${url}/objects`, cast.tokens.viewer));
     expect(objects).toEqual({ content: [{ type: 'dataset', id: ds.id, name: 'Продажи по городам', workspace_id: cast.workspaceId }], hidden_count: 0 });
 
     await t.deps.db.delete(datasets).where(eq(datasets.id, ds.id));
@@ -260,7 +260,7 @@ describe('POST /api/data-source/{id}/copy', () => {
   it('duplicates settings and secrets into a workspace where the caller edits', async () => {
     const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SECRET } });
     const url = `/api/data-source/${src.id}/copy`;
-    const copy = ok(await api.post(url, {}, cast.tokens.editor));
+    const copy = ok<SourceView>(await api.post(url, {}, cast.tokens.editor));
     expect(copy).toMatchObject({ name: `${src.name} (копия)`, workspace_id: cast.workspaceId, type: 'postgresql', settings: src.settings });
     expect(copy.id).not.toBe(src.id);
     expect(copy.uuid).not.toBe(src.uuid);
@@ -268,7 +268,7 @@ describe('POST /api/data-source/{id}/copy', () => {
     expect(t.deps.secretBox.open<{ password: string }>(row.secrets!).password).toBe(SECRET);
 
     const personal = cast.users.editor.personalWorkspaceId;
-    const elsewhere = ok(await api.post(url, { name: 'Моя копия', workspace_id: personal }, cast.tokens.editor));
+    const elsewhere = ok<SourceView>(await api.post(url, { name: 'Моя копия', workspace_id: personal }, cast.tokens.editor));
     expect(elsewhere).toMatchObject({ name: 'Моя копия', workspace_id: personal });
     expect(JSON.stringify(elsewhere)).not.toContain(SECRET);
 

@@ -55,7 +55,7 @@ async function fake(kind: DbKind, stage: string): Promise<FakeServer> {
 }
 
 /** A 4xx envelope (never a 500) with one of the outcomes, and nothing of a foreign body. */
-function expectCleanFailure(res: RestResponse, kind: DbKind) {
+function expectCleanFailure(res: RestResponse<unknown>, kind: DbKind) {
   expect(JSON.stringify(res.body)).not.toContain(FOREIGN_BODY_MARKER);
   expect(res.status).toBe(400);
   expect(res.body).toMatchObject({ success: false, error: { message: expect.stringMatching(outcome(kind)) } });

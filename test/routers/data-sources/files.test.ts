@@ -11,7 +11,7 @@ import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { createTestApp, useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { rest } from '../../support/rest';
-import { createSource, ok, upload } from './helpers';
+import { createSource, ok, upload, type CheckResult, type ColumnValues, type Preview, type QueryView, type SourceView } from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -40,7 +40,7 @@ async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
 describe('POST /api/files', () => {
   it('uploads a CSV as a file source in the personal workspace, imported into DuckDB under DATA_DIR/files/<uuid>', async () => {
     const res = await post({ name: 'Продажи 2024.csv', content: SALES });
-    const src = ok(res);
+    const src = ok<SourceView>(res);
     expect(src).toMatchObject({
       name: 'Продажи 2024',
       type: 'file',
@@ -57,34 +57,34 @@ describe('POST /api/files', () => {
     expect(existsSync(path.join(t.deps.config.dataDir, settings.file.duckdb_path))).toBe(true);
     expect(await readFile(path.join(t.deps.config.dataDir, settings.upload.stored_file), 'utf8')).toBe(SALES);
 
-    const rows = ok(await preview(src.id, 'Продажи_2024'));
+    const rows = ok<Preview>(await preview(src.id, 'Продажи_2024'));
     expect(rows.schema).toBe('main');
-    expect(rows.columns.map((c: any) => [c.name, c.primitive_type])).toEqual([['id', 'integer'], ['city', 'string'], ['amount', 'float'], ['day', 'date']]);
+    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([['id', 'integer'], ['city', 'string'], ['amount', 'float'], ['day', 'date']]);
     expect(rows.rows).toEqual([[1, 'Москва', 10.5, '2024-01-02'], [2, 'Казань', 20, '2024-02-03'], [3, 'Самара', null, '2024-03-04']]);
-    const values = ok(await api.get(`/api/data-source/${src.id}/column-values`, cast.tokens.editor, { table: 'Продажи_2024', column: 'city', query: 'сам' }));
+    const values = ok<ColumnValues>(await api.get(`/api/data-source/${src.id}/column-values`, cast.tokens.editor, { table: 'Продажи_2024', column: 'city', query: 'сам' }));
     expect(values.values).toEqual(['Самара']);
   });
 
   it('takes the name, workspace, delimiter and header flag from the form; reads windows-1251', async () => {
     const text = 'Город;Сумма\r\nМосква;1 234,50\r\nКазань;99,9\r\n';
-    const src = ok(
+    const src = ok<SourceView>(
       await post({ name: 'cp1251.csv', content: iconv.encode(text, 'windows-1251') }, { name: 'Выгрузка 1С', workspace_id: String(cast.workspaceId), delimiter: ';', has_header: 'true' }),
     );
     expect(src).toMatchObject({ name: 'Выгрузка 1С', workspace_id: cast.workspaceId, settings: { file: { delimiter: ';', has_header: true } } });
-    const rows = ok(await preview(src.id, 'cp1251', cast.tokens.viewer));
-    expect(rows.columns.map((c: any) => [c.name, c.primitive_type])).toEqual([['Город', 'string'], ['Сумма', 'float']]);
+    const rows = ok<Preview>(await preview(src.id, 'cp1251', cast.tokens.viewer));
+    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([['Город', 'string'], ['Сумма', 'float']]);
     expect(rows.rows).toEqual([['Москва', 1234.5], ['Казань', 99.9]]);
-    const noHeader = ok(await post({ name: 'raw.csv', content: '1,a\n2,b\n' }, { has_header: 'false', delimiter: 'comma' }));
-    expect(ok(await preview(noHeader.id, 'raw')).columns).toHaveLength(2);
+    const noHeader = ok<SourceView>(await post({ name: 'raw.csv', content: '1,a\n2,b\n' }, { has_header: 'false', delimiter: 'comma' }));
+    expect(ok<Preview>(await preview(noHeader.id, 'raw')).columns).toHaveLength(2);
   });
 
   it('imports every non-empty sheet of an XLSX as a table, or the one sheet asked for', async () => {
     const book = await xlsx({ Продажи: [['id', 'сумма'], [1, 10], [2, 20]], Пусто: [], Планы: [['месяц', 'план'], ['январь', 5]] });
-    const all = ok(await post({ name: 'book.xlsx', content: book }));
+    const all = ok<SourceView>(await post({ name: 'book.xlsx', content: book }));
     expect(all.settings.file).toMatchObject({ tables: ['Продажи', 'Планы'], format: 'xlsx', row_count: 3 });
-    expect(ok(await preview(all.id, 'Планы')).rows).toEqual([['январь', 5]]);
-    const one = ok(await post({ name: 'book.xlsx', content: book }, { sheet: 'Планы' }));
-    expect(one.settings.file.tables).toEqual(['book']);
+    expect(ok<Preview>(await preview(all.id, 'Планы')).rows).toEqual([['январь', 5]]);
+    const one = ok<SourceView>(await post({ name: 'book.xlsx', content: book }, { sheet: 'Планы' }));
+    expect(one.settings.file!.tables).toEqual(['book']);
     const missing = await post({ name: 'book.xlsx', content: book }, { sheet: 'Нет такого' });
     expect(missing.status).toBe(422);
     expect(missing.body.error.message).toBe('В файле нет листа «Нет такого»');
@@ -97,9 +97,9 @@ describe('POST /api/files', () => {
     await c.run(`COPY (SELECT range AS id, 'p' || range AS label FROM range(5)) TO '${file}' (FORMAT PARQUET)`);
     c.closeSync();
     db.closeSync();
-    const src = ok(await post({ name: 'points.parquet', content: await readFile(file) }));
+    const src = ok<SourceView>(await post({ name: 'points.parquet', content: await readFile(file) }));
     expect(src.settings.file).toMatchObject({ format: 'parquet', row_count: 5, tables: ['points'] });
-    expect(ok(await preview(src.id, 'points')).rows[4]).toEqual([4, 'p4']);
+    expect(ok<Preview>(await preview(src.id, 'points')).rows[4]).toEqual([4, 'p4']);
   });
 
   it('refuses broken and unsupported files with 422 and a clear message, leaving nothing behind', async () => {
@@ -172,7 +172,7 @@ describe('POST /api/files', () => {
 
 describe('PUT /api/files/{id}', () => {
   it('replaces the file keeping the id, the table name and the dependants', async () => {
-    const src = ok(await post({ name: 'plan.csv', content: 'month,plan\njan,1\n' }, { workspace_id: String(cast.workspaceId) }));
+    const src = ok<SourceView>(await post({ name: 'plan.csv', content: 'month,plan\njan,1\n' }, { workspace_id: String(cast.workspaceId) }));
     const [ds] = await t.deps.db.insert(datasets).values({ name: 'План', workspaceId: cast.workspaceId }).returning();
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
     ok(await api.get(`/api/data-source/${src.id}/tables`, cast.tokens.editor)); // fills the metadata cache
@@ -183,10 +183,10 @@ describe('PUT /api/files/{id}', () => {
     expect((await upload(api, 'PUT', url, cast.tokens.viewer, file)).status).toBe(403);
     expect((await upload(api, 'PUT', url, cast.tokens.plain, file)).status).toBe(404);
     expect((await upload(api, 'PUT', url, undefined, file)).status).toBe(401);
-    const replaced = ok(await upload(api, 'PUT', url, cast.tokens.editor, file));
+    const replaced = ok<SourceView>(await upload(api, 'PUT', url, cast.tokens.editor, file));
     expect(replaced).toMatchObject({ id: src.id, uuid: src.uuid, settings: { file: { tables: ['plan'], original_name: 'plan-v2.csv', row_count: 3 } } });
     expect(Date.parse(replaced.updated_at)).toBeGreaterThan(Date.parse(src.updated_at));
-    expect(ok(await preview(src.id, 'plan')).rows).toEqual([['jan', 1], ['feb', 2], ['mar', 3]]);
+    expect(ok<Preview>(await preview(src.id, 'plan')).rows).toEqual([['jan', 1], ['feb', 2], ['mar', 3]]);
     const [links] = await t.deps.db.select().from(datasetSources).where(eq(datasetSources.dataSourceId, src.id));
     expect(links.datasetId).toBe(ds.id);
     // the old files are gone, the new ones are in the same folder
@@ -196,7 +196,7 @@ describe('PUT /api/files/{id}', () => {
 
     const broken = await upload(api, 'PUT', url, cast.tokens.editor, { name: 'x.xlsx', content: 'PK\x03\x04 nope' });
     expect(broken.status).toBe(422);
-    expect(ok(await preview(src.id, 'plan')).rows).toHaveLength(3); // still the last good file
+    expect(ok<Preview>(await preview(src.id, 'plan')).rows).toHaveLength(3); // still the last good file
     const pg = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId });
     expect((await upload(api, 'PUT', `/api/files/${pg.id}`, cast.tokens.editor, file)).status).toBe(400);
     expect((await upload(api, 'PUT', '/api/files/abc', cast.tokens.editor, file)).status).toBe(422);
@@ -207,10 +207,10 @@ describe('PUT /api/files/{id}', () => {
 
 describe('DELETE /api/files/{id} and copies of file sources', () => {
   it('copies the file with the source, deletes a source with its folder, 400 while datasets depend on it', async () => {
-    const src = ok(await post({ name: 'cities.csv', content: SALES }, { workspace_id: String(cast.workspaceId) }));
-    const copy = ok(await api.post(`/api/data-source/${src.id}/copy`, {}, cast.tokens.editor));
+    const src = ok<SourceView>(await post({ name: 'cities.csv', content: SALES }, { workspace_id: String(cast.workspaceId) }));
+    const copy = ok<SourceView>(await api.post(`/api/data-source/${src.id}/copy`, {}, cast.tokens.editor));
     expect(existsSync(sourceFolder(copy.uuid))).toBe(true);
-    expect(copy.settings.file.tables).toEqual(['cities']);
+    expect(copy.settings.file!.tables).toEqual(['cities']);
 
     const [ds] = await t.deps.db.insert(datasets).values({ name: 'Города', workspaceId: cast.workspaceId }).returning();
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
@@ -225,7 +225,7 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
     expect(existsSync(sourceFolder(src.uuid))).toBe(false);
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.editor)).status).toBe(404);
     // the copy has files of its own
-    expect(ok(await preview(copy.id, 'cities')).rows).toHaveLength(3);
+    expect(ok<Preview>(await preview(copy.id, 'cities')).rows).toHaveLength(3);
     // DELETE /api/data-source removes a file source's folder too
     ok(await api.delete(`/api/data-source/${copy.id}`, cast.tokens.editor));
     expect(existsSync(sourceFolder(copy.uuid))).toBe(false);
@@ -237,12 +237,12 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
 
 describe('SQL on a file source', () => {
   it('checks and renames like any source, and runs SQL in DuckDB without access to the server file system', async () => {
-    const src = ok(await post({ name: 'sales.csv', content: SALES }));
-    expect(ok(await api.post(`/api/data-source/${src.id}/check`, undefined, cast.tokens.editor))).toEqual({ ok: true, message: 'Подключение успешно' });
+    const src = ok<SourceView>(await post({ name: 'sales.csv', content: SALES }));
+    expect(ok<CheckResult>(await api.post(`/api/data-source/${src.id}/check`, undefined, cast.tokens.editor))).toEqual({ ok: true, message: 'Подключение успешно' });
     expect((await api.post(`/api/data-source/${src.id}/check`, { settings: { host: 'x' } }, cast.tokens.editor)).status).toBe(422);
     expect((await api.put(`/api/data-source/${src.id}`, { settings: { host: 'x' } }, cast.tokens.editor)).status).toBe(400);
-    expect(ok(await api.put(`/api/data-source/${src.id}`, { name: 'Продажи (файл)' }, cast.tokens.editor)).name).toBe('Продажи (файл)');
-    const q = ok(await api.post(`/api/data-source/${src.id}/queries`, { sql: 'SELECT city FROM sales WHERE amount > $1', parameters: [15] }, cast.tokens.editor));
+    expect(ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { name: 'Продажи (файл)' }, cast.tokens.editor)).name).toBe('Продажи (файл)');
+    const q = ok<QueryView>(await api.post(`/api/data-source/${src.id}/queries`, { sql: 'SELECT city FROM sales WHERE amount > $1', parameters: [15] }, cast.tokens.editor));
     expect(q.rows).toEqual([['Казань']]);
     for (const sql of [`SELECT * FROM read_csv('/etc/passwd')`, `COPY sales TO '/tmp/leak.csv'`, `ATTACH '/tmp/x.duckdb'`]) {
       const res = await api.post(`/api/data-source/${src.id}/queries`, { sql }, cast.tokens.editor);

@@ -3,7 +3,22 @@
 import { createConnector, type SourceKind, type SourceSettings } from '../../../adapters/sources';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from '../../adapters/sources/servers';
 import type { z } from 'zod';
-import type { dataSourceView } from '../../../routers/data-sources/schemas';
+import type {
+  accessLogOutput,
+  checkOutput,
+  columnValuesOutput,
+  dataSourceView,
+  listColumnsOutput,
+  listDataSourcesOutput,
+  listObjectsOutput,
+  listQueriesOutput,
+  listSchemasOutput,
+  listTablesOutput,
+  previewOutput,
+  queryView,
+  refreshMetadataOutput,
+  validateSqlOutput,
+} from '../../../routers/data-sources/schemas';
 import { ok, type Rest } from '../../support/rest';
 
 export { randomName };
@@ -58,13 +73,29 @@ export async function dropTable(kind: DbKind, name: string): Promise<void> {
 /** Kept here too: the data-source tests import it with their other helpers. */
 export { ok };
 
+// Answers of the data-source operations, as the routers' zod outputs describe them.
+export type SourceView = z.output<typeof dataSourceView>;
+export type SourcePage = z.output<typeof listDataSourcesOutput>;
+export type CheckResult = z.output<typeof checkOutput>;
+export type SchemaList = z.output<typeof listSchemasOutput>;
+export type TableList = z.output<typeof listTablesOutput>;
+export type ColumnList = z.output<typeof listColumnsOutput>;
+export type MetadataRefresh = z.output<typeof refreshMetadataOutput>;
+export type DependentObjects = z.output<typeof listObjectsOutput>;
+export type Preview = z.output<typeof previewOutput>;
+export type ColumnValues = z.output<typeof columnValuesOutput>;
+export type QueryView = z.output<typeof queryView>;
+export type QueryPage = z.output<typeof listQueriesOutput>;
+export type SqlCheck = z.output<typeof validateSqlOutput>;
+export type AccessLogPage = z.output<typeof accessLogOutput>;
+
 export async function createSource(
   api: Rest,
   token: string | undefined,
   kind: DbKind,
   extra: { name?: string; workspace_id?: number; settings?: Record<string, unknown> } = {},
 ) {
-  return ok<z.output<typeof dataSourceView>>(
+  return ok<SourceView>(
     await api.post(
       '/api/data-source',
       { name: extra.name ?? randomName('src'), type: kind, settings: { ...SERVERS[kind](), ...extra.settings }, workspace_id: extra.workspace_id },

@@ -6,8 +6,10 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { closedPort } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { type RestResponse } from '../../support/rest';
-import { DB_KINDS, SERVERS, createCitiesTable, createSource, dropTable, ok, randomName } from './helpers';
+import type { z } from 'zod';
+import type { sourceNetworkPolicy } from '../../../routers/service/source-network';
+import { failure, type RestResponse } from '../../support/rest';
+import { DB_KINDS, SERVERS, createCitiesTable, createSource, dropTable, ok, randomName, type CheckResult, type Preview } from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -16,8 +18,7 @@ beforeAll(async () => {
   cast = await createRoleCast(t.deps, api);
 });
 
-interface Policy { allow: string[]; deny: string[] }
-interface CheckBody { ok: boolean; message: string }
+type Policy = z.output<typeof sourceNetworkPolicy>;
 
 const URL_ = '/api/settings/source-network';
 const DEFAULT: Policy = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10'] };
@@ -29,7 +30,7 @@ afterEach(async () => {
 const refused = (what: string) => `Подключение к адресу ${what} запрещено настройками платформы`;
 function expectRefused(res: RestResponse, what: string) {
   expect(res.status, JSON.stringify(res.body)).toBe(400);
-  expect(res.body.error.message).toBe(refused(what));
+  expect(failure(res).message).toBe(refused(what));
 }
 const check = (settings: object) => api.post('/api/data-source/check', { type: 'postgresql', settings }, cast.tokens.editor);
 
@@ -43,7 +44,7 @@ describe('GET/PUT /api/settings/source-network', () => {
     expectRefused(await check({ ...SERVERS.postgresql(), host: '169.254.169.254' }), '169.254.169.254');
     expectRefused(await check({ ...SERVERS.postgresql(), host: '[fe80::1]' }), 'fe80::1');
     expectRefused(await check({ ...SERVERS.postgresql(), host: '::ffff:169.254.1.1' }), '::ffff:169.254.1.1');
-    expect(ok<CheckBody>(await check(SERVERS.postgresql()))).toEqual({ ok: true, message: 'Подключение успешно' });
+    expect(ok<CheckResult>(await check(SERVERS.postgresql()))).toEqual({ ok: true, message: 'Подключение успешно' });
   });
 
   it('validates every entry with its path', async () => {
@@ -64,7 +65,7 @@ describe('enforcement', () => {
     const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId });
     const base = `/api/data-source/${src.id}`;
     const preview = () => api.post(`${base}/preview`, { schema: 'public', table }, cast.tokens.viewer);
-    expect(ok<{ rows: unknown[] }>(await preview()).rows).toHaveLength(3); // its pool is open now
+    expect(ok<Preview>(await preview()).rows).toHaveLength(3); // its pool is open now
 
     await setPolicy({ allow: [], deny: ['127.0.0.0/8', '::1'] });
     expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
@@ -81,7 +82,7 @@ describe('enforcement', () => {
     expectRefused(await preview(), '127.0.0.1');
 
     await setPolicy(DEFAULT);
-    expect(ok<{ rows: unknown[] }>(await preview()).rows).toHaveLength(3);
+    expect(ok<Preview>(await preview()).rows).toHaveLength(3);
     await dropTable('postgresql', table);
   });
 
@@ -93,7 +94,7 @@ describe('enforcement', () => {
     await setPolicy({ allow: ['10.0.0.0/8'], deny: [] });
     expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
     await setPolicy({ allow: ['127.0.0.1/32'], deny: [] });
-    expect(ok<CheckBody>(await check(SERVERS.postgresql())).ok).toBe(true);
+    expect(ok<CheckResult>(await check(SERVERS.postgresql())).ok).toBe(true);
     // deny wins over allow
     await setPolicy({ allow: ['127.0.0.0/8'], deny: ['127.0.0.1'] });
     expectRefused(await check(SERVERS.postgresql()), '127.0.0.1');
@@ -107,7 +108,7 @@ describe('enforcement', () => {
     expectRefused(await viaSsh('127.0.0.2', 'db.internal'), '127.0.0.2');
     expectRefused(await viaSsh('127.0.0.1', 'db.corp.example'), 'db.corp.example');
     // allowed through: the tunnel is tried (nobody listens on that port), the database name is never resolved here
-    const tried = ok<CheckBody>(await viaSsh('127.0.0.1', 'db.internal'));
+    const tried = ok<CheckResult>(await viaSsh('127.0.0.1', 'db.internal'));
     expect(tried.ok).toBe(false);
     expect(tried.message).toMatch(/SSH/);
     // a strict allow list: a name behind SSH can only be allowed by name
@@ -162,7 +163,7 @@ describe('DNS rebinding', () => {
     try {
       await setPolicy({ allow: [], deny: [...DEFAULT.deny, '127.0.0.2/32'] });
       const settings = kind === 'clickhouse' ? { ...real, host: NAME, http_port: port } : { ...real, host: NAME, port };
-      const res = ok<CheckBody>(await api.post('/api/data-source/check', { type: kind, settings }, cast.tokens.editor));
+      const res = ok<CheckResult>(await api.post('/api/data-source/check', { type: kind, settings }, cast.tokens.editor));
       expect(reachedDenied).toEqual([]);
       expect(res).toEqual({ ok: true, message: 'Подключение успешно' });
     } finally {

@@ -7,7 +7,7 @@ import { dataSources } from '../../../db/schema';
 import { closedPort } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import type { RestResponse } from '../../support/rest';
+import { failure, type RestResponse } from '../../support/rest';
 import { SERVERS, createSource, ok } from './helpers';
 import type { z } from 'zod';
 import type { checkOutput, dataSourceView } from '../../../routers/data-sources/schemas';
@@ -76,7 +76,7 @@ async function passwordTrap(): Promise<{ port: number; captured: string[]; close
 
 function expect400(res: RestResponse, message: string) {
   expect(res.status).toBe(400);
-  expect(res.body.error.message).toBe(message);
+  expect(failure(res).message).toBe(message);
 }
 
 describe('POST /api/data-source/{id}/check with another address', () => {
