@@ -4,17 +4,18 @@ import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
 import { AppError } from '../kernel/errors';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow, type ObjectRowBase } from '../objects/kinds';
-import { roleAllowsEdit, roleIsAdmin, type WorkspaceRole } from '../workspaces/roles';
+import { roleAllowsEdit, roleIsAdmin, roleOfRank, type WorkspaceRole } from '../workspaces/roles';
 import { actorRoleRankSql, inVisibleWorkspaces, workspaceRoleOf, type CallerRef } from './workspace-access';
 
 /*
  * Who may do what with a workspace object of any kind (server/objects/kinds.ts), until object rights arrive:
  * - read (details, data, metadata, preview, check): any role in the object's workspace, or a system administrator;
  *   anyone else gets 404 with the kind's message, as if the object did not exist;
+ * - edit in its workspace (build a widget on a dataset): Редактор or Администратор there; a reader gets 403;
  * - own (change, delete, copy; for a source also the SQL console and the access log): Администратор of the
  *   workspace, or the author while they still hold an editing role there (an author demoted to Наблюдатель no
  *   longer edits); anyone else who can read gets 403.
- * Lists and hot paths ask the same in SQL: readableInSql, roleRankInSql (+ accessOf on the row they loaded).
+ * Lists and hot paths ask the same in SQL: readableInSql, roleRankInSql (+ accessOfRank on the row they loaded).
  */
 
 export interface ObjectAccess<K extends ObjectKindName> {
@@ -43,6 +44,11 @@ export function accessOf<K extends ObjectKindName>(actor: Actor, kind: K, row: O
   return { row, role, isOwner: ownsObject(actor, row, role) };
 }
 
+/** accessOf for a row selected beside roleRankInSql (the rank of the caller's role, null when not a member). */
+export function accessOfRank<K extends ObjectKindName>(actor: Actor, kind: K, row: ObjectRow<K>, rank: number | null): ObjectAccess<K> {
+  return accessOf(actor, kind, row, roleOfRank(rank));
+}
+
 /** The object and the caller's standing; 404 when it does not exist or its workspace is hidden from the caller. */
 export async function readableObject<K extends ObjectKindName>(
   db: DbOrTx,
@@ -59,6 +65,22 @@ export async function readableObject<K extends ObjectKindName>(
   const [row] = (opts.forUpdate ? await query.for('update') : await query) as ObjectRow<K>[];
   if (!row) throw notFound(id);
   return accessOf(actor, kind, row, await workspaceRoleOf(db, actor, row.workspaceId));
+}
+
+/**
+ * As readable, and the caller holds an editing role (Редактор or Администратор) in the object's workspace: else 403.
+ * What building on an object needs (a widget on a dataset), not changing it (that is ownedObject).
+ */
+export async function editableObject<K extends ObjectKindName>(
+  db: DbOrTx,
+  actor: Actor,
+  kind: K,
+  id: number,
+  opts: ObjectAccessOptions = {},
+): Promise<ObjectAccess<K>> {
+  const access = await readableObject(db, actor, kind, id, opts);
+  if (!roleAllowsEdit(access.role)) throw new AppError('forbidden');
+  return access;
 }
 
 /** As readable, and the caller owns the object: else 403. */
@@ -81,7 +103,7 @@ export function readableInSql(actor: Actor, kind: ObjectKindName): SQL {
 
 /**
  * SQL: the rank of the caller's role in the workspace of this row of the kind (null: not a member), to select beside
- * the row and hand to accessOf with roleOfRank. PREPARED_CALLER for a prepared statement.
+ * the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement.
  */
 export function roleRankInSql(caller: CallerRef, kind: ObjectKindName): SQL<number | null> {
   return actorRoleRankSql(caller, OBJECT_KINDS[kind].columns.workspaceId);

@@ -37,7 +37,7 @@ export interface SourceRef {
   workspaceId: number;
 }
 
-export const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
+const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
   new AppError('forbidden', `Нет доступа к источнику данных «${s.name}» (id ${s.id})`);
 
 /** Of the given workspaces, those the user can read now (one metadata query). */

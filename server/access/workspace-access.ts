@@ -28,7 +28,7 @@ export interface WorkspaceAccess {
 export const workspaceNotFound = (id: number) => notFound(`Рабочее пространство не найдено (id ${id})`);
 
 /** Rows of workspace_members that belong to the caller: their own, or a group of theirs. */
-export function actorMemberRows(actor: Actor): SQL {
+function actorMemberRows(actor: Actor): SQL {
   const direct = eq(workspaceMembers.userId, actor.userId);
   return actor.groupIds.length > 0 ? or(direct, inArray(workspaceMembers.groupId, actor.groupIds))! : direct;
 }

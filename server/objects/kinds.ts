@@ -56,7 +56,7 @@ function kind<T extends ObjectTable & ObjectColumns>(table: T, notFoundOf: (id: 
   };
 }
 
-export const sourceNotFound = (id: number) => notFound(`Источник данных не найден (id ${id})`);
+const sourceNotFound = (id: number) => notFound(`Источник данных не найден (id ${id})`);
 export const widgetNotFound = (id: number) => notFound(`Виджет не найден (id ${id})`);
 
 export const OBJECT_KINDS = {
@@ -66,5 +66,4 @@ export const OBJECT_KINDS = {
 };
 
 export type ObjectKindName = keyof typeof OBJECT_KINDS;
-export type ObjectTableOf<K extends ObjectKindName> = (typeof OBJECT_KINDS)[K]['table'];
-export type ObjectRow<K extends ObjectKindName> = ObjectTableOf<K>['$inferSelect'];
+export type ObjectRow<K extends ObjectKindName> = (typeof OBJECT_KINDS)[K]['table']['$inferSelect'];

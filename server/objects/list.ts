@@ -3,10 +3,9 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
-import { accessOf, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import { accessOfRank, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import { inVisibleWorkspaces } from '../access/workspace-access';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import { roleOfRank } from '../workspaces/roles';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow } from './kinds';
 
 /*
@@ -47,7 +46,7 @@ export interface StdListFilter {
   updatedAtTo?: Date;
 }
 
-export interface StdListColumns {
+interface StdListColumns {
   name: AnyColumn;
   author: AnyColumn;
   workspace: AnyColumn;
@@ -67,7 +66,7 @@ export function timeRange(column: AnyColumn, from: Date | undefined, to: Date | 
  * WHERE of a std list: only workspaces the caller can read, then the filters. The area adds its own `type`
  * condition (its meaning differs per area).
  */
-export function stdListWhere(actor: Actor, cols: StdListColumns, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
+function stdListWhere(actor: Actor, cols: StdListColumns, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
   const conditions: SQL[] = [inVisibleWorkspaces(actor, cols.workspace)];
   if (f.query) conditions.push(ilike(cols.name, containsPattern(f.query)));
   if (f.author !== undefined) conditions.push(eq(cols.author, f.author));
@@ -128,6 +127,6 @@ export async function listObjects<K extends ObjectKindName, V>(
     .orderBy(...orderByOf(input.sort, sortable, [desc(columns.updatedAt)], columns.id))
     .limit(input.size)
     .offset(input.page * input.size);
-  const items = rows.map((r) => accessOf(actor, kind, r.row as ObjectRow<K>, roleOfRank(r.rank)));
+  const items = rows.map((r) => accessOfRank(actor, kind, r.row as ObjectRow<K>, r.rank));
   return pageOf(await toViews(items), input, total);
 }

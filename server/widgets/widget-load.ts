@@ -1,18 +1,16 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { dataSources, datasetSources, datasets, widgets } from '../../db/schema';
-import { accessOf, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import { accessOfRank, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
-import type { DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../app/deps';
-import { OBJECT_KINDS } from '../objects/kinds';
-import { roleOfRank } from '../workspaces/roles';
+import { OBJECT_KINDS, type ObjectRow } from '../objects/kinds';
 
 export interface WidgetForData extends ObjectAccess<'widget'> {
   dataset: DatasetOwnerRef;
-  sources: DataSourceRow[];
+  sources: ObjectRow<'data_source'>[];
 }
 
 interface SourceJson {
@@ -80,7 +78,7 @@ async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number)
   const [found] = await slot.statement.execute({ id: widgetId, ...preparedCallerParams(actor) });
   if (!found) throw OBJECT_KINDS.widget.notFound(widgetId);
   return {
-    ...accessOf(actor, 'widget', found.row, roleOfRank(found.rank)),
+    ...accessOfRank(actor, 'widget', found.row, found.rank),
     dataset: { id: found.row.datasetId, version: found.version, workspaceId: found.workspaceId, authorId: found.authorId },
     sources: found.sources.map((r) => ({
       id: r.id,

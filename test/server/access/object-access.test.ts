@@ -3,6 +3,8 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import { dataSources, datasets, widgets, workspaceMembers } from '../../../db/schema';
 import {
   accessOf,
+  accessOfRank,
+  editableObject,
   ownedObject,
   readableInSql,
   readableObject,
@@ -13,7 +15,6 @@ import type { Actor } from '../../../server/auth/actor';
 import { AppError } from '../../../server/kernel/errors';
 import { OBJECT_KINDS, type ObjectKindName } from '../../../server/objects/kinds';
 import { loadWidgetForData } from '../../../server/widgets/widget-load';
-import { roleOfRank } from '../../../server/workspaces/roles';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createUser, uniq, type TestUser } from '../../support/factories';
 
@@ -75,7 +76,7 @@ async function world() {
 }
 
 describe('readableObject / ownedObject', () => {
-  it('read: any role in the workspace or a system administrator; own: Администратор or the author with an editing role', async () => {
+  it('read: any role or a system administrator; edit: an editing role; own: Администратор or the author with an editing role', async () => {
     const { ids, users } = await world();
     const db = t.deps.db;
     const callers: [string, Actor][] = [
@@ -88,17 +89,21 @@ describe('readableObject / ownedObject', () => {
     ];
     for (const kind of KINDS) {
       const id = ids[kind];
-      const table: Record<string, [number, number]> = {};
+      const table: Record<string, number[]> = {};
       for (const [name, actor] of callers) {
-        table[name] = [(await outcome(readableObject(db, actor, kind, id))).status, (await outcome(ownedObject(db, actor, kind, id))).status];
+        table[name] = [
+          (await outcome(readableObject(db, actor, kind, id))).status,
+          (await outcome(editableObject(db, actor, kind, id))).status,
+          (await outcome(ownedObject(db, actor, kind, id))).status,
+        ];
       }
       expect(table, kind).toEqual({
-        admin: [200, 200],
-        author: [200, 200],
-        editor: [200, 403],
-        viewer: [200, 403],
-        stranger: [404, 404],
-        sysadmin: [200, 403],
+        admin: [200, 200, 200],
+        author: [200, 200, 200],
+        editor: [200, 200, 403],
+        viewer: [200, 403, 403],
+        stranger: [404, 404, 404],
+        sysadmin: [200, 403, 403],
       });
     }
   });
@@ -139,6 +144,7 @@ describe('readableObject / ownedObject', () => {
     for (const kind of KINDS) {
       expect(await readableObject(db, actorOf(users.author), kind, ids[kind])).toMatchObject({ role: 'Наблюдатель', isOwner: false });
       expect((await outcome(ownedObject(db, actorOf(users.author), kind, ids[kind]))).status).toBe(403);
+      expect((await outcome(editableObject(db, actorOf(users.author), kind, ids[kind]))).status).toBe(403);
       // An editing role through a group of theirs makes them the owner again.
       expect(await ownedObject(db, actorOf(users.author, { groupIds: [editors.id] }), kind, ids[kind])).toMatchObject({ role: 'Редактор', isOwner: true });
     }
@@ -172,7 +178,7 @@ describe('readableObject / ownedObject', () => {
 });
 
 describe('the policy in SQL', () => {
-  it('readableInSql filters what the caller can read; roleRankInSql gives accessOf the same answer as readableObject', async () => {
+  it('readableInSql filters what the caller can read; roleRankInSql gives accessOfRank the same answer as readableObject', async () => {
     const { ids, users } = await world();
     const db = t.deps.db;
     for (const kind of KINDS) {
@@ -192,7 +198,7 @@ describe('the policy in SQL', () => {
         .select({ row: table, rank: roleRankInSql(actorOf(users.author), kind) })
         .from(table)
         .where(eq(columns.id, ids[kind]));
-      const fromSql = accessOf(actorOf(users.author), kind, row.row as ObjectAccess<typeof kind>['row'], roleOfRank(row.rank));
+      const fromSql = accessOfRank(actorOf(users.author), kind, row.row as ObjectAccess<typeof kind>['row'], row.rank);
       const fromQuery = await readableObject(db, actorOf(users.author), kind, ids[kind]);
       expect({ role: fromSql.role, isOwner: fromSql.isOwner }).toEqual({ role: fromQuery.role, isOwner: fromQuery.isOwner });
       expect(() => accessOf(actorOf(users.stranger), kind, row.row as ObjectAccess<typeof kind>['row'], null)).toThrow(NOT_FOUND[kind](ids[kind]));
