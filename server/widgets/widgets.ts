@@ -2,17 +2,15 @@ import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { ownedObject, readableObject } from '../access/object-access';
+import { editableObject, ownedObject, readableObject } from '../access/object-access';
 import type { DatasetRow } from '../datasets/load-model';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { AppError } from '../kernel/errors';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { compileWidgetQuery } from '../query/compile/compile-widget';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
-import { roleAllowsEdit } from '../workspaces/roles';
 import { widgetView, type WidgetConfig, type WidgetView } from './views';
 import { insertWidget, updateWidget as updateWidgetRow } from './store';
 
@@ -42,9 +40,7 @@ const configOfInput = (input: WidgetInput): WidgetConfig => ({
 
 /** The dataset a widget is built on, readable by the caller (404) and editable there (403). */
 async function editableDataset(db: DbOrTx, actor: Actor, datasetId: number): Promise<DatasetRow> {
-  const { row, role } = await readableObject(db, actor, 'dataset', datasetId);
-  if (!roleAllowsEdit(role)) throw new AppError('forbidden');
-  return row;
+  return (await editableObject(db, actor, 'dataset', datasetId)).row;
 }
 
 /** A configuration is valid when it compiles (nothing is run): the same 422/400 answers as a data request. */
