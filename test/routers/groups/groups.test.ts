@@ -1,6 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listGroupsOutput, listMembersOutput } from '../../../routers/groups/schemas';
+
+type GroupPage = z.output<typeof listGroupsOutput>;
+type GroupMemberPage = z.output<typeof listMembersOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -35,13 +41,13 @@ describe('groups', () => {
   it('lists groups paged with system groups flagged and first', async () => {
     const res = await api.get('/api/groups', userToken, { size: '2' });
     expect(res.status).toBe(200);
-    expect(res.body.data.content.map((g: any) => g.system)).toEqual([true, true]);
-    expect(res.body.data.content.map((g: any) => g.name)).toContain('Менеджеры рабочих пространств');
+    expect(ok<GroupPage>(res).content.map((g) => g.system)).toEqual([true, true]);
+    expect(ok<GroupPage>(res).content.map((g) => g.name)).toContain('Менеджеры рабочих пространств');
     const tag = uniq('list');
     for (const n of ['b', 'a']) await createGroup(t.deps, { name: `${tag}_${n}` });
     const search = await api.get('/api/groups', userToken, { query: tag, sort: 'name,asc' });
-    expect(search.body.data.content.map((g: any) => g.name)).toEqual([`${tag}_a`, `${tag}_b`]);
-    expect(search.body.data.page).toEqual({ size: 20, number: 0, total_elements: 2, total_pages: 1 });
+    expect(ok<GroupPage>(search).content.map((g) => g.name)).toEqual([`${tag}_a`, `${tag}_b`]);
+    expect(ok<GroupPage>(search).page).toEqual({ size: 20, number: 0, total_elements: 2, total_pages: 1 });
     expect((await api.get('/api/groups', userToken, { sort: 'secret,asc' })).status).toBe(422);
   });
 
@@ -112,7 +118,7 @@ describe('group members', () => {
     const removed = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
     expect(removed.status).toBe(200);
     expect(removed.body.data).toEqual({ group_id: g.id, user_id: a.id, removed: true });
-    expect((await api.get(`/api/groups/${g.id}/members`, userToken)).body.data.content.map((m: any) => m.id)).toEqual([b.id]);
+    expect(ok<GroupMemberPage>(await api.get(`/api/groups/${g.id}/members`, userToken)).content.map((m) => m.id)).toEqual([b.id]);
   });
 
   it('answers unknown user ids in the body with 422 at their position, and writes nothing', async () => {

@@ -1,7 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listTokensOutput } from '../../../routers/mcp-tokens/schemas';
 import { groups } from '../../../db/schema';
+
+type TokenPage = z.output<typeof listTokensOutput>;
 
 const DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
 const { t, api } = useTestApp();
@@ -80,7 +85,7 @@ describe('API tokens', () => {
     expect((await api.delete(`/api/mcp-tokens/${issued.id}`, otherSession)).status).toBe(404);
     expect((await api.get(`/api/mcp-tokens?userId=${owner.id}`, otherSession)).status).toBe(403);
     const adminList = await api.get(`/api/mcp-tokens?userId=${owner.id}`, admin);
-    expect(adminList.body.data.content.map((x: any) => x.id)).toEqual([issued.id]);
+    expect(ok<TokenPage>(adminList).content.map((x) => x.id)).toEqual([issued.id]);
     expect((await api.delete(`/api/mcp-tokens/${issued.id}`, admin)).body.data.status).toBe('revoked');
   });
 

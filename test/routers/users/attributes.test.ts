@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { attributeKeysOutput } from '../../../routers/users/schemas';
+
+type AttributeKeys = z.output<typeof attributeKeysOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -29,8 +34,8 @@ describe('user attributes', () => {
     const plain = await createUser(t.deps);
     const keys = await api.get('/api/user-attributes', await login(api, plain.username, plain.password));
     expect(keys.status).toBe(200);
-    expect(keys.body.data.keys).toContainEqual({ key, user_count: 1 });
-    expect(keys.body.data.keys.find((k: any) => k.key === 'dept')).toBeUndefined();
+    expect(ok<AttributeKeys>(keys).keys).toContainEqual({ key, user_count: 1 });
+    expect(ok<AttributeKeys>(keys).keys.find((k) => k.key === 'dept')).toBeUndefined();
   });
 
   it('writes nothing when the body is invalid (422) and answers unknown users with 404', async () => {
@@ -57,6 +62,6 @@ describe('user attributes', () => {
     await api.put(`/api/users/${u.id}/attributes`, { attributes: { [key]: ['1'] } }, adminToken);
     expect((await api.delete(`/api/users/${u.id}`, adminToken)).status).toBe(200);
     const keys = await api.get('/api/user-attributes', adminToken);
-    expect(keys.body.data.keys.find((k: any) => k.key === key)).toBeUndefined();
+    expect(ok<AttributeKeys>(keys).keys.find((k) => k.key === key)).toBeUndefined();
   });
 });

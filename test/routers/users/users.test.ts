@@ -1,6 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listUserGroupsOutput, listUsersOutput, meOutput } from '../../../routers/users/schemas';
+
+type UserPage = z.output<typeof listUsersOutput>;
+type Me = z.output<typeof meOutput>;
+type UserGroupPage = z.output<typeof listUserGroupsOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -97,11 +104,11 @@ describe('GET /api/users and /api/users/{id}', () => {
     }
     const res = await api.get('/api/users', adminToken, { query: tag, sort: 'username,desc', size: '2', page: '0' });
     expect(res.status).toBe(200);
-    expect(res.body.data.content.map((u: any) => u.username)).toEqual([`${tag}_c`, `${tag}_b`]);
-    expect(res.body.data.page).toEqual({ size: 2, number: 0, total_elements: 3, total_pages: 2 });
-    expect(res.body.data.content[0]).toHaveProperty('email');
+    expect(ok<UserPage>(res).content.map((u) => u.username)).toEqual([`${tag}_c`, `${tag}_b`]);
+    expect(ok<UserPage>(res).page).toEqual({ size: 2, number: 0, total_elements: 3, total_pages: 2 });
+    expect(ok<UserPage>(res).content[0]).toHaveProperty('email');
     const second = await api.get('/api/users', adminToken, { query: tag, sort: 'username,desc', size: '2', page: '1' });
-    expect(second.body.data.content.map((u: any) => u.username)).toEqual([`${tag}_a`]);
+    expect(ok<UserPage>(second).content.map((u) => u.username)).toEqual([`${tag}_a`]);
     const byGroup = await api.get('/api/users', adminToken, { groupId: String(group.id) });
     expect(byGroup.body.data.page.total_elements).toBe(3);
   });
@@ -159,11 +166,11 @@ describe('GET /api/users/me and /api/users/{id}/groups', () => {
       is_workspace_manager: true,
       token_kind: 'session',
     });
-    expect(res.body.data.groups.map((g: any) => g.id).sort()).toEqual([group.id, t.deps.systemGroups.workspaceManagers].sort());
+    expect(ok<Me>(res).groups.map((g) => g.id).sort()).toEqual([group.id, t.deps.systemGroups.workspaceManagers].sort());
     const groups = await api.get(`/api/users/${u.id}/groups`, token, { sort: 'name,asc' });
     expect(groups.status).toBe(200);
-    expect(groups.body.data.page.total_elements).toBe(2);
-    expect(groups.body.data.content.find((g: any) => g.id === t.deps.systemGroups.workspaceManagers)).toMatchObject({
+    expect(ok<UserGroupPage>(groups).page.total_elements).toBe(2);
+    expect(ok<UserGroupPage>(groups).content.find((g) => g.id === t.deps.systemGroups.workspaceManagers)).toMatchObject({
       name: 'Менеджеры рабочих пространств',
       system: true,
     });

@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listWorkspacesOutput } from '../../../routers/workspaces/schemas';
+
+type WorkspacePage = z.output<typeof listWorkspacesOutput>;
 
 /*
  * Rights that come from groups follow the token: a session token carries the groups as at login (a change needs a new
@@ -79,7 +84,7 @@ describe('workspace membership through a group', () => {
     const res = await api.get(`/api/workspaces/${ws}`, newToken);
     expect(res.status).toBe(200);
     expect(res.body.data.role).toBe('Редактор');
-    expect((await api.get('/api/workspaces', newToken, { type: 'shared' })).body.data.content.map((w: any) => w.id)).toEqual([ws]);
+    expect(ok<WorkspacePage>(await api.get('/api/workspaces', newToken, { type: 'shared' })).content.map((w) => w.id)).toEqual([ws]);
     // Редактор through the group is not Администратор.
     expect((await api.put(`/api/workspaces/${ws}`, { name: 'x' }, newToken)).status).toBe(403);
   });

@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createGroup, createSharedWorkspace, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listMembersOutput } from '../../../routers/workspaces/schemas';
+
+type MemberPage = z.output<typeof listMembersOutput>;
 
 const { t, api } = useTestApp();
 let admin: TestUser;
@@ -25,10 +30,10 @@ describe('workspace members', () => {
     expect(addGroup.body.data).toMatchObject({ user_id: null, group_id: g.id, subject_type: 'group', name: g.name, full_name: null, role: 'Редактор' });
 
     const list = await api.get(`/api/workspaces/${ws}/members`, adminToken);
-    expect(list.body.data.content.map((m: any) => m.role)).toEqual(['Администратор', 'Редактор', 'Наблюдатель']);
-    expect(list.body.data.page.total_elements).toBe(3);
+    expect(ok<MemberPage>(list).content.map((m) => m.role)).toEqual(['Администратор', 'Редактор', 'Наблюдатель']);
+    expect(ok<MemberPage>(list).page.total_elements).toBe(3);
     const byRole = await api.get(`/api/workspaces/${ws}/members`, adminToken, { sort: 'role,asc', size: '1' });
-    expect(byRole.body.data.content.map((m: any) => m.role)).toEqual(['Наблюдатель']);
+    expect(ok<MemberPage>(byRole).content.map((m) => m.role)).toEqual(['Наблюдатель']);
 
     const memberId = addUser.body.data.member_id;
     const promoted = await api.put(`/api/workspaces/${ws}/members/${memberId}`, { role: 'Администратор' }, adminToken);
@@ -96,7 +101,7 @@ describe('workspace members', () => {
     const other = await createUser(t.deps);
     const otherMember = await addWorkspaceMember(t.deps, ws, { userId: other.id, role: 'Администратор' });
     const otherToken = await login(api, other.username, other.password);
-    const own = (await api.get(`/api/workspaces/${ws}/members`, adminToken)).body.data.content.find((m: any) => m.user_id === admin.id).member_id;
+    const own = ok<MemberPage>(await api.get(`/api/workspaces/${ws}/members`, adminToken)).content.find((m) => m.user_id === admin.id)!.member_id;
     const results = await Promise.all([
       api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Редактор' }, adminToken),
       api.put(`/api/workspaces/${ws}/members/${otherMember}`, { role: 'Редактор' }, otherToken),

@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, login, uniq, type TestUser } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { listWorkspacesOutput } from '../../../routers/workspaces/schemas';
+
+type WorkspacePage = z.output<typeof listWorkspacesOutput>;
 
 const { t, api } = useTestApp();
 let manager: TestUser;
@@ -48,16 +53,16 @@ describe('GET /api/workspaces', () => {
     await createSharedWorkspace(t.deps, [{ groupId: g.id, role: 'Администратор' }], { name: `${tag} hidden` });
     const res = await api.get('/api/workspaces', token);
     expect(res.status).toBe(200);
-    expect(res.body.data.content.map((w: any) => [w.id, w.role])).toEqual([
+    expect(ok<WorkspacePage>(res).content.map((w) => [w.id, w.role])).toEqual([
       [u.personalWorkspaceId, 'Администратор'],
       [b, 'Наблюдатель'],
       [a, 'Редактор'],
     ]);
-    expect(res.body.data.page.total_elements).toBe(3);
+    expect(ok<WorkspacePage>(res).page.total_elements).toBe(3);
     const shared = await api.get('/api/workspaces', token, { type: 'shared', sort: 'name,desc' });
-    expect(shared.body.data.content.map((w: any) => w.id)).toEqual([a, b]);
+    expect(ok<WorkspacePage>(shared).content.map((w) => w.id)).toEqual([a, b]);
     const search = await api.get('/api/workspaces', token, { query: `${tag} b` });
-    expect(search.body.data.content.map((w: any) => w.id)).toEqual([a]);
+    expect(ok<WorkspacePage>(search).content.map((w) => w.id)).toEqual([a]);
     expect((await api.get('/api/workspaces', token, { type: 'team' })).status).toBe(422);
     expect((await api.get('/api/workspaces', token, { sort: 'owner,asc' })).status).toBe(422);
   });
@@ -66,9 +71,9 @@ describe('GET /api/workspaces', () => {
     const u = await createUser(t.deps);
     const ws = await createSharedWorkspace(t.deps, [{ userId: u.id, role: 'Администратор' }]);
     const all = await api.get('/api/workspaces', adminToken, { type: 'shared', size: '1000' });
-    expect(all.body.data.content.find((w: any) => w.id === ws)).toMatchObject({ role: null });
+    expect(ok<WorkspacePage>(all).content.find((w) => w.id === ws)).toMatchObject({ role: null });
     const own = await api.get('/api/workspaces', adminToken, { memberOnly: 'true', size: '1000' });
-    expect(own.body.data.content.find((w: any) => w.id === ws)).toBeUndefined();
+    expect(ok<WorkspacePage>(own).content.find((w) => w.id === ws)).toBeUndefined();
   });
 });
 
