@@ -19,9 +19,9 @@ import type { ParameterType } from './schema-types';
 export type DatasetRow = typeof datasets.$inferSelect;
 
 /** The dataset row; locked for the rest of the transaction when asked (every save takes the lock first). 404 if missing. */
-export async function loadDatasetRow(db: DbOrTx, id: number, opts: { lock?: boolean } = {}): Promise<DatasetRow> {
+export async function loadDatasetRow(db: DbOrTx, id: number, opts: { forUpdate?: boolean } = {}): Promise<DatasetRow> {
   const query = db.select().from(datasets).where(eq(datasets.id, id));
-  const [row] = opts.lock ? await query.for('update') : await query;
+  const [row] = opts.forUpdate ? await query.for('update') : await query;
   if (!row) throw datasetNotFound(id);
   return row;
 }
