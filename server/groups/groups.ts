@@ -7,6 +7,7 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest } from '../kernel/errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
+import { insertGroup, updateGroup as updateGroupRow } from './store';
 import { findGroupOr404, groupView, groupViewById, memberCountSql, type GroupView } from './views';
 
 export const GROUP_SORT_FIELDS = ['id', 'name', 'member_count', 'created_at'] as const;
@@ -68,7 +69,7 @@ export async function createGroup(deps: AppDeps, input: Required<Pick<GroupInput
   return withNameGuard(input.name, () =>
     deps.db.transaction(async (tx) => {
       await assertNameFree(tx, input.name);
-      const [row] = await tx.insert(groups).values({ name: input.name, description: input.description ?? '' }).returning();
+      const row = await insertGroup(tx, { name: input.name, description: input.description ?? '' });
       return groupView(row, 0);
     }),
   );
@@ -82,14 +83,10 @@ export async function updateGroup(deps: AppDeps, id: number, input: GroupInput):
       // Rights are tied to the system groups and people look for them by their names, so the names stay fixed.
       if (renamed && group.systemKey !== null) throw badRequest('Системную группу нельзя переименовать');
       if (renamed) await assertNameFree(tx, input.name!, id);
-      await tx
-        .update(groups)
-        .set({
-          ...(input.name !== undefined && { name: input.name }),
-          ...(input.description !== undefined && { description: input.description }),
-          updatedAt: sql`now()`,
-        })
-        .where(eq(groups.id, id));
+      await updateGroupRow(tx, id, {
+        ...(input.name !== undefined && { name: input.name }),
+        ...(input.description !== undefined && { description: input.description }),
+      });
       return groupViewById(tx, id);
     }),
   );

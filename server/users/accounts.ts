@@ -1,9 +1,9 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, users, workspaceMembers, workspaces } from '../../db/schema';
+import { groupMembers, users, workspaces } from '../../db/schema';
 import { AppError } from '../kernel/errors';
 import { hashPassword } from '../auth/passwords';
-import { ADMIN_ROLE } from '../workspaces/roles';
+import { insertWorkspace } from '../workspaces/store';
 
 export const ACCOUNT_TYPES = ['local', 'sso', 'service'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -42,11 +42,11 @@ export async function createUserAccount(tx: DbOrTx, input: NewAccount) {
       mustChangePassword: input.mustChangePassword ?? false,
     })
     .returning();
-  const [ws] = await tx
-    .insert(workspaces)
-    .values({ name: `Личное пространство ${user.username}`, type: 'personal', ownerUserId: user.id, createdBy: user.id })
-    .returning();
-  await tx.insert(workspaceMembers).values({ workspaceId: ws.id, userId: user.id, role: ADMIN_ROLE });
+  const ws = await insertWorkspace(
+    tx,
+    { name: `Личное пространство ${user.username}`, type: 'personal', ownerUserId: user.id, createdBy: user.id },
+    user.id,
+  );
   if (input.groupIds?.length) {
     await tx
       .insert(groupMembers)

@@ -11,6 +11,7 @@ import { isForeignKeyViolation } from '../kernel/db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from './roles';
 import { stageBindingOf } from './stage-binding';
+import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';
 
 export const WORKSPACE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
@@ -69,11 +70,11 @@ export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'hooks'>, actor: A
 export async function createWorkspace(deps: AppDeps, actor: Actor, input: Required<Pick<WorkspaceInput, 'name'>> & WorkspaceInput): Promise<WorkspaceView> {
   if (!actor.isWorkspaceManager) throw new AppError('forbidden');
   return deps.db.transaction(async (tx) => {
-    const [row] = await tx
-      .insert(workspaces)
-      .values({ name: input.name, description: input.description ?? '', type: 'shared', createdBy: actor.userId })
-      .returning();
-    await tx.insert(workspaceMembers).values({ workspaceId: row.id, userId: actor.userId, role: ADMIN_ROLE });
+    const row = await insertWorkspace(
+      tx,
+      { name: input.name, description: input.description ?? '', type: 'shared', createdBy: actor.userId },
+      actor.userId,
+    );
     return workspaceView(row, ADMIN_ROLE);
   });
 }
@@ -82,15 +83,10 @@ export async function updateWorkspace(deps: AppDeps, actor: Actor, id: number, i
   return deps.db.transaction(async (tx) => {
     await lockWorkspace(tx, id);
     const { role } = await assertWorkspaceAdmin(tx, actor, id);
-    const [row] = await tx
-      .update(workspaces)
-      .set({
-        ...(input.name !== undefined && { name: input.name }),
-        ...(input.description !== undefined && { description: input.description }),
-        updatedAt: sql`now()`,
-      })
-      .where(eq(workspaces.id, id))
-      .returning();
+    const row = await updateWorkspaceRow(tx, id, {
+      ...(input.name !== undefined && { name: input.name }),
+      ...(input.description !== undefined && { description: input.description }),
+    });
     return workspaceView(row, role);
   });
 }
