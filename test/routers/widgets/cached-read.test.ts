@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from './world';
+import { ok } from '../../support/rest';
+import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, type FlatData, type WidgetView } from './world';
 
 /*
  * A widget read whose answer is cached asks the metadata store nothing: the widget, the caller's role, the dataset's
@@ -33,7 +34,7 @@ describe('a cached widget read', () => {
     const body = { name: 'w', type: 'table', dataset_id: datasetId, rows: [{ id: 'p', sql: '[sales.product]' }], columns: [{ id: 'n', sql: 'COUNT()' }] };
     const created = await api.post('/api/widget', body, cast.tokens.editor);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
-    const id = created.body.data.id as number;
+    const id = ok<WidgetView>(created).id as number;
     const read = () => api.post(`/api/widget/${id}/data`, {}, cast.tokens.viewer);
     const first = await read();
     expect(first.status).toBe(200);
@@ -54,6 +55,6 @@ describe('a cached widget read', () => {
     const saved = await api.put(`/api/widget/${id}`, { ...body, columns: [{ id: 'total', sql: 'SUM([sales.qty])' }] }, cast.tokens.editor);
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
     const after = await read();
-    expect(Object.keys(after.body.data.rows[0]).sort()).toEqual(['p', 'total']);
+    expect(Object.keys(ok<FlatData>(after).rows[0]).sort()).toEqual(['p', 'total']);
   });
 });

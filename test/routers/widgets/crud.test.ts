@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from './world';
+import { ok } from '../../support/rest';
+import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, type WidgetPage, type WidgetView } from './world';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -37,7 +38,7 @@ describe('POST /api/widget', () => {
   it('creates a widget in the dataset\'s workspace, authored by the caller', async () => {
     const res = await api.post('/api/widget', body(), cast.tokens.editor);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({
+    expect(ok<WidgetView>(res)).toMatchObject({
       name: 'Выручка по регионам',
       type: 'bar',
       dataset_id: datasetId,
@@ -50,8 +51,8 @@ describe('POST /api/widget', () => {
       sorts: [{ field_id: 'total', direction: 'desc' }],
       calculated_fields: [],
     });
-    const got = await api.get(`/api/widget/${res.body.data.id}`, cast.tokens.viewer);
-    expect(got.body.data).toEqual(res.body.data);
+    const got = await api.get(`/api/widget/${ok<WidgetView>(res).id}`, cast.tokens.viewer);
+    expect(ok<WidgetView>(got)).toEqual(ok<WidgetView>(res));
   });
 
   it('checks the configuration by compiling it', async () => {
@@ -72,10 +73,10 @@ describe('POST /api/widget', () => {
       cast.tokens.editor,
     );
     expect(withDef.status).toBe(200);
-    expect(withDef.body.data.calculated_fields).toHaveLength(1);
+    expect(ok<WidgetView>(withDef).calculated_fields).toHaveLength(1);
 
     // Data: the saved shelves come with their saved definitions; shelves sent in the request need their own.
-    const wid = withDef.body.data.id;
+    const wid = ok<WidgetView>(withDef).id;
     expect((await api.post(`/api/widget/${wid}/data`, {}, cast.tokens.editor)).status).toBe(200);
     const replaced = await api.post(`/api/widget/${wid}/data`, { columns: [{ id: 't2', sql: '[Выручка]' }] }, cast.tokens.editor);
     expect([replaced.status, replaced.body.error.message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
@@ -107,7 +108,7 @@ describe('GET, PUT, DELETE /api/widget/{id}', () => {
   it('404 «Виджет не найден (id …)» for a missing widget and for one in an unreadable workspace', async () => {
     const missing = await api.get('/api/widget/999999', cast.tokens.viewer);
     expect([missing.status, missing.body.error.message]).toEqual([404, 'Виджет не найден (id 999999)']);
-    const w = (await api.post('/api/widget', body(), cast.tokens.editor)).body.data;
+    const w = ok<WidgetView>(await api.post('/api/widget', body(), cast.tokens.editor));
     const hidden = await api.get(`/api/widget/${w.id}`, cast.tokens.plain);
     expect([hidden.status, hidden.body.error.message]).toEqual([404, `Виджет не найден (id ${w.id})`]);
     expect((await api.post(`/api/widget/${w.id}/data`, {}, cast.tokens.plain)).status).toBe(404);
@@ -115,29 +116,29 @@ describe('GET, PUT, DELETE /api/widget/{id}', () => {
   });
 
   it('the owner (author or Администратор) replaces the configuration; every save moves updated_at', async () => {
-    const w = (await api.post('/api/widget', body(), cast.tokens.editor)).body.data;
+    const w = ok<WidgetView>(await api.post('/api/widget', body(), cast.tokens.editor));
     await new Promise((r) => setTimeout(r, 5));
     const renamed = await api.put(`/api/widget/${w.id}`, body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }), cast.tokens.editor);
     expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ name: 'Другое', type: 'kpi', rows: [], filters: [], author_id: cast.users.editor.id });
-    expect(renamed.body.data.updated_at > w.updated_at).toBe(true);
-    expect(renamed.body.data.created_at).toBe(w.created_at);
+    expect(ok<WidgetView>(renamed)).toMatchObject({ name: 'Другое', type: 'kpi', rows: [], filters: [], author_id: cast.users.editor.id });
+    expect(ok<WidgetView>(renamed).updated_at > w.updated_at).toBe(true);
+    expect(ok<WidgetView>(renamed).created_at).toBe(w.created_at);
     // the same body again: still a save
     await new Promise((r) => setTimeout(r, 5));
     const again = await api.put(`/api/widget/${w.id}`, body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }), cast.tokens.wsAdmin);
-    expect(again.body.data.updated_at > renamed.body.data.updated_at).toBe(true);
+    expect(ok<WidgetView>(again).updated_at > ok<WidgetView>(renamed).updated_at).toBe(true);
     // not the author and not Администратор: 403; a viewer: 403; an outsider: 404
     const other = await api.post('/api/widget', body(), cast.tokens.wsAdmin);
-    expect((await api.put(`/api/widget/${other.body.data.id}`, body(), cast.tokens.editor)).status).toBe(403);
+    expect((await api.put(`/api/widget/${ok<WidgetView>(other).id}`, body(), cast.tokens.editor)).status).toBe(403);
     expect((await api.put(`/api/widget/${w.id}`, body(), cast.tokens.viewer)).status).toBe(403);
     expect((await api.put(`/api/widget/${w.id}`, body(), cast.tokens.plain)).status).toBe(404);
     // an invalid configuration is refused and nothing changes
     expect((await api.put(`/api/widget/${w.id}`, body({ columns: [{ id: 'x', sql: 'SUM(' }] }), cast.tokens.editor)).status).toBe(422);
-    expect((await api.get(`/api/widget/${w.id}`, cast.tokens.editor)).body.data.name).toBe('Другое');
+    expect(ok<WidgetView>(await api.get(`/api/widget/${w.id}`, cast.tokens.editor)).name).toBe('Другое');
   });
 
   it('deletes for the owner only', async () => {
-    const w = (await api.post('/api/widget', body(), cast.tokens.editor)).body.data;
+    const w = ok<WidgetView>(await api.post('/api/widget', body(), cast.tokens.editor));
     expect((await api.delete(`/api/widget/${w.id}`, cast.tokens.viewer)).status).toBe(403);
     expect((await api.delete(`/api/widget/${w.id}`, cast.tokens.plain)).status).toBe(404);
     const res = await api.delete(`/api/widget/${w.id}`, cast.tokens.wsAdmin);
@@ -153,21 +154,21 @@ describe('GET /api/widget', () => {
     const source = await createPgSource(t.deps, ws, cast.users.wsAdmin.id);
     const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: ws, sourceId: source, tables });
     const make = (name: string, type: string, token: string) => api.post('/api/widget', body({ name, type, dataset_id: ds.id, ...(type === 'kpi' ? { rows: [], sorts: [] } : {}) }), token);
-    const a = (await make('Альфа продажи', 'bar', cast.tokens.editor!)).body.data;
-    const b = (await make('Бета', 'kpi', cast.tokens.wsAdmin!)).body.data;
-    const c = (await make('Гамма продажи', 'line', cast.tokens.editor!)).body.data;
+    const a = ok<WidgetView>(await make('Альфа продажи', 'bar', cast.tokens.editor!));
+    const b = ok<WidgetView>(await make('Бета', 'kpi', cast.tokens.wsAdmin!));
+    const c = ok<WidgetView>(await make('Гамма продажи', 'line', cast.tokens.editor!));
 
     const all = await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'name,asc' });
     expect(all.status).toBe(200);
-    expect(all.body.data.content.map((w: { id: number }) => w.id)).toEqual([a.id, b.id, c.id]);
-    expect(all.body.data.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
+    expect(ok<WidgetPage>(all).content.map((w) => w.id)).toEqual([a.id, b.id, c.id]);
+    expect(ok<WidgetPage>(all).page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
 
     const page = await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'name,desc', size: '2', page: '1' });
-    expect(page.body.data.content.map((w: { id: number }) => w.id)).toEqual([a.id]);
-    expect(page.body.data.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
+    expect(ok<WidgetPage>(page).content.map((w) => w.id)).toEqual([a.id]);
+    expect(ok<WidgetPage>(page).page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
 
     const ids = async (q: Record<string, string>) =>
-      (await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'id,asc', ...q })).body.data.content.map((w: { id: number }) => w.id);
+      ok<WidgetPage>(await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'id,asc', ...q })).content.map((w) => w.id);
     expect(await ids({ type: 'kpi' })).toEqual([b.id]);
     expect(await ids({ author: String(cast.users.editor.id) })).toEqual([a.id, c.id]);
     expect(await ids({ query: 'ПРОДАЖИ' })).toEqual([a.id, c.id]);
@@ -177,7 +178,7 @@ describe('GET /api/widget', () => {
 
     // an outsider sees none of them
     const outsider = await api.get('/api/widget', cast.tokens.plain, { workspaceId: String(ws) });
-    expect(outsider.body.data.page.total_elements).toBe(0);
+    expect(ok<WidgetPage>(outsider).page.total_elements).toBe(0);
 
     const bad = await api.get('/api/widget', cast.tokens.viewer, { sort: 'secret,asc', type: 'radar', size: '100000' });
     expect(bad.status).toBe(422);

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import { configureQueryEngine, queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type Sale } from './world';
+import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type FlatData, type KpiData, type Sale, type WidgetView } from './world';
+import { ok } from '../../support/rest';
 
 /*
  * Widget data against a real PostgreSQL source: every number is checked against the same figure computed here in JS
@@ -28,7 +29,7 @@ async function widget(over: Record<string, unknown> = {}) {
     cast.tokens.editor,
   );
   if (res.status !== 200) throw new Error(JSON.stringify(res.body));
-  return res.body.data.id as number;
+  return ok<WidgetView>(res).id;
 }
 const data = (id: number, body: Record<string, unknown> = {}, token = cast.tokens.viewer) => api.post(`/api/widget/${id}/data`, body, token);
 
@@ -75,27 +76,27 @@ describe('POST /api/widget/{id}/data', () => {
       .sort((a, b) => b.total - a.total || (a.region < b.region ? -1 : 1));
     const first = await data(id, { page_size: 4 });
     expect(first.status).toBe(200);
-    expect(first.body.data.kind).toBe('flat');
-    expect(first.body.data.page).toEqual({ page: 1, pageSize: 4, hasMore: true });
+    expect(ok<FlatData>(first).kind).toBe('flat');
+    expect(ok<FlatData>(first).page).toEqual({ page: 1, pageSize: 4, hasMore: true });
     const all: Record<string, unknown>[] = [];
     for (let page = 1; ; page++) {
       const res = await data(id, { page, page_size: 4 });
-      all.push(...res.body.data.rows);
-      if (!res.body.data.page.hasMore) break;
+      all.push(...ok<FlatData>(res).rows);
+      if (!ok<FlatData>(res).page.hasMore) break;
     }
     expect(all.map((r) => ({ ...r, total: round(r.total as number) }))).toEqual(expected);
     // the default page size is 100, pages from 1
-    expect((await data(id)).body.data.page).toEqual({ page: 1, pageSize: 100, hasMore: false });
+    expect(ok<FlatData>(await data(id)).page).toEqual({ page: 1, pageSize: 100, hasMore: false });
   });
 
   it('the KPI kind answers one row', async () => {
     const id = await widget({ type: 'kpi', rows: [], columns: [{ id: 't', sql: 'SUM([sales.amount])' }, { id: 'q', sql: 'AVG([sales.qty])' }, { id: 'p', sql: 'COUNTD([sales.product])' }] });
     const res = await data(id);
-    expect(res.body.data.kind).toBe('kpi');
-    expect(res.body.data.row.t).toBeCloseTo(total(SALES), 2);
-    expect(res.body.data.row.q).toBeCloseTo(SALES.reduce((a, s) => a + s.qty, 0) / SALES.length, 9);
-    expect(res.body.data.row.p).toBe(new Set(SALES.map((s) => s.product)).size);
-    expect(res.body.data).not.toHaveProperty('rows');
+    expect(ok<KpiData>(res).kind).toBe('kpi');
+    expect(ok<KpiData>(res).row.t).toBeCloseTo(total(SALES), 2);
+    expect(ok<KpiData>(res).row.q).toBeCloseTo(SALES.reduce((a, s) => a + s.qty, 0) / SALES.length, 9);
+    expect(ok<KpiData>(res).row.p).toBe(new Set(SALES.map((s) => s.product)).size);
+    expect(ok<KpiData>(res)).not.toHaveProperty('rows');
   });
 
   it('request filters are AND-ed with the saved ones; exclusive ones give an empty result', async () => {
@@ -105,10 +106,10 @@ describe('POST /api/widget/{id}/data', () => {
     const expected = [1, 2, 3]
       .map((r) => ({ region: regionName(r), total: total(kept.filter((s) => s.region_id === r)) }))
       .sort((a, b) => a.region.localeCompare(b.region, 'ru'));
-    expect(narrowed.body.data.rows.map((r: { region: string; total: number }) => ({ ...r, total: round(r.total) }))).toEqual(expected);
+    expect((ok<FlatData>(narrowed).rows as { region: string; total: number }[]).map((r) => ({ ...r, total: round(r.total) }))).toEqual(expected);
     const none = await data(id, { filters: [{ sql: '[sales.product]', op: 'in', values: ['сок'] }] });
-    expect(none.body.data.rows).toEqual([]);
-    expect(none.body.data.page.hasMore).toBe(false);
+    expect(ok<FlatData>(none).rows).toEqual([]);
+    expect(ok<FlatData>(none).page.hasMore).toBe(false);
   });
 
   it('overrides type, shelves and sorts; substitutes parameters once; takes calculated fields from the request', async () => {
@@ -130,8 +131,8 @@ describe('POST /api/widget/{id}/data', () => {
         return { p, scaled: rows.reduce((a, s) => a + s.qty * 0.5, 0), avg: total(amounts) / amounts.length, is_top: p === 'кофе' ? 1 : 0 };
       })
       .sort((a, b) => a.scaled - b.scaled || (a.p < b.p ? -1 : 1));
-    expect(res.body.data.rows.map((r: { p: string }) => r.p)).toEqual(expected.map((e) => e.p));
-    res.body.data.rows.forEach((r: { scaled: number; avg: number; is_top: number }, i: number) => {
+    expect((ok<FlatData>(res).rows as { p: string }[]).map((r) => r.p)).toEqual(expected.map((e) => e.p));
+    (ok<FlatData>(res).rows as { scaled: number; avg: number; is_top: number }[]).forEach((r, i) => {
       expect(r.scaled).toBeCloseTo(expected[i].scaled, 9);
       expect(r.avg).toBeCloseTo(expected[i].avg, 9);
       expect(r.is_top).toBe(expected[i].is_top);
@@ -150,9 +151,9 @@ describe('POST /api/widget/{id}/data', () => {
     expect((await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer)).status).toBe(403);
     const unknown = await data(id, { view_as_user_id: 987654 }, cast.tokens.sysadmin);
     expect([unknown.status, unknown.body.error.errors]).toEqual([422, { viewAsUserId: 'Пользователь не найден (id 987654)' }]);
-    const ok = await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.sysadmin);
-    expect(ok.status).toBe(200);
-    expect(ok.body.data.rows).toHaveLength(3);
+    const viewed = await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.sysadmin);
+    expect(viewed.status).toBe(200);
+    expect(ok<FlatData>(viewed).rows).toHaveLength(3);
   });
 
   it('validates paging: page from 1, page_size up to 10 000', async () => {
@@ -160,7 +161,7 @@ describe('POST /api/widget/{id}/data', () => {
     const res = await data(id, { page: 0, page_size: 10_001 });
     expect([res.status, res.body.error.errors]).toEqual([422, { page: 'must be greater than or equal to 1', pageSize: 'must be less than or equal to 10000' }]);
     expect((await data(id, { page_size: 10_000 })).status).toBe(200);
-    expect((await data(id, { page: 1000 })).body.data).toEqual({ kind: 'flat', rows: [], page: { page: 1000, pageSize: 100, hasMore: false } });
+    expect(ok<FlatData>(await data(id, { page: 1000 }))).toEqual({ kind: 'flat', rows: [], page: { page: 1000, pageSize: 100, hasMore: false } });
   });
 
   it('repeats come from the cache; a source error is a 400 with the driver message', async () => {
@@ -223,7 +224,7 @@ describe('POST /api/widget/preview', () => {
     );
     expect(res.body).toEqual({ success: true, data: { kind: 'kpi', row: { n: SALES.filter((s) => s.region_id === 2).length } } });
     const flat = await api.post('/api/widget/preview', { dataset_id: datasetId, rows: [{ id: 'r', sql: '[sales.region_id]' }], sorts: [{ field_id: 'r', direction: 'desc' }], page_size: 2 }, cast.tokens.viewer);
-    expect(flat.body.data).toEqual({ kind: 'flat', rows: [{ r: 3 }, { r: 3 }], page: { page: 1, pageSize: 2, hasMore: true } });
+    expect(ok<FlatData>(flat)).toEqual({ kind: 'flat', rows: [{ r: 3 }, { r: 3 }], page: { page: 1, pageSize: 2, hasMore: true } });
     expect((await api.post('/api/widget/preview', { dataset_id: datasetId, columns: [{ id: 'n', sql: 'COUNT()' }] }, cast.tokens.plain)).status).toBe(404);
   });
 });

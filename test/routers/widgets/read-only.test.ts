@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
-import { createPgSource, sourceDb } from './world';
+import type { z } from 'zod';
+import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
+import { ok } from '../../support/rest';
+import type { DatasetDetails } from '../datasets/helpers';
+import { createPgSource, sourceDb, type WidgetView } from './world';
+
+type DatasetPreview = z.output<typeof datasetPreviewOutput>;
+type FieldValues = z.output<typeof fieldValuesOutput>;
 
 /*
  * The query engine only reads. A dataset's `sql` object whose SELECT has a side effect (a sequence step, a function
@@ -39,7 +46,7 @@ async function sqlDataset(sql: string) {
   const token = cast.tokens.wsAdmin!;
   const created = await api.post('/api/dataset', { name: uniq('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [sourceId] }, token);
   expect(created.status, JSON.stringify(created.body)).toBe(200);
-  const id = created.body.data.id as number;
+  const id = ok<DatasetDetails>(created).id as number;
   const saved = await api.put(
     `/api/dataset/${id}/schema`,
     {
@@ -53,7 +60,7 @@ async function sqlDataset(sql: string) {
     token,
   );
   expect(saved.status, JSON.stringify(saved.body)).toBe(200);
-  return { id, fieldId: saved.body.data.fields[0].id as number };
+  return { id, fieldId: ok<DatasetDetails>(saved).fields[0].id as number };
 }
 
 /** Widget data, widget preview, dataset preview and field values, each as the viewer. */
@@ -62,7 +69,7 @@ async function readEveryWay(ds: { id: number; fieldId: number }) {
   const widget = await api.post('/api/widget', { name: 'w', type: 'table', dataset_id: ds.id, ...shelves }, cast.tokens.editor);
   expect(widget.status, JSON.stringify(widget.body)).toBe(200);
   return [
-    await api.post(`/api/widget/${widget.body.data.id}/data`, {}, cast.tokens.viewer),
+    await api.post(`/api/widget/${ok<WidgetView>(widget).id}/data`, {}, cast.tokens.viewer),
     await api.post('/api/widget/preview', { dataset_id: ds.id, ...shelves }, cast.tokens.viewer),
     await api.post(`/api/dataset/${ds.id}/preview`, { limit: 5 }, cast.tokens.viewer),
     await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId) }),
@@ -96,7 +103,7 @@ describe('a dataset SQL object with a side effect', () => {
     const ds = await sqlDataset(`SELECT id AS n FROM ${log}`);
     const [data, preview, datasetPreview, values] = await readEveryWay(ds);
     for (const res of [data, preview, datasetPreview, values]) expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(values.body.data.values).toEqual([1, 2]);
-    expect(datasetPreview.body.data.rows).toHaveLength(2);
+    expect(ok<FieldValues>(values).values).toEqual([1, 2]);
+    expect(ok<DatasetPreview>(datasetPreview).rows).toHaveLength(2);
   });
 });

@@ -1,8 +1,18 @@
 import pg from 'pg';
 import { dataSources } from '../../../db/schema';
 import type { AppDeps } from '../../../server/app/deps';
-import type { Rest } from '../../support/rest';
+import type { z } from 'zod';
+import type { listWidgetsOutput, widgetDataOutput, widgetView } from '../../../routers/widgets/schemas';
+import { ok, type Rest } from '../../support/rest';
 import { uniq } from '../../support/factories';
+import type { DatasetDetails } from '../datasets/helpers';
+
+// Answers of the widget operations, as the router's zod outputs describe them.
+export type WidgetView = z.output<typeof widgetView>;
+export type WidgetPage = z.output<typeof listWidgetsOutput>;
+export type WidgetData = z.output<typeof widgetDataOutput>;
+export type FlatData = Extract<WidgetData, { kind: 'flat' }>;
+export type KpiData = Extract<WidgetData, { kind: 'kpi' }>;
 
 /*
  * A small world for widget tests: a table of known rows in the real PostgreSQL at 127.0.0.1:5432 (database test),
@@ -83,7 +93,7 @@ export async function createSalesDataset(
 ) {
   const created = await api.post('/api/dataset', { name: uniq('ds'), workspace_id: opts.workspaceId, live: true, data_source_ids: [opts.sourceId] }, token);
   if (created.status !== 200) throw new Error(`dataset create: ${created.status} ${JSON.stringify(created.body)}`);
-  const id = created.body.data.id as number;
+  const id = ok<DatasetDetails>(created).id;
   const f = (fid: number, object_id: number, name: string, primitive_type: string, extra = {}) => ({ id: fid, object_id, name, column: name, primitive_type, ...extra });
   const schema = {
     objects: [
@@ -109,7 +119,7 @@ export async function createSalesDataset(
   };
   const saved = await api.put(`/api/dataset/${id}/schema`, schema, token);
   if (saved.status !== 200) throw new Error(`dataset schema: ${saved.status} ${JSON.stringify(saved.body)}`);
-  const details = await api.get(`/api/dataset/${id}`, token);
-  const fieldId = (name: string) => (details.body.data.fields as { id: number; name: string }[]).find((x) => x.name === name)!.id;
-  return { id, fieldId, details: details.body.data };
+  const details = ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, token));
+  const fieldId = (name: string) => details.fields.find((x) => x.name === name)!.id;
+  return { id, fieldId, details };
 }
