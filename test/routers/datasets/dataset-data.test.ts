@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
+import type { z } from 'zod';
+import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
+import { ok } from '../../support/rest';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
+
+type DatasetPreview = z.output<typeof datasetPreviewOutput>;
+type FieldValues = z.output<typeof fieldValuesOutput>;
 
 const SALES = makeSales(60);
 const { t, api } = useTestApp();
@@ -37,14 +43,14 @@ describe('GET /api/dataset/{id}/field-values', () => {
     const products = [...new Set(visible.map((s) => s.product))].sort();
     const res = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')) });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ field_id: ds.fieldId('product'), values: products, has_more: false });
+    expect(ok<FieldValues>(res)).toEqual({ field_id: ds.fieldId('product'), values: products, has_more: false });
     const searched = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), query: 'КА' });
-    expect(searched.body.data.values).toEqual(products.filter((p) => p.includes('ка')));
+    expect(ok<FieldValues>(searched).values).toEqual(products.filter((p) => p.includes('ка')));
     const limited = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), limit: '2' });
-    expect(limited.body.data).toEqual({ field_id: ds.fieldId('product'), values: products.slice(0, 2), has_more: true });
+    expect(ok<FieldValues>(limited)).toEqual({ field_id: ds.fieldId('product'), values: products.slice(0, 2), has_more: true });
     // a calculated field with the dataset's formula
     const months = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('Месяц')) });
-    expect(months.body.data.values).toEqual([...new Set(visible.map((s) => Number(s.sold_on.slice(5, 7))))].sort((a, b) => a - b));
+    expect(ok<FieldValues>(months).values).toEqual([...new Set(visible.map((s) => Number(s.sold_on.slice(5, 7))))].sort((a, b) => a - b));
   });
 
   it('bad input and access', async () => {
@@ -53,7 +59,7 @@ describe('GET /api/dataset/{id}/field-values', () => {
     const big = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), limit: '1001' });
     expect(big.status).toBe(422);
     const hostile = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), query: "'; DROP TABLE x; --%_" });
-    expect(hostile.body.data.values).toEqual([]);
+    expect(ok<FieldValues>(hostile).values).toEqual([]);
     const outsider = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.plain, { fieldId: String(ds.fieldId('product')) });
     expect([outsider.status, outsider.body.error.message]).toEqual([404, `Датасет не найден (id ${ds.id})`]);
   });
@@ -71,30 +77,30 @@ describe('POST /api/dataset/{id}/preview', () => {
       cast.tokens.viewer,
     );
     expect(res.status).toBe(200);
-    expect(res.body.data.columns).toEqual([
+    expect(ok<DatasetPreview>(res).columns).toEqual([
       { field_id: ds.fieldId('id'), name: 'id', title: 'id', primitive_type: 'integer' },
       { field_id: ds.fieldId('name'), name: 'name', title: 'name', primitive_type: 'string' },
       { field_id: ds.fieldId('qty'), name: 'qty', title: 'qty', primitive_type: 'integer' },
     ]);
     const names = ['Север', 'Юг', 'Восток'];
     const expected = visible.filter((s) => s.product === 'чай').map((s) => [s.id, names[s.region_id - 1], s.qty]);
-    expect([...res.body.data.rows].sort((a: number[], b: number[]) => a[0] - b[0])).toEqual(expected);
-    expect(res.body.data.has_more).toBe(false);
+    expect([...ok<DatasetPreview>(res).rows].sort((a, b) => (a[0] as number) - (b[0] as number))).toEqual(expected);
+    expect(ok<DatasetPreview>(res).has_more).toBe(false);
   });
 
   it('all visible fields by default, limited; bad input', async () => {
     const res = await api.post(`/api/dataset/${ds.id}/preview`, { limit: 3 }, cast.tokens.viewer);
     // «Выручка» aggregates: the preview groups by the other fields (id among them: one group per row)
-    expect(res.body.data.columns.map((c: { name: string }) => c.name)).toEqual(['id', 'region_id', 'product', 'amount', 'qty', 'sold_on', 'id', 'name', 'Выручка', 'Месяц']);
-    expect(res.body.data.rows).toHaveLength(3);
-    for (const r of res.body.data.rows) expect(r[8]).toBe(r[3]);
+    expect(ok<DatasetPreview>(res).columns.map((c: { name: string }) => c.name)).toEqual(['id', 'region_id', 'product', 'amount', 'qty', 'sold_on', 'id', 'name', 'Выручка', 'Месяц']);
+    expect(ok<DatasetPreview>(res).rows).toHaveLength(3);
+    for (const r of ok<DatasetPreview>(res).rows) expect(r[8]).toBe(r[3]);
     const physical = await api.post(
       `/api/dataset/${ds.id}/preview`,
       { field_ids: [ds.fieldId('id')], limit: 3 },
       cast.tokens.viewer,
     );
-    expect(physical.body.data.rows).toHaveLength(3);
-    expect(physical.body.data.has_more).toBe(true);
+    expect(ok<DatasetPreview>(physical).rows).toHaveLength(3);
+    expect(ok<DatasetPreview>(physical).has_more).toBe(true);
     expect((await api.post(`/api/dataset/${ds.id}/preview`, { limit: 5000 }, cast.tokens.viewer)).status).toBe(422);
     expect((await api.post(`/api/dataset/${ds.id}/preview`, { field_ids: [1, 999999] }, cast.tokens.viewer)).status).toBe(422);
     expect((await api.post(`/api/dataset/${ds.id}/preview`, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer)).status).toBe(403);

@@ -4,7 +4,7 @@ import { dataSources, datasets, widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
-import { createDataset, emptySchema, insertSource, shopSchema, type DatasetPage } from './helpers';
+import { createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type DatasetPage } from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -25,7 +25,7 @@ describe('POST /api/dataset', () => {
     const name = uniq('Заказы');
     const res = await api.post('/api/dataset', { name, workspace_id: cast.workspaceId, live: false, data_source_ids: [sourceId] }, editor);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({
+    expect(ok<DatasetDetails>(res)).toMatchObject({
       name,
       description: '',
       workspace_id: cast.workspaceId,
@@ -36,7 +36,7 @@ describe('POST /api/dataset', () => {
       version: 1,
       ...emptySchema,
     });
-    expect(res.body.data.id).toBeGreaterThan(0);
+    expect(ok<DatasetDetails>(res).id).toBeGreaterThan(0);
   });
 
   it('puts a dataset without workspace_id into the personal workspace; live defaults to true', async () => {
@@ -45,7 +45,7 @@ describe('POST /api/dataset', () => {
     const own = await insertSource(t.deps, u.personalWorkspaceId);
     const res = await api.post('/api/dataset', { name: 'Личный', data_source_ids: [own] }, token);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ workspace_id: u.personalWorkspaceId, live: true, type: 'live' });
+    expect(ok<DatasetDetails>(res)).toMatchObject({ workspace_id: u.personalWorkspaceId, live: true, type: 'live' });
   });
 
   it('answers 422 at dataSourceIds[i] for unknown sources and sources the caller cannot read', async () => {
@@ -90,19 +90,19 @@ describe('GET /api/dataset/{id}', () => {
 describe('PUT /api/dataset/{id}', () => {
   it('changes name, description, mode and sources, leaving the schema; bumps version and edit time', async () => {
     const ds = await inShared();
-    const saved = (await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor)).body.data;
+    const saved = ok<DatasetDetails>(await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor));
     const second = await insertSource(t.deps, cast.workspaceId);
     const res = await api.put(`/api/dataset/${ds.id}`, { name: 'Новое имя', description: 'Описание', live: false, data_source_ids: [second, sourceId] }, editor);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ name: 'Новое имя', description: 'Описание', live: false, type: 'materialized', data_source_ids: [second, sourceId] });
-    expect(res.body.data.version).toBe(saved.version + 1);
-    expect(Date.parse(res.body.data.updated_at)).toBeGreaterThan(Date.parse(saved.updated_at));
-    expect(res.body.data.fields).toEqual(saved.fields);
+    expect(ok<DatasetDetails>(res)).toMatchObject({ name: 'Новое имя', description: 'Описание', live: false, type: 'materialized', data_source_ids: [second, sourceId] });
+    expect(ok<DatasetDetails>(res).version).toBe(saved.version + 1);
+    expect(Date.parse(ok<DatasetDetails>(res).updated_at)).toBeGreaterThan(Date.parse(saved.updated_at));
+    expect(ok<DatasetDetails>(res).fields).toEqual(saved.fields);
 
     // Even a save without a real change counts as an edit (pipelines compare by edit time).
     const again = await api.put(`/api/dataset/${ds.id}`, {}, editor);
     expect(again.status, JSON.stringify(again.body)).toBe(200);
-    expect(again.body.data.version).toBe(res.body.data.version + 1);
+    expect(ok<DatasetDetails>(again).version).toBe(ok<DatasetDetails>(res).version + 1);
   });
 
   it('refuses to take away a source that objects use, and unknown new sources', async () => {
@@ -114,7 +114,7 @@ describe('PUT /api/dataset/{id}', () => {
     const unknown = await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [sourceId, 555555] }, editor);
     expect(unknown.body.error.errors).toEqual({ 'dataSourceIds[1]': 'Источник данных не найден (id 555555)' });
     const empty = await inShared();
-    expect((await api.put(`/api/dataset/${empty.id}`, { data_source_ids: [] }, editor)).body.data.data_source_ids).toEqual([]);
+    expect(ok<DatasetDetails>(await api.put(`/api/dataset/${empty.id}`, { data_source_ids: [] }, editor)).data_source_ids).toEqual([]);
   });
 
   it('lets the author and the workspace Администратор change it; others get 403 or 404', async () => {
@@ -173,7 +173,7 @@ describe('deleting the workspace of a dataset', () => {
     const ds = await inShared();
     await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor);
     await expect(t.deps.db.delete(dataSources).where(eq(dataSources.id, sourceId))).rejects.toThrow();
-    expect((await api.get(`/api/dataset/${ds.id}`, editor)).body.data.data_source_ids).toEqual([sourceId]);
+    expect(ok<DatasetDetails>(await api.get(`/api/dataset/${ds.id}`, editor)).data_source_ids).toEqual([sourceId]);
   });
 });
 
