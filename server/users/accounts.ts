@@ -4,6 +4,7 @@ import { groupMembers, users, workspaces } from '../../db/schema';
 import { AppError } from '../kernel/errors';
 import { hashPassword } from '../auth/passwords';
 import { insertWorkspace } from '../workspaces/store';
+import { insertUser } from './store';
 
 export const ACCOUNT_TYPES = ['local', 'sso', 'service'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
@@ -31,17 +32,14 @@ export async function createUserAccount(tx: DbOrTx, input: NewAccount) {
   if (await findUserByUsername(tx, input.username)) {
     throw new AppError('bad_request', `Пользователь с именем «${input.username}» уже существует`);
   }
-  const [user] = await tx
-    .insert(users)
-    .values({
-      username: input.username,
-      passwordHash: input.password ? await hashPassword(input.password) : null,
-      fullName: input.fullName ?? '',
-      email: input.email ?? null,
-      accountType: input.accountType ?? 'local',
-      mustChangePassword: input.mustChangePassword ?? false,
-    })
-    .returning();
+  const user = await insertUser(tx, {
+    username: input.username,
+    passwordHash: input.password ? await hashPassword(input.password) : null,
+    fullName: input.fullName ?? '',
+    email: input.email ?? null,
+    accountType: input.accountType ?? 'local',
+    mustChangePassword: input.mustChangePassword ?? false,
+  });
   const ws = await insertWorkspace(
     tx,
     { name: `Личное пространство ${user.username}`, type: 'personal', ownerUserId: user.id, createdBy: user.id },

@@ -1,11 +1,10 @@
-import { eq, sql } from 'drizzle-orm';
-import { users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../auth/login-throttle';
 import { hashPassword, passwordWeakness, verifyPassword } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid } from '../kernel/errors';
+import { updateUser } from './store';
 import { findUserOr404 } from './views';
 
 export interface ChangeOwnPasswordInput {
@@ -42,7 +41,7 @@ export async function changeOwnPassword(deps: AppDeps, actor: Actor, input: Chan
   }
   const passwordHash = await hashPassword(input.new_password);
   await deps.db.transaction(async (tx) => {
-    await tx.update(users).set({ passwordHash, mustChangePassword: false, updatedAt: sql`now()` }).where(eq(users.id, user.id));
+    await updateUser(tx, user.id, { passwordHash, mustChangePassword: false });
     await revokeUserRefreshTokens(tx, user.id);
   });
   await clearLoginFailures(deps.db, actor.username, ip);
@@ -58,7 +57,7 @@ export async function resetPassword(deps: AppDeps, id: number, input: ResetPassw
   const mustChange = input.must_change ?? true;
   await deps.db.transaction(async (tx) => {
     await findUserOr404(tx, id, { forUpdate: true });
-    await tx.update(users).set({ passwordHash, mustChangePassword: mustChange, updatedAt: sql`now()` }).where(eq(users.id, id));
+    await updateUser(tx, id, { passwordHash, mustChangePassword: mustChange });
     await revokeUserRefreshTokens(tx, id);
   });
   return { id, must_change_password: mustChange };

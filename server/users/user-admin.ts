@@ -1,4 +1,4 @@
-import { eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groups, users } from '../../db/schema';
 import { revokeUserApiTokens } from '../auth/api-tokens';
@@ -10,6 +10,7 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { AppError, badRequest, invalid } from '../kernel/errors';
 import { createUserAccount, type AccountType } from './accounts';
 import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
+import { updateUser as updateUserRow } from './store';
 import { findUserOr404, userRecord, type UserRecord } from './views';
 
 export interface CreateUserInput {
@@ -84,17 +85,12 @@ export async function updateUser(deps: AppDeps, actor: Actor, id: number, input:
   if (input.active === false && id === actor.userId) throw badRequest('Нельзя отключить собственную учётную запись');
   const record = await deps.db.transaction(async (tx) => {
     const before = await findUserOr404(tx, id, { forUpdate: true });
-    const [after] = await tx
-      .update(users)
-      .set({
-        ...(input.full_name !== undefined && { fullName: input.full_name }),
-        ...(input.email !== undefined && { email: input.email }),
-        ...(input.account_type !== undefined && { accountType: input.account_type }),
-        ...(input.active !== undefined && { active: input.active }),
-        updatedAt: sql`now()`,
-      })
-      .where(eq(users.id, id))
-      .returning();
+    const after = await updateUserRow(tx, id, {
+      ...(input.full_name !== undefined && { fullName: input.full_name }),
+      ...(input.email !== undefined && { email: input.email }),
+      ...(input.account_type !== undefined && { accountType: input.account_type }),
+      ...(input.active !== undefined && { active: input.active }),
+    });
     if (before.active && !after.active) await cutOffSessions(deps, tx, id);
     return userRecord(tx, after);
   });
