@@ -40,7 +40,8 @@ export async function loadFullWidget(tx: DbOrTx, id: number): Promise<WidgetRow>
 /**
  * A copy of the widget in `target` on the dataset the id map gives (the same one when its dataset was not cloned in
  * this run). The shelves name dataset fields by object and field name, not by id, so the configuration is kept as it
- * is. Records old -> new in `idMap` and answers the new id.
+ * is. Records old -> new in `idMap` and answers the new id. A widget lives where its dataset does (widgets.ts saves it
+ * so): a deploy clones the dataset into the same target first, or targets the workspace of the dataset it keeps.
  */
 export async function cloneWidget(tx: Tx, id: number, target: CloneTarget, idMap: IdMap): Promise<number> {
   const row = await loadFullWidget(tx, id);
