@@ -3,8 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
-import { accessOfRank, roleRankInSql, type ObjectAccess } from '../access/object-access';
-import { inVisibleWorkspaces } from '../access/workspace-access';
+import { accessOfRank, readableInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow } from './kinds';
 
@@ -46,14 +45,6 @@ export interface StdListFilter {
   updatedAtTo?: Date;
 }
 
-interface StdListColumns {
-  name: AnyColumn;
-  author: AnyColumn;
-  workspace: AnyColumn;
-  createdAt: AnyColumn;
-  updatedAt: AnyColumn;
-}
-
 /** Bounds of a time range: from inclusive, to exclusive (dateToParam already made a date's end exclusive). */
 export function timeRange(column: AnyColumn, from: Date | undefined, to: Date | undefined): SQL[] {
   const out: SQL[] = [];
@@ -63,14 +54,15 @@ export function timeRange(column: AnyColumn, from: Date | undefined, to: Date | 
 }
 
 /**
- * WHERE of a std list: only workspaces the caller can read, then the filters. The area adds its own `type`
+ * WHERE of a std list: only objects the caller can read, then the filters. The area adds its own `type`
  * condition (its meaning differs per area).
  */
-function stdListWhere(actor: Actor, cols: StdListColumns, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
-  const conditions: SQL[] = [inVisibleWorkspaces(actor, cols.workspace)];
+function stdListWhere(actor: Actor, kind: ObjectKindName, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
+  const cols = OBJECT_KINDS[kind].columns;
+  const conditions: SQL[] = [readableInSql(actor, kind)];
   if (f.query) conditions.push(ilike(cols.name, containsPattern(f.query)));
-  if (f.author !== undefined) conditions.push(eq(cols.author, f.author));
-  if (f.workspaceId !== undefined) conditions.push(eq(cols.workspace, f.workspaceId));
+  if (f.author !== undefined) conditions.push(eq(cols.authorId, f.author));
+  if (f.workspaceId !== undefined) conditions.push(eq(cols.workspaceId, f.workspaceId));
   conditions.push(...timeRange(cols.createdAt, f.createdAtFrom, f.createdAtTo));
   conditions.push(...timeRange(cols.updatedAt, f.updatedAtFrom, f.updatedAtTo));
   for (const c of extra) if (c) conditions.push(c);
@@ -102,12 +94,7 @@ export async function listObjects<K extends ObjectKindName, V>(
   toViews: (items: ObjectAccess<K>[]) => V[] | Promise<V[]>,
 ) {
   const { table, columns, sortColumns } = OBJECT_KINDS[kind];
-  const where = stdListWhere(
-    actor,
-    { name: columns.name, author: columns.authorId, workspace: columns.workspaceId, createdAt: columns.createdAt, updatedAt: columns.updatedAt },
-    input,
-    opts.where,
-  );
+  const where = stdListWhere(actor, kind, input, opts.where);
   const sortable: Record<string, AnyColumn | SQL> = {};
   for (const field of opts.sort.fields) {
     const column = opts.sort.columns?.[field] ?? (sortColumns as Record<string, AnyColumn | SQL>)[field];
