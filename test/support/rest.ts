@@ -1,8 +1,13 @@
 import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { z } from 'zod';
 import type { ErrorEnvelope } from '../../adapters/rest/envelope';
+import type { deletedOutput } from '../../routers/common';
 
 export type { ErrorEnvelope };
 export type ApiError = ErrorEnvelope['error'];
+/** The answer of a DELETE of one object (`{ id, deleted: true }`). */
+export type Deleted = z.output<typeof deletedOutput>;
+
 /** The JSON body of every non-raw REST answer; `T` is the operation's output (`z.output` of its schema). */
 export type Envelope<T> = { success: true; data: T } | ErrorEnvelope;
 

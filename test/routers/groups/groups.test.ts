@@ -1,12 +1,17 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
-import type { listGroupsOutput, listMembersOutput } from '../../../routers/groups/schemas';
+import type { addMembersOutput, groupView, listGroupsOutput, listMembersOutput, removeMemberOutput } from '../../../routers/groups/schemas';
+import type { listUserGroupsOutput } from '../../../routers/users/schemas';
 
 type GroupPage = z.output<typeof listGroupsOutput>;
 type GroupMemberPage = z.output<typeof listMembersOutput>;
+type GroupView = z.output<typeof groupView>;
+type AddedMembers = z.output<typeof addMembersOutput>;
+type RemovedMember = z.output<typeof removeMemberOutput>;
+type UserGroupPage = z.output<typeof listUserGroupsOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -24,17 +29,17 @@ describe('groups', () => {
     const name = uniq('Аналитики');
     const created = await api.post('/api/groups', { name, description: 'Отдел аналитики' }, adminToken);
     expect(created.status).toBe(200);
-    const g = created.body.data;
+    const g = ok<GroupView>(created);
     expect(g).toMatchObject({ name, description: 'Отдел аналитики', system: false, system_key: null, member_count: 0 });
 
-    expect((await api.get(`/api/groups/${g.id}`, userToken)).body.data).toMatchObject({ id: g.id, name });
+    expect(ok<GroupView>(await api.get(`/api/groups/${g.id}`, userToken))).toMatchObject({ id: g.id, name });
     const renamed = await api.put(`/api/groups/${g.id}`, { name: `${name}-2` }, adminToken);
     expect(renamed.status).toBe(200);
-    expect(renamed.body.data).toMatchObject({ name: `${name}-2`, description: 'Отдел аналитики' });
+    expect(ok<GroupView>(renamed)).toMatchObject({ name: `${name}-2`, description: 'Отдел аналитики' });
 
     const deleted = await api.delete(`/api/groups/${g.id}`, adminToken);
     expect(deleted.status).toBe(200);
-    expect(deleted.body.data).toEqual({ id: g.id, deleted: true });
+    expect(ok<Deleted>(deleted)).toEqual({ id: g.id, deleted: true });
     expect((await api.get(`/api/groups/${g.id}`, adminToken)).status).toBe(404);
   });
 
@@ -84,7 +89,7 @@ describe('groups', () => {
     expect(rename.body.error.message).toBe('Системную группу нельзя переименовать');
     const describe = await api.put(`/api/groups/${id}`, { name: 'Менеджеры рабочих пространств', description: 'Создают командные пространства' }, adminToken);
     expect(describe.status).toBe(200);
-    expect(describe.body.data).toMatchObject({ system: true, system_key: 'workspace_managers', description: 'Создают командные пространства' });
+    expect(ok<GroupView>(describe)).toMatchObject({ system: true, system_key: 'workspace_managers', description: 'Создают командные пространства' });
   });
 
   it('refuses to delete the access group of API tokens (400)', async () => {
@@ -105,19 +110,19 @@ describe('group members', () => {
     const [a, b] = [await createUser(t.deps), await createUser(t.deps)];
     const add = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, b.id, a.id] }, adminToken);
     expect(add.status).toBe(200);
-    expect(add.body.data).toEqual({ group_id: g.id, added_user_ids: [a.id, b.id], already_member_user_ids: [] });
+    expect(ok<AddedMembers>(add)).toEqual({ group_id: g.id, added_user_ids: [a.id, b.id], already_member_user_ids: [] });
     const again = await api.post(`/api/groups/${g.id}/members`, { user_ids: [b.id] }, adminToken);
-    expect(again.body.data).toEqual({ group_id: g.id, added_user_ids: [], already_member_user_ids: [b.id] });
+    expect(ok<AddedMembers>(again)).toEqual({ group_id: g.id, added_user_ids: [], already_member_user_ids: [b.id] });
 
     const list = await api.get(`/api/groups/${g.id}/members`, userToken, { sort: 'id,desc', size: '1' });
     expect(list.status).toBe(200);
-    expect(list.body.data.content).toEqual([{ id: b.id, username: b.username, full_name: '', active: true, added_at: expect.any(String) }]);
-    expect(list.body.data.page).toEqual({ size: 1, number: 0, total_elements: 2, total_pages: 2 });
-    expect((await api.get(`/api/groups/${g.id}`, userToken)).body.data.member_count).toBe(2);
+    expect(ok<GroupMemberPage>(list).content).toEqual([{ id: b.id, username: b.username, full_name: '', active: true, added_at: expect.any(String) }]);
+    expect(ok<GroupMemberPage>(list).page).toEqual({ size: 1, number: 0, total_elements: 2, total_pages: 2 });
+    expect(ok<GroupView>(await api.get(`/api/groups/${g.id}`, userToken)).member_count).toBe(2);
 
     const removed = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
     expect(removed.status).toBe(200);
-    expect(removed.body.data).toEqual({ group_id: g.id, user_id: a.id, removed: true });
+    expect(ok<RemovedMember>(removed)).toEqual({ group_id: g.id, user_id: a.id, removed: true });
     expect(ok<GroupMemberPage>(await api.get(`/api/groups/${g.id}/members`, userToken)).content.map((m) => m.id)).toEqual([b.id]);
   });
 
@@ -127,7 +132,7 @@ describe('group members', () => {
     const res = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, 987654] }, adminToken);
     expect(res.status).toBe(422);
     expect(res.body.error.errors).toEqual({ 'userIds[1]': 'Пользователь не найден (id 987654)' });
-    expect((await api.get(`/api/groups/${g.id}`, adminToken)).body.data.member_count).toBe(0);
+    expect(ok<GroupView>(await api.get(`/api/groups/${g.id}`, adminToken)).member_count).toBe(0);
     const empty = await api.post(`/api/groups/${g.id}/members`, { user_ids: [] }, adminToken);
     expect(empty.status).toBe(422);
     expect(empty.body.error.errors).toEqual({ userIds: 'size must be at least 1' });
@@ -148,6 +153,6 @@ describe('group members', () => {
     const a = await createUser(t.deps);
     await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id] }, adminToken);
     expect((await api.delete(`/api/groups/${g.id}`, adminToken)).status).toBe(200);
-    expect((await api.get(`/api/users/${a.id}/groups`, adminToken)).body.data.content).toEqual([]);
+    expect(ok<UserGroupPage>(await api.get(`/api/users/${a.id}/groups`, adminToken)).content).toEqual([]);
   });
 });

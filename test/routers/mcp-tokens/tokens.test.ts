@@ -3,10 +3,13 @@ import { useTestApp } from '../../support/app';
 import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { listTokensOutput } from '../../../routers/mcp-tokens/schemas';
+import type { createTokenOutput, listTokensOutput, tokenSettings, tokenView } from '../../../routers/mcp-tokens/schemas';
 import { groups } from '../../../db/schema';
 
 type TokenPage = z.output<typeof listTokensOutput>;
+type TokenView = z.output<typeof tokenView>;
+type NewToken = z.output<typeof createTokenOutput>;
+type TokenSettings = z.output<typeof tokenSettings>;
 
 const DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
 const { t, api } = useTestApp();
@@ -25,7 +28,7 @@ describe('API tokens', () => {
     const u = await createUser(t.deps);
     const token = await login(api, u.username, u.password);
     const settings = await api.get('/api/mcp-tokens/settings', token);
-    expect(settings.body.data.enabled).toBe(false);
+    expect(ok<TokenSettings>(settings).enabled).toBe(false);
     const res = await api.post('/api/mcp-tokens', { name: 'ci' }, token);
     expect(res.status).toBe(403);
     expect(res.body.error.message).toBe(DISABLED);
@@ -45,15 +48,15 @@ describe('API tokens', () => {
     const session = await login(api, u.username, u.password);
     const issued = await api.post('/api/mcp-tokens', { name: 'ноутбук', description: 'для скриптов' }, session);
     expect(issued.status).toBe(200);
-    const secret: string = issued.body.data.token;
+    const secret: string = ok<NewToken>(issued).token;
     expect(secret).toMatch(/^apt_[A-Za-z0-9_-]{40,}$/);
-    expect(issued.body.data.status).toBe('active');
+    expect(ok<NewToken>(issued).status).toBe('active');
     const list = await api.get('/api/mcp-tokens', session);
-    expect(list.body.data.page).toMatchObject({ number: 0, total_elements: 1, total_pages: 1 });
+    expect(ok<TokenPage>(list).page).toMatchObject({ number: 0, total_elements: 1, total_pages: 1 });
     expect(JSON.stringify(list.body)).not.toContain(secret);
     const viaToken = await api.get('/api/mcp-tokens', secret);
     expect(viaToken.status).toBe(200);
-    expect(viaToken.body.data.content[0].id).toBe(issued.body.data.id);
+    expect(ok<TokenPage>(viaToken).content[0].id).toBe(ok<NewToken>(issued).id);
     // acts with the owner's rights: not an administrator
     expect((await api.put('/api/settings', { instance_name: 'x' }, secret)).status).toBe(403);
   });
@@ -62,14 +65,14 @@ describe('API tokens', () => {
     await enable();
     const u = await createUser(t.deps);
     const session = await login(api, u.username, u.password);
-    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, session)).body.data;
+    const issued = ok<NewToken>(await api.post('/api/mcp-tokens', { name: 'x' }, session));
     const suspended = await api.post(`/api/mcp-tokens/${issued.id}/suspend`, undefined, session);
-    expect(suspended.body.data.status).toBe('suspended');
+    expect(ok<TokenView>(suspended).status).toBe('suspended');
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(401);
-    expect((await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).body.data.status).toBe('active');
+    expect(ok<TokenView>(await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).status).toBe('active');
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
     const revoked = await api.delete(`/api/mcp-tokens/${issued.id}`, session);
-    expect(revoked.body.data.status).toBe('revoked');
+    expect(ok<TokenView>(revoked).status).toBe('revoked');
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(401);
     expect((await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).status).toBe(400);
   });
@@ -80,13 +83,13 @@ describe('API tokens', () => {
     const other = await createUser(t.deps);
     const ownerSession = await login(api, owner.username, owner.password);
     const otherSession = await login(api, other.username, other.password);
-    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, ownerSession)).body.data;
+    const issued = ok<NewToken>(await api.post('/api/mcp-tokens', { name: 'x' }, ownerSession));
     expect((await api.post(`/api/mcp-tokens/${issued.id}/suspend`, undefined, otherSession)).status).toBe(404);
     expect((await api.delete(`/api/mcp-tokens/${issued.id}`, otherSession)).status).toBe(404);
     expect((await api.get(`/api/mcp-tokens?userId=${owner.id}`, otherSession)).status).toBe(403);
     const adminList = await api.get(`/api/mcp-tokens?userId=${owner.id}`, admin);
     expect(ok<TokenPage>(adminList).content.map((x) => x.id)).toEqual([issued.id]);
-    expect((await api.delete(`/api/mcp-tokens/${issued.id}`, admin)).body.data.status).toBe('revoked');
+    expect(ok<TokenView>(await api.delete(`/api/mcp-tokens/${issued.id}`, admin)).status).toBe('revoked');
   });
 
   it('requires the allowed account type and the access group, for issue and for use', async () => {
@@ -97,7 +100,7 @@ describe('API tokens', () => {
     expect((await api.post('/api/mcp-tokens', { name: 'x' }, outside)).body.error.message).toBe(DISABLED);
     await addToGroup(t.deps, u.id, g.id);
     const inside = await login(api, u.username, u.password);
-    const issued = (await api.post('/api/mcp-tokens', { name: 'x' }, inside)).body.data;
+    const issued = ok<NewToken>(await api.post('/api/mcp-tokens', { name: 'x' }, inside));
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
     await enable({ allowed_account_types: ['service'], access_group_id: g.id });
     const refused = await api.get('/api/dictionary', issued.token);

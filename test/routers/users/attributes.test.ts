@@ -3,9 +3,10 @@ import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { attributeKeysOutput } from '../../../routers/users/schemas';
+import type { attributeKeysOutput, attributesOutput } from '../../../routers/users/schemas';
 
 type AttributeKeys = z.output<typeof attributeKeysOutput>;
+type Attributes = z.output<typeof attributesOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -21,15 +22,15 @@ describe('user attributes', () => {
     const key = uniq('region');
     const empty = await api.get(`/api/users/${u.id}/attributes`, adminToken);
     expect(empty.status).toBe(200);
-    expect(empty.body.data).toEqual({ attributes: {} });
+    expect(ok<Attributes>(empty)).toEqual({ attributes: {} });
 
     const first = await api.put(`/api/users/${u.id}/attributes`, { attributes: { [key]: ['Север', 'Запад', 'Север'], dept: ['42'] } }, adminToken);
     expect(first.status).toBe(200);
-    expect(first.body.data.attributes).toEqual({ [key]: ['Север', 'Запад'], dept: ['42'] });
+    expect(ok<Attributes>(first).attributes).toEqual({ [key]: ['Север', 'Запад'], dept: ['42'] });
 
     const second = await api.put(`/api/users/${u.id}/attributes`, { attributes: { [key]: [] } }, adminToken);
-    expect(second.body.data.attributes).toEqual({ [key]: [] });
-    expect((await api.get(`/api/users/${u.id}/attributes`, adminToken)).body.data.attributes).toEqual({ [key]: [] });
+    expect(ok<Attributes>(second).attributes).toEqual({ [key]: [] });
+    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({ [key]: [] });
 
     const plain = await createUser(t.deps);
     const keys = await api.get('/api/user-attributes', await login(api, plain.username, plain.password));
@@ -49,7 +50,7 @@ describe('user attributes', () => {
     const blankValue = await api.put(`/api/users/${u.id}/attributes`, { attributes: { ok: ['x'], other: [''] } }, adminToken);
     expect(blankValue.status).toBe(422);
     expect(blankValue.body.error.errors).toEqual({ 'attributes.other[0]': 'must not be blank' });
-    expect((await api.get(`/api/users/${u.id}/attributes`, adminToken)).body.data.attributes).toEqual({ team: ['a'] });
+    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({ team: ['a'] });
     const notList = await api.put(`/api/users/${u.id}/attributes`, { attributes: { team: 'a' } }, adminToken);
     expect(notList.status).toBe(422);
     expect((await api.put('/api/users/987654/attributes', { attributes: {} }, adminToken)).status).toBe(404);

@@ -1,6 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { loginOutput } from '../../../routers/auth/schemas';
+import type { meOutput, passwordChangedOutput, resetPasswordOutput } from '../../../routers/users/schemas';
+
+type Login = z.output<typeof loginOutput>;
+type Me = z.output<typeof meOutput>;
+type PasswordChanged = z.output<typeof passwordChangedOutput>;
+type PasswordReset = z.output<typeof resetPasswordOutput>;
 
 const { t, api } = useTestApp();
 let adminToken: string;
@@ -11,7 +20,7 @@ beforeAll(async () => {
   await enableApiTokens(api, adminToken);
 });
 
-const loginFull = async (username: string, password: string) => (await api.post('/api/auth/login', { username, password })).body.data;
+const loginFull = async (username: string, password: string) => ok<Login>(await api.post('/api/auth/login', { username, password }));
 
 describe('PUT /api/users/me/password', () => {
   it('changes the password, revokes refresh tokens and keeps the current session token', async () => {
@@ -21,7 +30,7 @@ describe('PUT /api/users/me/password', () => {
     const newPassword = `Nw-${uniq('p')}-7`;
     const res = await api.put('/api/users/me/password', { old_password: u.password, new_password: newPassword }, session.token);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ changed: true });
+    expect(ok<PasswordChanged>(res)).toEqual({ changed: true });
     expect((await api.post('/api/auth/refresh', { refresh_token: other.refresh_token })).status).toBe(401);
     expect((await api.post('/api/auth/refresh', { refresh_token: session.refresh_token })).status).toBe(401);
     expect((await api.post('/api/auth/login', { username: u.username, password: u.password })).status).toBe(401);
@@ -66,12 +75,12 @@ describe('PUT /api/users/{id}/password', () => {
     const newPassword = `Rs-${uniq('p')}-3`;
     const res = await api.put(`/api/users/${u.id}/password`, { new_password: newPassword }, adminToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: u.id, must_change_password: true });
+    expect(ok<PasswordReset>(res)).toEqual({ id: u.id, must_change_password: true });
     expect((await api.post('/api/auth/refresh', { refresh_token: session.refresh_token })).status).toBe(401);
     const relogin = await login(api, u.username, newPassword);
-    expect((await api.get('/api/users/me', relogin)).body.data.must_change_password).toBe(true);
+    expect(ok<Me>(await api.get('/api/users/me', relogin)).must_change_password).toBe(true);
     const kept = await api.put(`/api/users/${u.id}/password`, { new_password: `Rs-${uniq('p')}-4`, must_change: false }, adminToken);
-    expect(kept.body.data.must_change_password).toBe(false);
+    expect(ok<PasswordReset>(kept).must_change_password).toBe(false);
   });
 
   it('answers weak passwords with 422 and unknown users with 404', async () => {

@@ -1,12 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
-import type { listUserGroupsOutput, listUsersOutput, meOutput } from '../../../routers/users/schemas';
+import type { loginOutput } from '../../../routers/auth/schemas';
+import type { listUserGroupsOutput, listUsersOutput, meOutput, userOutput, userRecord } from '../../../routers/users/schemas';
 
 type UserPage = z.output<typeof listUsersOutput>;
 type Me = z.output<typeof meOutput>;
+type UserRecord = z.output<typeof userRecord>;
+type UserOutput = z.output<typeof userOutput>;
+type Login = z.output<typeof loginOutput>;
 type UserGroupPage = z.output<typeof listUserGroupsOutput>;
 
 const { t, api } = useTestApp();
@@ -32,7 +36,7 @@ describe('POST /api/users', () => {
       adminToken,
     );
     expect(res.status).toBe(200);
-    const u = res.body.data;
+    const u = ok<UserRecord>(res);
     expect(u).toMatchObject({ username, full_name: 'Иван Петров', email: 'ivan@example.org', account_type: 'local', active: true });
     expect(u.groups).toEqual([{ id: group.id, name: group.name, system: false }]);
     expect(u.personal_workspace_id).toEqual(expect.any(Number));
@@ -73,7 +77,7 @@ describe('POST /api/users', () => {
   it('lets a service account exist without a password', async () => {
     const res = await api.post('/api/users', { username: uniq('svc'), account_type: 'service' }, adminToken);
     expect(res.status).toBe(200);
-    expect(res.body.data.account_type).toBe('service');
+    expect(ok<UserRecord>(res).account_type).toBe('service');
   });
 
   it('answers bad fields with 422 and field paths, and unknown group ids with 422 at their position', async () => {
@@ -110,7 +114,7 @@ describe('GET /api/users and /api/users/{id}', () => {
     const second = await api.get('/api/users', adminToken, { query: tag, sort: 'username,desc', size: '2', page: '1' });
     expect(ok<UserPage>(second).content.map((u) => u.username)).toEqual([`${tag}_a`]);
     const byGroup = await api.get('/api/users', adminToken, { groupId: String(group.id) });
-    expect(byGroup.body.data.page.total_elements).toBe(3);
+    expect(ok<UserPage>(byGroup).page.total_elements).toBe(3);
   });
 
   it('gives other users only id, username and full_name, and does not search e-mails for them', async () => {
@@ -118,21 +122,21 @@ describe('GET /api/users and /api/users/{id}', () => {
     const token = await login(api, plain.username, plain.password);
     const marker = uniq('mail');
     const target = await api.post('/api/users', { username: uniq('target'), password: strongPassword(), email: `${marker}@example.org` }, adminToken);
-    const list = await api.get('/api/users', token, { query: target.body.data.username });
+    const list = await api.get('/api/users', token, { query: ok<UserRecord>(target).username });
     expect(list.status).toBe(200);
-    expect(list.body.data.content).toEqual([{ id: target.body.data.id, username: target.body.data.username, full_name: '' }]);
-    expect((await api.get('/api/users', token, { query: marker })).body.data.content).toEqual([]);
-    expect((await api.get('/api/users', adminToken, { query: marker })).body.data.content).toHaveLength(1);
-    const one = await api.get(`/api/users/${target.body.data.id}`, token);
-    expect(one.body.data).toEqual({ id: target.body.data.id, username: target.body.data.username, full_name: '' });
+    expect(ok<UserPage>(list).content).toEqual([{ id: ok<UserRecord>(target).id, username: ok<UserRecord>(target).username, full_name: '' }]);
+    expect(ok<UserPage>(await api.get('/api/users', token, { query: marker })).content).toEqual([]);
+    expect(ok<UserPage>(await api.get('/api/users', adminToken, { query: marker })).content).toHaveLength(1);
+    const one = await api.get(`/api/users/${ok<UserRecord>(target).id}`, token);
+    expect(ok<UserOutput>(one)).toEqual({ id: ok<UserRecord>(target).id, username: ok<UserRecord>(target).username, full_name: '' });
     const own = await api.get(`/api/users/${plain.id}`, token);
-    expect(own.body.data).toHaveProperty('personal_workspace_id', plain.personalWorkspaceId);
+    expect(ok<UserOutput>(own)).toHaveProperty('personal_workspace_id', plain.personalWorkspaceId);
   });
 
   it('filters by active, treats % and _ literally, and refuses an unknown sort field with 422', async () => {
     const res = await api.get('/api/users', adminToken, { active: 'false', query: '%' });
     expect(res.status).toBe(200);
-    expect(res.body.data.content).toEqual([]);
+    expect(ok<UserPage>(res).content).toEqual([]);
     const bad = await api.get('/api/users', adminToken, { sort: 'password_hash,asc' });
     expect(bad.status).toBe(422);
     expect(bad.body.error.errors.sort).toContain('must name one of the fields');
@@ -157,7 +161,7 @@ describe('GET /api/users/me and /api/users/{id}/groups', () => {
     const token = await login(api, u.username, u.password);
     const res = await api.get('/api/users/me', token);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({
+    expect(ok<Me>(res)).toMatchObject({
       id: u.id,
       username: u.username,
       account_type: 'local',
@@ -183,17 +187,17 @@ describe('PUT /api/users/{id}', () => {
     const u = await createUser(t.deps);
     const res = await api.put(`/api/users/${u.id}`, { full_name: 'Новое Имя', email: null, account_type: 'service' }, adminToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ full_name: 'Новое Имя', email: null, account_type: 'service', active: true });
+    expect(ok<UserRecord>(res)).toMatchObject({ full_name: 'Новое Имя', email: null, account_type: 'service', active: true });
   });
 
   it('deactivation stops the session token at once and revokes refresh and API tokens; reactivation allows login', async () => {
     const u = await createUser(t.deps);
     const loginRes = await api.post('/api/auth/login', { username: u.username, password: u.password });
-    const { token, refresh_token } = loginRes.body.data;
+    const { token, refresh_token } = ok<Login>(loginRes);
     expect((await api.get('/api/users/me', token)).status).toBe(200); // the status is now cached
     const off = await api.put(`/api/users/${u.id}`, { active: false }, adminToken);
     expect(off.status).toBe(200);
-    expect(off.body.data.active).toBe(false);
+    expect(ok<UserRecord>(off).active).toBe(false);
     expect((await api.get('/api/users/me', token)).status).toBe(401);
     expect((await api.post('/api/auth/refresh', { refresh_token })).status).toBe(401);
     expect((await api.post('/api/auth/login', { username: u.username, password: u.password })).status).toBe(401);
@@ -216,7 +220,7 @@ describe('DELETE /api/users/{id}', () => {
     expect((await api.get('/api/users/me', token)).status).toBe(200);
     const res = await api.delete(`/api/users/${u.id}`, adminToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: u.id, deleted: true });
+    expect(ok<Deleted>(res)).toEqual({ id: u.id, deleted: true });
     expect((await api.get('/api/users/me', token)).status).toBe(401);
     expect((await api.get(`/api/users/${u.id}`, adminToken)).status).toBe(404);
     expect((await api.get(`/api/workspaces/${u.personalWorkspaceId}`, adminToken)).status).toBe(404);

@@ -3,9 +3,15 @@ import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
 import { ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { listWorkspacesOutput } from '../../../routers/workspaces/schemas';
+import type { loginOutput } from '../../../routers/auth/schemas';
+import type { meOutput } from '../../../routers/users/schemas';
+import type { listWorkspacesOutput, workspaceDetails, workspaceView } from '../../../routers/workspaces/schemas';
 
 type WorkspacePage = z.output<typeof listWorkspacesOutput>;
+type WorkspaceView = z.output<typeof workspaceView>;
+type WorkspaceDetails = z.output<typeof workspaceDetails>;
+type Me = z.output<typeof meOutput>;
+type Login = z.output<typeof loginOutput>;
 
 /*
  * Rights that come from groups follow the token: a session token carries the groups as at login (a change needs a new
@@ -31,12 +37,12 @@ describe('«Менеджеры рабочих пространств» through t
 
     expect((await api.post(`/api/groups/${managers()}/members`, { user_ids: [u.id] }, adminToken)).status).toBe(200);
     expect((await createWorkspace(oldToken)).status).toBe(403);
-    expect((await api.get('/api/users/me', oldToken)).body.data).toMatchObject({ is_workspace_manager: false });
+    expect(ok<Me>(await api.get('/api/users/me', oldToken))).toMatchObject({ is_workspace_manager: false });
 
     const newToken = await login(api, u.username, u.password);
     const created = await createWorkspace(newToken);
     expect(created.status).toBe(200);
-    expect(created.body.data.role).toBe('Администратор');
+    expect(ok<WorkspaceView>(created).role).toBe('Администратор');
 
     // Removal works the same way round: the newer token keeps the right until the next login.
     expect((await api.delete(`/api/groups/${managers()}/members/${u.id}`, adminToken)).status).toBe(200);
@@ -46,9 +52,9 @@ describe('«Менеджеры рабочих пространств» through t
 
   it('a refreshed session picks up the current groups', async () => {
     const u = await createUser(t.deps);
-    const session = (await api.post('/api/auth/login', { username: u.username, password: u.password })).body.data;
+    const session = ok<Login>(await api.post('/api/auth/login', { username: u.username, password: u.password }));
     await api.post(`/api/groups/${managers()}/members`, { user_ids: [u.id] }, adminToken);
-    const renewed = (await api.post('/api/auth/refresh', { refresh_token: session.refresh_token })).body.data;
+    const renewed = ok<Login>(await api.post('/api/auth/refresh', { refresh_token: session.refresh_token }));
     expect((await createWorkspace(renewed.token)).status).toBe(200);
   });
 
@@ -58,7 +64,7 @@ describe('«Менеджеры рабочих пространств» through t
     expect((await createWorkspace(apiToken)).status).toBe(403);
     await api.post(`/api/groups/${managers()}/members`, { user_ids: [u.id] }, adminToken);
     expect((await createWorkspace(apiToken)).status).toBe(200);
-    expect((await api.get('/api/users/me', apiToken)).body.data).toMatchObject({ is_workspace_manager: true, token_kind: 'api' });
+    expect(ok<Me>(await api.get('/api/users/me', apiToken))).toMatchObject({ is_workspace_manager: true, token_kind: 'api' });
     await api.delete(`/api/groups/${managers()}/members/${u.id}`, adminToken);
     expect((await createWorkspace(apiToken)).status).toBe(403);
   });
@@ -78,12 +84,12 @@ describe('workspace membership through a group', () => {
 
     await api.post(`/api/groups/${g.id}/members`, { user_ids: [u.id] }, adminToken);
     expect((await api.get(`/api/workspaces/${ws}`, oldToken)).status).toBe(404);
-    expect((await api.get('/api/workspaces', oldToken, { type: 'shared' })).body.data.content).toEqual([]);
+    expect(ok<WorkspacePage>(await api.get('/api/workspaces', oldToken, { type: 'shared' })).content).toEqual([]);
 
     const newToken = await login(api, u.username, u.password);
     const res = await api.get(`/api/workspaces/${ws}`, newToken);
     expect(res.status).toBe(200);
-    expect(res.body.data.role).toBe('Редактор');
+    expect(ok<WorkspaceDetails>(res).role).toBe('Редактор');
     expect(ok<WorkspacePage>(await api.get('/api/workspaces', newToken, { type: 'shared' })).content.map((w) => w.id)).toEqual([ws]);
     // Редактор through the group is not Администратор.
     expect((await api.put(`/api/workspaces/${ws}`, { name: 'x' }, newToken)).status).toBe(403);
@@ -97,9 +103,9 @@ describe('workspace membership through a group', () => {
       { groupId: g.id, role: 'Администратор' },
     ]);
     const apiToken = await issueApiToken(api, await login(api, u.username, u.password));
-    expect((await api.get(`/api/workspaces/${ws}`, apiToken)).body.data.role).toBe('Наблюдатель');
+    expect(ok<WorkspaceDetails>(await api.get(`/api/workspaces/${ws}`, apiToken)).role).toBe('Наблюдатель');
     await api.post(`/api/groups/${g.id}/members`, { user_ids: [u.id] }, adminToken);
-    expect((await api.get(`/api/workspaces/${ws}`, apiToken)).body.data.role).toBe('Администратор');
+    expect(ok<WorkspaceDetails>(await api.get(`/api/workspaces/${ws}`, apiToken)).role).toBe('Администратор');
     expect((await api.put(`/api/workspaces/${ws}`, { description: 'через группу' }, apiToken)).status).toBe(200);
   });
 });

@@ -3,9 +3,12 @@ import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createGroup, createSharedWorkspace, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
 import { ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { listMembersOutput } from '../../../routers/workspaces/schemas';
+import type { listMembersOutput, memberView, removeMemberOutput, workspaceDetails } from '../../../routers/workspaces/schemas';
 
 type MemberPage = z.output<typeof listMembersOutput>;
+type MemberView = z.output<typeof memberView>;
+type RemovedMember = z.output<typeof removeMemberOutput>;
+type WorkspaceDetails = z.output<typeof workspaceDetails>;
 
 const { t, api } = useTestApp();
 let admin: TestUser;
@@ -24,10 +27,10 @@ describe('workspace members', () => {
     const [u, g] = [await createUser(t.deps), await createGroup(t.deps)];
     const addUser = await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Наблюдатель' }, adminToken);
     expect(addUser.status).toBe(200);
-    expect(addUser.body.data).toMatchObject({ user_id: u.id, group_id: null, subject_type: 'user', name: u.username, role: 'Наблюдатель' });
+    expect(ok<MemberView>(addUser)).toMatchObject({ user_id: u.id, group_id: null, subject_type: 'user', name: u.username, role: 'Наблюдатель' });
     const addGroup = await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken);
     expect(addGroup.status).toBe(200);
-    expect(addGroup.body.data).toMatchObject({ user_id: null, group_id: g.id, subject_type: 'group', name: g.name, full_name: null, role: 'Редактор' });
+    expect(ok<MemberView>(addGroup)).toMatchObject({ user_id: null, group_id: g.id, subject_type: 'group', name: g.name, full_name: null, role: 'Редактор' });
 
     const list = await api.get(`/api/workspaces/${ws}/members`, adminToken);
     expect(ok<MemberPage>(list).content.map((m) => m.role)).toEqual(['Администратор', 'Редактор', 'Наблюдатель']);
@@ -35,14 +38,14 @@ describe('workspace members', () => {
     const byRole = await api.get(`/api/workspaces/${ws}/members`, adminToken, { sort: 'role,asc', size: '1' });
     expect(ok<MemberPage>(byRole).content.map((m) => m.role)).toEqual(['Наблюдатель']);
 
-    const memberId = addUser.body.data.member_id;
+    const memberId = ok<MemberView>(addUser).member_id;
     const promoted = await api.put(`/api/workspaces/${ws}/members/${memberId}`, { role: 'Администратор' }, adminToken);
     expect(promoted.status).toBe(200);
-    expect(promoted.body.data.role).toBe('Администратор');
-    const removed = await api.delete(`/api/workspaces/${ws}/members/${addGroup.body.data.member_id}`, adminToken);
+    expect(ok<MemberView>(promoted).role).toBe('Администратор');
+    const removed = await api.delete(`/api/workspaces/${ws}/members/${ok<MemberView>(addGroup).member_id}`, adminToken);
     expect(removed.status).toBe(200);
-    expect(removed.body.data).toEqual({ member_id: addGroup.body.data.member_id, removed: true });
-    expect((await api.get(`/api/workspaces/${ws}`, adminToken)).body.data.member_count).toBe(2);
+    expect(ok<RemovedMember>(removed)).toEqual({ member_id: ok<MemberView>(addGroup).member_id, removed: true });
+    expect(ok<WorkspaceDetails>(await api.get(`/api/workspaces/${ws}`, adminToken)).member_count).toBe(2);
   });
 
   it('refuses adding the same user or group twice (400)', async () => {
@@ -81,7 +84,7 @@ describe('workspace members', () => {
   it('never leaves a workspace without an Администратор: no demotion or removal of the last one (400)', async () => {
     const ws = await newWorkspace();
     const list = await api.get(`/api/workspaces/${ws}/members`, adminToken);
-    const own = list.body.data.content[0].member_id;
+    const own = ok<MemberPage>(list).content[0].member_id;
     const demote = await api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Редактор' }, adminToken);
     expect(demote.status).toBe(400);
     expect(demote.body.error.message).toContain('последнего администратора');
@@ -116,7 +119,7 @@ describe('workspace members', () => {
     expect(personal.body.error.message).toBe('В личное пространство нельзя добавлять участников');
     const ws = await newWorkspace();
     const elsewhere = await createSharedWorkspace(t.deps, [{ userId: u.id, role: 'Администратор' }]);
-    const foreignMember = (await api.get(`/api/workspaces/${elsewhere}/members`, await login(api, u.username, u.password))).body.data.content[0].member_id;
+    const foreignMember = ok<MemberPage>(await api.get(`/api/workspaces/${elsewhere}/members`, await login(api, u.username, u.password))).content[0].member_id;
     const wrongWorkspace = await api.put(`/api/workspaces/${ws}/members/${foreignMember}`, { role: 'Редактор' }, adminToken);
     expect(wrongWorkspace.status).toBe(404);
     expect(wrongWorkspace.body.error.message).toBe(`Участник пространства не найден (id ${foreignMember})`);
@@ -134,7 +137,7 @@ describe('workspace members', () => {
     const res = await api.post(`/api/workspaces/${ws}/members`, { user_id: heir.id, role: 'Администратор' }, sysToken);
     expect(res.status).toBe(200);
     const heirToken = await login(api, heir.username, heir.password);
-    expect((await api.get(`/api/workspaces/${ws}`, heirToken)).body.data.role).toBe('Администратор');
+    expect(ok<WorkspaceDetails>(await api.get(`/api/workspaces/${ws}`, heirToken)).role).toBe('Администратор');
     // ... without gaining any other right there.
     expect((await api.put(`/api/workspaces/${ws}`, { name: 'x' }, sysToken)).status).toBe(403);
   });

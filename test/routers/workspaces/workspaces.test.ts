@@ -1,11 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, login, uniq, type TestUser } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
-import type { listWorkspacesOutput } from '../../../routers/workspaces/schemas';
+import type { listMembersOutput, listWorkspacesOutput, workspaceDetails, workspaceView } from '../../../routers/workspaces/schemas';
 
 type WorkspacePage = z.output<typeof listWorkspacesOutput>;
+type WorkspaceView = z.output<typeof workspaceView>;
+type WorkspaceDetails = z.output<typeof workspaceDetails>;
+type MemberPage = z.output<typeof listMembersOutput>;
 
 const { t, api } = useTestApp();
 let manager: TestUser;
@@ -24,9 +27,9 @@ describe('POST /api/workspaces', () => {
     const name = uniq('Продажи');
     const res = await api.post('/api/workspaces', { name, description: 'Команда продаж' }, managerToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ name, description: 'Команда продаж', type: 'shared', type_label: 'Общее', role: 'Администратор', created_by: manager.id, owner_user_id: null });
-    const members = await api.get(`/api/workspaces/${res.body.data.id}/members`, managerToken);
-    expect(members.body.data.content).toEqual([
+    expect(ok<WorkspaceView>(res)).toMatchObject({ name, description: 'Команда продаж', type: 'shared', type_label: 'Общее', role: 'Администратор', created_by: manager.id, owner_user_id: null });
+    const members = await api.get(`/api/workspaces/${ok<WorkspaceView>(res).id}/members`, managerToken);
+    expect(ok<MemberPage>(members).content).toEqual([
       expect.objectContaining({ user_id: manager.id, group_id: null, subject_type: 'user', name: manager.username, role: 'Администратор' }),
     ]);
   });
@@ -83,7 +86,7 @@ describe('GET /api/workspaces/{id}', () => {
     const ws = await createSharedWorkspace(t.deps, [{ userId: member.id, role: 'Наблюдатель' }]);
     const res = await api.get(`/api/workspaces/${ws}`, await login(api, member.username, member.password));
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: ws, type: 'shared', role: 'Наблюдатель', member_count: 1, pipeline_stage: null });
+    expect(ok<WorkspaceDetails>(res)).toMatchObject({ id: ws, type: 'shared', role: 'Наблюдатель', member_count: 1, pipeline_stage: null });
     const strangerToken = await login(api, stranger.username, stranger.password);
     const hidden = await api.get(`/api/workspaces/${ws}`, strangerToken);
     expect(hidden.status).toBe(404);
@@ -96,10 +99,10 @@ describe('GET /api/workspaces/{id}', () => {
 
 describe('PUT /api/workspaces/{id}', () => {
   it('lets the Администратор rename and describe; a personal workspace too', async () => {
-    const ws = (await api.post('/api/workspaces', { name: uniq('old') }, managerToken)).body.data.id;
+    const ws = ok<WorkspaceView>(await api.post('/api/workspaces', { name: uniq('old') }, managerToken)).id;
     const res = await api.put(`/api/workspaces/${ws}`, { name: 'Новое имя', description: 'Описание' }, managerToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ name: 'Новое имя', description: 'Описание', role: 'Администратор' });
+    expect(ok<WorkspaceView>(res)).toMatchObject({ name: 'Новое имя', description: 'Описание', role: 'Администратор' });
     const personal = await api.put(`/api/workspaces/${manager.personalWorkspaceId}`, { name: 'Моё' }, managerToken);
     expect(personal.status).toBe(200);
     expect((await api.put(`/api/workspaces/${ws}`, { name: '' }, managerToken)).status).toBe(422);
@@ -109,10 +112,10 @@ describe('PUT /api/workspaces/{id}', () => {
 
 describe('DELETE /api/workspaces/{id}', () => {
   it('deletes a shared workspace with its memberships', async () => {
-    const ws = (await api.post('/api/workspaces', { name: uniq('gone') }, managerToken)).body.data.id;
+    const ws = ok<WorkspaceView>(await api.post('/api/workspaces', { name: uniq('gone') }, managerToken)).id;
     const res = await api.delete(`/api/workspaces/${ws}`, managerToken);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: ws, deleted: true });
+    expect(ok<Deleted>(res)).toEqual({ id: ws, deleted: true });
     expect((await api.get(`/api/workspaces/${ws}`, managerToken)).status).toBe(404);
     expect((await api.delete(`/api/workspaces/${ws}`, managerToken)).status).toBe(404);
   });
