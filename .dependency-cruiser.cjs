@@ -22,6 +22,11 @@ const AREA_SERVICES = {
   auth: ['actor', 'passwords', 'refresh-tokens', 'api-tokens', 'login-throttle', 'session-tokens'],
   users: ['accounts'],
   settings: ['dictionary', 'source-network'],
+  // The query run layer and the dataset tools reach a source through its area: a connector for a source row (secrets
+  // opened, network policy applied), the one mapping of source failures, the catalogue of a source's tables.
+  'data-sources': ['connection', 'connector-errors', 'metadata'],
+  // The model a query compiles against, loaded by dataset id (the query layer caches it per version).
+  datasets: ['load-model'],
 };
 
 // What one area may import of another: its store (tx-first cores), its views and messages, its service module named

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { entityId, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
 import { MEMBER_SORT_FIELDS } from '../../server/workspaces/members';
-import { WORKSPACE_ROLES } from '../../server/workspaces/roles';
+import { WORKSPACE_ROLES } from '../../server/access/roles';
 import { WORKSPACE_SORT_FIELDS } from '../../server/workspaces/workspaces';
 
 const id = entityId();

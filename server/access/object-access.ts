@@ -4,7 +4,7 @@ import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
 import { AppError } from '../kernel/errors';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow, type ObjectRowBase } from '../objects/kinds';
-import { roleAllowsEdit, roleIsAdmin, roleOfRank, type WorkspaceRole } from '../workspaces/roles';
+import { roleAllowsEdit, roleIsAdmin, roleOfRank, type WorkspaceRole } from './roles';
 import { actorRoleRankSql, inVisibleWorkspaces, workspaceRoleOf, type CallerRef } from './workspace-access';
 
 /*

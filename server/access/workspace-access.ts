@@ -4,7 +4,7 @@ import { workspaceMembers, workspaces } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { AppError, badRequest, notFound } from '../kernel/errors';
 import { personalWorkspaceId } from '../users/accounts';
-import { WORKSPACE_ROLES, roleAllowsEdit, roleIsAdmin, roleRank, strongestRole, type WorkspaceRole } from '../workspaces/roles';
+import { WORKSPACE_ROLES, roleAllowsEdit, roleIsAdmin, roleRank, strongestRole, type WorkspaceRole } from './roles';
 
 /*
  * Workspace access for every area (data sources, datasets, widgets, dashboards, pipelines ...).

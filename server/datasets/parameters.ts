@@ -3,7 +3,6 @@ import { normalizeDate, normalizeDateTime } from '../query/expr/literals';
 import { MSG } from './messages';
 import type { DatasetField, DatasetParameter } from '../query/compile/dataset-model';
 import { checkName, lower, type Fail, type Path } from './schema-paths';
-import type { ResolvedSchema } from './schema-validation';
 import type { ParameterType, SchemaInput } from './schema-types';
 
 /* Parameters of the schema: names, the declared type, and values that must read as that type. */
@@ -33,7 +32,10 @@ export function parameterValueProblem(type: ParameterType, value: string): strin
   }
 }
 
-export function resolveParameters(input: SchemaInput, fields: DatasetField[], fail: Fail): ResolvedSchema['parameters'] {
+/** A saved parameter with the type its author declared (`number` is kept as declared; the engine reads float). */
+export type ResolvedParameter = DatasetParameter & { declaredType: ParameterType };
+
+export function resolveParameters(input: SchemaInput, fields: DatasetField[], fail: Fail): ResolvedParameter[] {
   const calculated = new Set(fields.filter((f) => f.kind === 'calculated').map((f) => lower(f.name)));
   const names = new Set<string>();
   return input.parameters.map((p, i) => {

@@ -4,10 +4,10 @@ import { filterValueLiteral } from '../query/expr/filter-values';
 import { formatFieldPath } from '../kernel/validation';
 import { analyzeCalculated, calcRefText, columnRefText, derivationFunctionProblem, derivedFormula, type FormulaEnv } from './formulas';
 import { MSG } from './messages';
-import { resolveParameters } from './parameters';
+import { resolveParameters, type ResolvedParameter } from './parameters';
 import { blank, checkName, lower, type Fail, type Path } from './schema-paths';
-import type { DatasetField, DatasetFilter, DatasetHierarchy, DatasetObject, DatasetParameter, DatasetRelation, FieldKind } from '../query/compile/dataset-model';
-import type { FieldInput, ParameterType, SchemaInput } from './schema-types';
+import type { DatasetField, DatasetFilter, DatasetHierarchy, DatasetObject, DatasetRelation, FieldKind } from '../query/compile/dataset-model';
+import type { FieldInput, SchemaInput } from './schema-types';
 
 /*
  * The whole-schema rules of PUT /api/dataset/{id}/schema (and of /schema/validate): ids, references, kinds, names,
@@ -41,7 +41,7 @@ export interface ResolvedSchema {
   relations: DatasetRelation[];
   hierarchies: DatasetHierarchy[];
   filters: DatasetFilter[];
-  parameters: (DatasetParameter & { declaredType: ParameterType })[];
+  parameters: ResolvedParameter[];
 }
 
 export type Resolution = { ok: true; schema: ResolvedSchema } | { ok: false; errors: FieldErrors };

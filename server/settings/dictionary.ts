@@ -1,4 +1,4 @@
-import { WORKSPACE_ROLES } from '../workspaces/roles';
+import { WORKSPACE_ROLES } from '../access/roles';
 
 /**
  * Labels the interface shows, in one place so that clients do not hard-code them. Keys are the wire values.

@@ -8,7 +8,7 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { AppError, badRequest, invalid, notFound } from '../kernel/errors';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
-import { ADMIN_ROLE, WORKSPACE_ROLES, roleIsAdmin, roleRank, type WorkspaceRole } from './roles';
+import { ADMIN_ROLE, WORKSPACE_ROLES, roleIsAdmin, roleRank, type WorkspaceRole } from '../access/roles';
 import { lockWorkspace } from './views';
 
 export const MEMBER_SORT_FIELDS = ['member_id', 'name', 'role', 'created_at'] as const;

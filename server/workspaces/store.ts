@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { workspaceMembers, workspaces } from '../../db/schema';
 import { notFound } from '../kernel/errors';
-import { ADMIN_ROLE } from './roles';
+import { ADMIN_ROLE } from '../access/roles';
 
 /*
  * The workspaces' writes: transaction first, no actor, no access checks (workspaces.ts and users/accounts.ts decide

@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { workspaces } from '../../db/schema';
 import { workspaceNotFound, type WorkspaceRow } from '../access/workspace-access';
-import type { WorkspaceRole } from './roles';
+import type { WorkspaceRole } from '../access/roles';
 
 export type WorkspaceType = 'personal' | 'shared';
 

@@ -9,7 +9,7 @@ import { AppError, ERROR_TABLE, badRequest } from '../kernel/errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
-import { ADMIN_ROLE, roleOfRank } from './roles';
+import { ADMIN_ROLE, roleOfRank } from '../access/roles';
 import { stageBindingOf } from './stage-binding';
 import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';

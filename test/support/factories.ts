@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { groupMembers, groups, workspaceMembers, workspaces } from '../../db/schema';
-import { ADMIN_ROLE, type WorkspaceRole } from '../../server/workspaces/roles';
+import { ADMIN_ROLE, type WorkspaceRole } from '../../server/access/roles';
 import { createUserAccount, type AccountType } from '../../server/users/accounts';
 import type { AppDeps } from '../../server/app/deps';
 import type { z } from 'zod';
