@@ -3,6 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { TEST_ADMIN } from '../../support/constants';
 import { createUser, uniq } from '../../support/factories';
+import { ok } from '../../support/rest';
+import type { z } from 'zod';
+import type { loginOutput } from '../../../routers/auth/schemas';
+
+type Login = z.output<typeof loginOutput>;
 
 const { t, api } = useTestApp();
 
@@ -12,10 +17,10 @@ describe('POST /api/auth/login', () => {
     const res = await api.post('/api/auth/login', { username: TEST_ADMIN.username, password: TEST_ADMIN.password });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
-    expect(res.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
-    expect(res.body.data.token.split('.')).toHaveLength(3);
-    expect(res.body.data.refresh_token).toMatch(/^rt_/);
-    const me = await api.get('/api/settings', res.body.data.token);
+    expect(ok<Login>(res)).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+    expect(ok<Login>(res).token.split('.')).toHaveLength(3);
+    expect(ok<Login>(res).refresh_token).toMatch(/^rt_/);
+    const me = await api.get('/api/settings', ok<Login>(res).token);
     expect(me.status).toBe(200);
   });
 
@@ -53,11 +58,11 @@ describe('tokens', () => {
   it('rotates refresh tokens: a used refresh token is refused afterwards', async () => {
     const u = await createUser(t.deps);
     const first = await api.post('/api/auth/login', { username: u.username, password: u.password });
-    const r1 = first.body.data.refresh_token;
+    const r1 = ok<Login>(first).refresh_token;
     const second = await api.post('/api/auth/refresh', { refresh_token: r1 });
     expect(second.status).toBe(200);
-    expect(second.body.data).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
-    expect(second.body.data.refresh_token).not.toBe(r1);
+    expect(ok<Login>(second)).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+    expect(ok<Login>(second).refresh_token).not.toBe(r1);
     const again = await api.post('/api/auth/refresh', { refresh_token: r1 });
     expect(again.status).toBe(401);
     expect((await api.post('/api/auth/refresh', { refresh_token: 'rt_garbage' })).status).toBe(401);
@@ -65,8 +70,8 @@ describe('tokens', () => {
 
   it('logout revokes every refresh token of the user', async () => {
     const u = await createUser(t.deps);
-    const a = (await api.post('/api/auth/login', { username: u.username, password: u.password })).body.data;
-    const b = (await api.post('/api/auth/login', { username: u.username, password: u.password })).body.data;
+    const a = ok<Login>(await api.post('/api/auth/login', { username: u.username, password: u.password }));
+    const b = ok<Login>(await api.post('/api/auth/login', { username: u.username, password: u.password }));
     const out = await api.post('/api/auth/logout', undefined, a.token);
     expect(out.status).toBe(200);
     expect((await api.post('/api/auth/refresh', { refresh_token: a.refresh_token })).status).toBe(401);
