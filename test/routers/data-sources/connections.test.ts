@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
+import type { Deleted } from '../../support/rest';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';
 import { SERVERS, createSource, ok, randomName, sleep, type DependentObjects, type SourcePage, type SourceView } from './helpers';
 
@@ -250,7 +251,7 @@ describe('DELETE /api/data-source/{id}', () => {
     expect(objects).toEqual({ content: [{ type: 'dataset', id: ds.id, name: 'Продажи по городам', workspace_id: cast.workspaceId }], hidden_count: 0 });
 
     await t.deps.db.delete(datasets).where(eq(datasets.id, ds.id));
-    expect(ok(await api.delete(url, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
+    expect(ok<Deleted>(await api.delete(url, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
     expect((await api.get(url, cast.tokens.editor)).status).toBe(404);
     expect((await api.delete(url, cast.tokens.editor)).status).toBe(404);
   });

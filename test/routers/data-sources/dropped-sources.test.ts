@@ -8,7 +8,9 @@ import { closedPort, pgSettings, randomName, silentServer } from '../../adapters
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import type { RestResponse } from '../../support/rest';
-import { SERVERS, createSource, ok, sleep, type DbKind } from './helpers';
+import type { DatasetDetails } from '../datasets/helpers';
+import type { WidgetView } from '../widgets/world';
+import { SERVERS, createSource, ok, sleep, type CheckResult, type DbKind, type QueryView, type SchemaList } from './helpers';
 
 let cast: RoleCast;
 const servers: FakeServer[] = [];
@@ -70,17 +72,17 @@ const SCENARIOS: [DbKind, string][] = [
 describe('POST /api/data-source/check against a source that hangs up', () => {
   it.each(SCENARIOS)('%s, dropped at %s: ok false with a connection outcome', async (kind, stage) => {
     const server = await fake(kind, stage);
-    const res = ok(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, server.port) }, cast.tokens.plain));
+    const res = ok<CheckResult>(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, server.port) }, cast.tokens.plain));
     expect(JSON.stringify(res)).not.toContain(FOREIGN_BODY_MARKER);
     expect(res).toMatchObject({ ok: false, message: expect.stringMatching(outcome(kind)) });
   });
 
   it.each(['postgresql', 'mysql', 'clickhouse'] as const)('%s: closed and silent ports', async (kind) => {
-    const closed = ok(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, await closedPort()) }, cast.tokens.plain));
+    const closed = ok<CheckResult>(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, await closedPort()) }, cast.tokens.plain));
     expect(closed).toEqual({ ok: false, message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
     const silent = await silentServer();
     try {
-      const res = ok(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, silent.port) }, cast.tokens.plain));
+      const res = ok<CheckResult>(await api.post('/api/data-source/check', { type: kind, settings: portSettings(kind, silent.port) }, cast.tokens.plain));
       expect(res).toEqual({ ok: false, message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ не ответил за \d+(\.\d+)? с$/) });
     } finally {
       await silent.close();
@@ -139,7 +141,7 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
       workspace_id: cast.workspaceId, settings: { initial_sql: `SET application_name = '${appName}'` },
     });
     // A dataset and a widget over the sleepy view: each read is terminated while it sleeps.
-    const ds = ok(await api.post('/api/dataset', { name: randomName('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [src.id] }, cast.tokens.editor));
+    const ds = ok<DatasetDetails>(await api.post('/api/dataset', { name: randomName('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [src.id] }, cast.tokens.editor));
     const schema = {
       objects: [{ id: -1, data_source_id: src.id, name: 'v', schema: 'public', table: view }],
       fields: [
@@ -149,7 +151,7 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
       relations: [], hierarchies: [], filters: [], parameters: [],
     };
     ok(await api.put(`/api/dataset/${ds.id}/schema`, schema, cast.tokens.editor));
-    const widget = ok(await api.post('/api/widget', {
+    const widget = ok<WidgetView>(await api.post('/api/widget', {
       name: 'w', type: 'table', dataset_id: ds.id, rows: [{ id: 'id', sql: '[v.id]' }], columns: [{ id: 'n', sql: 'COUNT([v.slept])' }],
     }, cast.tokens.editor));
     for (const read of [
@@ -160,7 +162,7 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ success: false, error: { message: 'Подключение к источнику прервано' } });
     }
-    expect(ok(await api.get(`/api/data-source/${src.id}/schemas`, cast.tokens.editor)).content).toContain('public');
+    expect(ok<SchemaList>(await api.get(`/api/data-source/${src.id}/schemas`, cast.tokens.editor)).content).toContain('public');
   }, 60_000);
 
   it('preview fails with a clean envelope; the next preview works', async () => {
@@ -171,7 +173,7 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
     const res = await terminateWhileRunning(api.post(`${base}/preview`, { schema: 'public', table: view }, cast.tokens.editor));
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ success: false, error: { message: 'Подключение к источнику прервано' } });
-    expect(ok(await api.get(`${base}/schemas`, cast.tokens.editor)).content).toContain('public');
+    expect(ok<SchemaList>(await api.get(`${base}/schemas`, cast.tokens.editor)).content).toContain('public');
 
     const console = api.post(`${base}/queries`, { sql: 'SELECT pg_sleep(5)' }, cast.tokens.editor);
     const q = await terminateWhileRunning(console);
@@ -181,6 +183,6 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
       expect(q.status).toBe(400);
       expect(q.body).toMatchObject({ success: false, error: { message: 'Подключение к источнику прервано' } });
     }
-    expect(ok(await api.post(`${base}/queries`, { sql: 'SELECT 7 AS seven' }, cast.tokens.editor))).toMatchObject({ state: 'finished', rows: [[7]] });
+    expect(ok<QueryView>(await api.post(`${base}/queries`, { sql: 'SELECT 7 AS seven' }, cast.tokens.editor))).toMatchObject({ state: 'finished', rows: [[7]] });
   }, 40_000);
 });

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { createTestApp, useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest } from '../../support/rest';
+import { rest, type Deleted } from '../../support/rest';
 import { createSource, ok, upload, type CheckResult, type ColumnValues, type Preview, type QueryView, type SourceView } from './helpers';
 
 const { t, api } = useTestApp();
@@ -221,7 +221,7 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
 
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.viewer)).status).toBe(403);
     expect((await api.delete(`/api/files/${src.id}`)).status).toBe(401);
-    expect(ok(await api.delete(`/api/files/${src.id}`, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
+    expect(ok<Deleted>(await api.delete(`/api/files/${src.id}`, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
     expect(existsSync(sourceFolder(src.uuid))).toBe(false);
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.editor)).status).toBe(404);
     // the copy has files of its own
