@@ -44,7 +44,7 @@ export type Accepts<Domain, Wire> = [Wire] extends [Domain] ? true : never;
 // ---- paging (lists page from 0; widget data is the one exception and pages from 1) ----
 
 /** `sort` is `<field>,<asc|desc>`; the direction defaults to asc. */
-export const sortParam = z
+const sortParam = z
   .string()
   .regex(/^[A-Za-z_][A-Za-z0-9_]*(,(asc|desc|ASC|DESC))?$/, { error: 'must have the form <field>,<asc or desc>' })
   .transform((s): SortRequest => {
@@ -59,7 +59,7 @@ export const pagedQuery = {
   sort: sortParam.optional(),
 };
 
-export const pageInfoSchema = z.object({
+const pageInfoSchema = z.object({
   size: z.number().int(),
   number: z.number().int(),
   total_elements: z.number().int(),
@@ -72,7 +72,7 @@ export const pageSchema = <T extends z.ZodType>(item: T) => z.object({ content: 
  * `sort` restricted to the fields a list can order by: an unknown field is a 422 on `sort` at parse time, so a list
  * never silently falls back to another order (and the whitelist is the only way a name reaches ORDER BY).
  */
-export const sortParamOver = (fields: readonly [string, ...string[]]) =>
+const sortParamOver = (fields: readonly [string, ...string[]]) =>
   sortParam
     .refine((s) => fields.includes(s.field), { error: `must name one of the fields: ${fields.join(', ')}` })
     .describe(`<field>,<asc or desc>; field is one of: ${fields.join(', ')}`);

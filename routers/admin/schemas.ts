@@ -12,7 +12,7 @@ const fieldBase = {
 // Two levels are all there is: a settings field, or an object (ssl, ssh_tunnel) of fields.
 const settingsField = z.object({ ...fieldBase, fields: z.array(z.object(fieldBase)).optional() });
 
-export const sourceTypeView = z.object({
+const sourceTypeView = z.object({
   type: z.string(),
   name: z.string(),
   enabled: z.boolean(),

@@ -48,7 +48,7 @@ const sshTunnelInput = z.strictObject({
   passphrase_set: z.boolean().optional(),
 });
 
-export const settingsInput = z
+const settingsInput = z
   .strictObject({
     host: wireString().max(255).optional().describe('Required for database kinds'),
     port: port.optional().describe('Pre-filled by the source type when omitted'),

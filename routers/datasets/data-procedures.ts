@@ -12,7 +12,7 @@ import { entityId, parameterValues, widgetFilter, wireString } from '../common';
 const id = entityId();
 const tags = ['Datasets'];
 
-export const fieldValuesInput = z.strictObject({
+const fieldValuesInput = z.strictObject({
   id,
   fieldId: id.describe('The field whose distinct values are listed'),
   query: wireString().max(200).optional().describe('Case-insensitive search in the value text'),
@@ -24,7 +24,7 @@ export const fieldValuesOutput = z.object({
   has_more: z.boolean(),
 });
 
-export const datasetPreviewInput = z.strictObject({
+const datasetPreviewInput = z.strictObject({
   id,
   field_ids: z.array(id).max(500).optional().describe('Fields to show; all visible fields by default'),
   filters: z.array(widgetFilter).max(200).optional(),

@@ -10,9 +10,9 @@ const username = nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may conta
 const password = wireString().min(1).max(1024);
 const email = z.email().max(320).refine(isWireText, { error: INVALID_TEXT_MESSAGE });
 
-export const groupRef = z.object({ id: z.number().int(), name: z.string(), system: z.boolean() });
+const groupRef = z.object({ id: z.number().int(), name: z.string(), system: z.boolean() });
 
-export const userSummary = z.object({ id: z.number().int(), username: z.string(), full_name: z.string() });
+const userSummary = z.object({ id: z.number().int(), username: z.string(), full_name: z.string() });
 export const userRecord = userSummary.extend({
   email: z.string().nullable(),
   account_type: z.enum(ACCOUNT_TYPES),

@@ -21,7 +21,7 @@ import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
 
 const id = entityId();
 const kinds = Object.keys(WIDGET_KINDS) as [string, ...string[]];
-export const widgetKind = z.enum(kinds).describe(`Widget kind: ${kinds.join(', ')}`);
+const widgetKind = z.enum(kinds).describe(`Widget kind: ${kinds.join(', ')}`);
 
 const shelves = {
   rows: z.array(shelfField).max(100).default([]).describe('Categories'),

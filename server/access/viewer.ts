@@ -16,7 +16,7 @@ export interface Viewer {
 }
 
 /** The caller reading as themself. */
-export function selfViewer(actor: Actor): Viewer {
+function selfViewer(actor: Actor): Viewer {
   return { actor, readsAs: { userId: actor.userId, reason: 'self' } };
 }
 

@@ -20,7 +20,6 @@ const t = initTRPC
   });
 
 export const router = t.router;
-export const createCallerFactory = t.createCallerFactory;
 export const publicProcedure = t.procedure;
 
 /** Resolves the bearer token before the input is parsed: no token is a 401 even when the body is also wrong. */

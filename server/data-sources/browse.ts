@@ -10,15 +10,15 @@ import { viaConnector } from './connector-errors';
 import { sourceObjects } from './dependents';
 import { resolveColumn, resolveTable } from './metadata';
 
-export const PREVIEW_DEFAULT_LIMIT = 100;
+const PREVIEW_DEFAULT_LIMIT = 100;
 export const PREVIEW_MAX_LIMIT = 1000;
 /** Reads of the data browser are interactive: they give up rather than hold a connection for minutes. */
-export const BROWSE_TIMEOUT_MS = 30_000;
+const BROWSE_TIMEOUT_MS = 30_000;
 
 export const dialectOf = (kind: string): Dialect => sourceKindInfo(kind as SourceKind).dialect;
 
 /** `schema.table` quoted for the dialect; names have been checked against the source's own metadata first. */
-export function qualifiedTable(dialect: Dialect, t: Pick<TableInfo, 'schema' | 'name'>): string {
+function qualifiedTable(dialect: Dialect, t: Pick<TableInfo, 'schema' | 'name'>): string {
   return `${quoteIdentifier(dialect, t.schema)}.${quoteIdentifier(dialect, t.name)}`;
 }
 

@@ -10,11 +10,11 @@ import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, withheldSecrets, type SettingsInput } from './settings';
 
-export const CHECK_OK_MESSAGE = 'Подключение успешно';
+const CHECK_OK_MESSAGE = 'Подключение успешно';
 /** Budget for reaching the server (TCP, TLS, SSH, login): an unreachable host fails within it. */
-export const CHECK_CONNECT_TIMEOUT_MS = 5_000;
+const CHECK_CONNECT_TIMEOUT_MS = 5_000;
 /** Budget for the whole check (connect, initial SQL, a trivial query). */
-export const CHECK_TOTAL_TIMEOUT_MS = 12_000;
+const CHECK_TOTAL_TIMEOUT_MS = 12_000;
 
 export interface CheckResult {
   ok: boolean;

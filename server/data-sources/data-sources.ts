@@ -16,7 +16,7 @@ import { ownedObject, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
-import { sourceDependants } from './dependents';
+import { sourceDependents } from './dependents';
 import { removeFileSourceFiles } from './file-storage';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
@@ -124,7 +124,7 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
   return dataSourceView(deps, row, await authorOf(deps.db, row.authorId), true);
 }
 
-export function dependantsMessage(names: string[], total: number): string {
+function dependentsMessage(names: string[], total: number): string {
   const shown = names.slice(0, 5).map((n) => `«${n}»`).join(', ');
   const more = total > 5 ? ` и ещё ${total - 5}` : '';
   return `Источник нельзя удалить: на нём построены датасеты (${total})${shown ? `: ${shown}${more}` : ''}. Сначала удалите их или переключите на другой источник`;
@@ -137,13 +137,13 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
     deleted = await deps.db.transaction(async (tx) => {
       const { row } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
       if (opts.onlyKind && row.type !== opts.onlyKind) throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
-      await assertNoDependants(tx, id);
+      await assertNoDependents(tx, id);
       await tx.delete(dataSources).where(eq(dataSources.id, id));
       return row;
     });
   } catch (e) {
     // A dataset created on the source while we were deleting it: its foreign key refuses.
-    if (isForeignKeyViolation(e)) throw badRequest(dependantsMessage([], 1));
+    if (isForeignKeyViolation(e)) throw badRequest(dependentsMessage([], 1));
     throw e;
   }
   deps.localQueries.abortOf(id);
@@ -153,9 +153,9 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
   return { id, deleted: true as const };
 }
 
-async function assertNoDependants(db: DbOrTx, id: number): Promise<void> {
-  const dependants = await sourceDependants(db, id);
-  if (dependants.length) throw badRequest(dependantsMessage(dependants.map((d) => d.name), dependants.length));
+async function assertNoDependents(db: DbOrTx, id: number): Promise<void> {
+  const dependents = await sourceDependents(db, id);
+  if (dependents.length) throw badRequest(dependentsMessage(dependents.map((d) => d.name), dependents.length));
 }
 
 export async function copyDataSource(

@@ -13,7 +13,7 @@ export interface SourceObject {
  * Datasets built on the source (dataset_sources). They block its deletion: a source is deleted only once no
  * dataset names it.
  */
-export async function sourceDependants(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
+export async function sourceDependents(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
   const rows = await db
     .select({ id: datasets.id, name: datasets.name, workspaceId: datasets.workspaceId })
     .from(datasetSources)
@@ -28,7 +28,7 @@ export async function sourceDependants(db: DbOrTx, sourceId: number): Promise<So
  * their area exists (a dashboard through its widgets).
  */
 export async function sourceObjects(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
-  const sets = await sourceDependants(db, sourceId);
+  const sets = await sourceDependents(db, sourceId);
   if (sets.length === 0) return sets;
   const onThem = await db
     .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId })

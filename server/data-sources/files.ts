@@ -50,7 +50,7 @@ const UNSUPPORTED = 'Формат файла не поддерживается: 
 const badFile = (message: string) => invalid({ file: message }, message);
 
 /** CSV, XLSX or Parquet, from the first bytes first (a renamed file still imports) and the extension second. */
-export async function detectFormat(file: UploadedFile): Promise<ImportFormat> {
+async function detectFormat(file: UploadedFile): Promise<ImportFormat> {
   const fh = await open(file.path, 'r');
   const head = Buffer.alloc(8);
   try {
@@ -171,7 +171,7 @@ export async function uploadFileSource(
 }
 
 /**
- * PUT /api/files/{id}: a new file for an existing file source. The source keeps its id, uuid and dependants; a
+ * PUT /api/files/{id}: a new file for an existing file source. The source keeps its id, uuid and dependents; a
  * single-table file keeps the table name, so datasets on it keep working when the columns do. The new file is
  * imported beside the old one; one transaction switches the source over; the old files go after the commit.
  */

@@ -49,7 +49,7 @@ const columnsOf = (deps: AppDeps, row: DataSourceRow, schema: string, table: str
   cached<ColumnInfo[]>(deps, row, columnsKey(schema, table), () => connectorForSource(deps, row).listColumns(schema, table), fresh);
 
 /** Where tables are looked for when the request names no schema. */
-export function defaultSchema(row: DataSourceRow): string {
+function defaultSchema(row: DataSourceRow): string {
   const s = row.settings as SourceSettings;
   switch (row.type) {
     case 'postgresql':
@@ -69,7 +69,7 @@ async function findFresh<T>(read: (fresh: boolean) => Promise<T[]>, match: (item
   return found ?? (await read(true)).find(match);
 }
 
-export async function resolveSchema(deps: AppDeps, row: DataSourceRow, schema: string | undefined): Promise<string> {
+async function resolveSchema(deps: AppDeps, row: DataSourceRow, schema: string | undefined): Promise<string> {
   const name = schema ?? defaultSchema(row);
   if (!name) throw invalid({ schema: 'must not be blank' });
   const found = await findFresh((fresh) => schemasOf(deps, row, fresh), (s) => s === name);

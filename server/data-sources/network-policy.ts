@@ -5,24 +5,16 @@ import type { AppDeps } from '../app/deps';
 import { compiledSourceNetworkPolicy, type CompiledNetworkPolicy } from '../settings/source-network';
 import { viaConnector } from './connector-errors';
 
-export const refusedMessage = (what: string) => `Подключение к адресу ${what} запрещено настройками платформы`;
+const refusedMessage = (what: string) => `Подключение к адресу ${what} запрещено настройками платформы`;
 
 /**
- * Why a connection to `host` is refused, or null. Deny wins: a host is refused when its name matches a deny pattern
- * or any of its addresses lies in a denied network. With an allow list, the name must match an allow pattern or
- * every address must lie in an allowed network. Without `resolve` (a database host behind SSH) only the name, or
- * the address it literally is, is judged.
+ * Why a connection to `host` is refused (null: allowed). Deny wins: a host is refused when its name matches a deny
+ * pattern or any of its addresses lies in a denied network. With an allow list, the name must match an allow pattern
+ * or every address must lie in an allowed network. Without `resolve` (a database host behind SSH) only the name, or
+ * the address it literally is, is judged. `resolved`: the addresses a name resolved to; when it is allowed, the
+ * connection must go to exactly these (a second DNS answer could differ). Undefined when nothing was resolved.
  */
-export async function hostRefusal(policy: CompiledNetworkPolicy, rawHost: string, opts: { resolve: boolean }): Promise<string | null> {
-  return (await judgeHost(policy, rawHost, opts)).refusal;
-}
-
-/**
- * hostRefusal, plus the addresses a name resolved to: when it is allowed, the connection must go to exactly
- * these (a second DNS answer could differ). Undefined when nothing was resolved (a literal address, or a name
- * behind SSH).
- */
-export async function judgeHost(
+async function judgeHost(
   policy: CompiledNetworkPolicy,
   rawHost: string,
   opts: { resolve: boolean },

@@ -16,12 +16,12 @@ import { dataSourceQueries } from '../../db/schema';
 
 export const MAX_STORED_ROWS = 10_000;
 /** A result is also cut at this much JSON, whatever the row count (wide rows, long texts). */
-export const MAX_STORED_BYTES = 16 * 1024 * 1024;
-export const QUERY_TIMEOUT_MS = 10 * 60_000;
+const MAX_STORED_BYTES = 16 * 1024 * 1024;
+const QUERY_TIMEOUT_MS = 10 * 60_000;
 export const HEARTBEAT_MS = 400;
 export const STALE_AFTER_MS = 15_000;
 /** Older queries of a source keep their history line but drop their stored rows. */
-export const RESULTS_KEPT_PER_SOURCE = 20;
+const RESULTS_KEPT_PER_SOURCE = 20;
 
 export type QueryState = 'running' | 'finished' | 'failed' | 'cancelled';
 

@@ -12,26 +12,6 @@ export interface SourceSecrets {
   ssl_key?: string;
 }
 
-export function splitSecrets(settings: SourceSettings): { plain: SourceSettings; secrets: SourceSecrets } {
-  const { password, ...rest } = settings;
-  const plain: SourceSettings = { ...rest };
-  const secrets: SourceSecrets = {};
-  if (password !== undefined) secrets.password = password;
-  if (settings.ssh_tunnel) {
-    const { password: sshPassword, private_key, passphrase, ...tunnel } = settings.ssh_tunnel;
-    plain.ssh_tunnel = tunnel;
-    if (sshPassword !== undefined) secrets.ssh_password = sshPassword;
-    if (private_key !== undefined) secrets.ssh_private_key = private_key;
-    if (passphrase !== undefined) secrets.ssh_passphrase = passphrase;
-  }
-  if (settings.ssl) {
-    const { key, ...ssl } = settings.ssl;
-    plain.ssl = ssl;
-    if (key !== undefined) secrets.ssl_key = key;
-  }
-  return { plain, secrets };
-}
-
 export function mergeSecrets(plain: SourceSettings, secrets: SourceSecrets): SourceSettings {
   const full: SourceSettings = { ...plain };
   if (secrets.password !== undefined) full.password = secrets.password;

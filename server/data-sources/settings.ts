@@ -43,7 +43,7 @@ export interface SettingsInput {
   initial_sql?: string;
 }
 
-export const DEFAULT_SSH_PORT = 22;
+const DEFAULT_SSH_PORT = 22;
 
 /** The stored (non-secret) settings, with the kind's defaults filled in; 422 for what the kind does not take. */
 export function normalizeSettings(kind: SourceKind, input: SettingsInput, path = 'settings'): SourceSettings {

@@ -20,9 +20,9 @@ import {
 import { validationPlan } from './sql-validation';
 
 /** How long POST /queries waits before answering 'running' (the client then polls GET /queries/{queryId}). */
-export const RUN_WAIT_MS = 1_000;
-export const RESULT_PAGE_SIZE = 100;
-export const VALIDATE_TIMEOUT_MS = 30_000;
+const RUN_WAIT_MS = 1_000;
+const RESULT_PAGE_SIZE = 100;
+const VALIDATE_TIMEOUT_MS = 30_000;
 export const QUERY_SORT_FIELDS = ['started_at', 'finished_at', 'state'] as const;
 
 export type QueryParameter = string | number | boolean | null;

@@ -33,7 +33,7 @@ import { formatFieldPath } from '../kernel/validation';
  * (see sql-objects.ts) is never run.
  */
 
-export const TYPE_LOOKUP_BUDGET_MS = 5_000;
+const TYPE_LOOKUP_BUDGET_MS = 5_000;
 
 type ColumnTypes = Map<string, PrimitiveType>;
 
@@ -166,7 +166,7 @@ export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, d
  * get their column's type, the calculated fields of those datasets are re-typed from them, and every dataset that
  * changed moves its edit time and version (as a save does). Returns how many fields got a type.
  */
-export async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Promise<number> {
+async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Promise<number> {
   const pending = await deps.db
     .select({
       fieldId: datasetFields.id,

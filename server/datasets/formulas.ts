@@ -60,10 +60,10 @@ export function derivationFunctionProblem(fn: string): 'unknown' | 'aggregate' |
 }
 
 /** The longest chain of calculated fields referring to one another (every link is a nested call, here and in the engine). */
-export const MAX_CHAIN = 50;
+const MAX_CHAIN = 50;
 
 /** The largest formula, counted in syntax nodes with every calculated field substituted. */
-export const MAX_EXPANDED_NODES = 100_000;
+const MAX_EXPANDED_NODES = 100_000;
 
 const NULL: Expr = { kind: 'literal', type: 'null', value: null };
 

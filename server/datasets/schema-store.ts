@@ -30,7 +30,7 @@ import { datasetDetails } from './views';
  * reference between them (a field of a new object, a relation between two new objects) is written final at once.
  */
 
-export async function savedIdsOf(db: DbOrTx, datasetId: number): Promise<SavedIds> {
+async function savedIdsOf(db: DbOrTx, datasetId: number): Promise<SavedIds> {
   const ids = async (table: typeof datasetObjects | typeof datasetRelations | typeof datasetHierarchies | typeof datasetFilters | typeof datasetParameters) =>
     new Set((await db.select({ id: table.id }).from(table).where(eq(table.datasetId, datasetId))).map((r) => r.id));
   const fields = await db.select({ id: datasetFields.id, kind: datasetFields.kind }).from(datasetFields).where(eq(datasetFields.datasetId, datasetId));

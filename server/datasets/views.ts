@@ -3,7 +3,7 @@ import type { DatasetModel } from '../query/compile/dataset-model';
 import type { SchemaView } from './schema-types';
 
 export type DatasetMode = 'live' | 'materialized';
-export const modeOf = (live: boolean): DatasetMode => (live ? 'live' : 'materialized');
+const modeOf = (live: boolean): DatasetMode => (live ? 'live' : 'materialized');
 
 /** The dataset record of lists and of create/update answers. */
 export function datasetView(row: DatasetRow, dataSourceIds: number[]) {
@@ -22,10 +22,9 @@ export function datasetView(row: DatasetRow, dataSourceIds: number[]) {
     updated_at: row.updatedAt.toISOString(),
   };
 }
-export type DatasetView = ReturnType<typeof datasetView>;
 
 /** The six schema blocks on the wire. A calculated field has formula filled in and object_id null. */
-export function schemaView(m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | 'hierarchies' | 'filters' | 'parameters'>): SchemaView {
+function schemaView(m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | 'hierarchies' | 'filters' | 'parameters'>): SchemaView {
   return {
     objects: m.objects.map((o) => ({ id: o.id, data_source_id: o.dataSourceId, name: o.name, kind: o.kind, schema: o.schema, table: o.table, sql: o.sql })),
     fields: m.fields.map((f) => ({

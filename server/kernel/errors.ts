@@ -42,7 +42,6 @@ export class AppError extends TRPCError {
 }
 
 export const badRequest = (message: string) => new AppError('bad_request', message);
-export const forbidden = () => new AppError('forbidden');
 export const notFound = (message: string = ERROR_TABLE.not_found.message) => new AppError('not_found', message);
 export const unauthorized = (message?: string) => new AppError('unauthorized', message);
 /** A 422 for a rule that zod cannot express (for example a reference to an id that does not exist). */

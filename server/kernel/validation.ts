@@ -98,7 +98,7 @@ export const entityId = () => z.number().int().positive().max(2_147_483_647);
 export const int4 = () => z.number().int().min(-2_147_483_648).max(2_147_483_647);
 
 /** Where in a free-form value (JSON settings, filter values) a string or key with invalid text sits, if anywhere. */
-export function invalidTextPath(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
+function invalidTextPath(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
   if (typeof value === 'string') return isWireText(value) ? undefined : path;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

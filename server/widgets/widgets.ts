@@ -44,7 +44,7 @@ async function editableDataset(db: DbOrTx, actor: Actor, datasetId: number): Pro
 }
 
 /** A configuration is valid when it compiles (nothing is run): the same 422/400 answers as a data request. */
-export async function validateWidgetConfig(deps: AppDeps, dataset: DatasetRow, input: WidgetInput): Promise<void> {
+async function validateWidgetConfig(deps: AppDeps, dataset: DatasetRow, input: WidgetInput): Promise<void> {
   const ctx = await datasetQueryContext(deps, dataset);
   compileWidgetQuery(
     ctx.model,

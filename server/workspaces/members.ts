@@ -50,7 +50,7 @@ const memberView = (m: MemberRow) => ({
   created_at: m.createdAt.toISOString(),
 });
 
-export const memberNotFound = (id: number) => notFound(`Участник пространства не найден (id ${id})`);
+const memberNotFound = (id: number) => notFound(`Участник пространства не найден (id ${id})`);
 
 /**
  * Workspace Администратор manages members. A system administrator may too, even without a role: it is the way back

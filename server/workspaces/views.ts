@@ -7,7 +7,7 @@ import type { WorkspaceRole } from '../access/roles';
 export type WorkspaceType = 'personal' | 'shared';
 
 /** Labels as the workspace list shows them: shared is «Общее» (the specification's word). */
-export const WORKSPACE_TYPE_LABELS: Record<WorkspaceType, string> = { personal: 'Личное', shared: 'Общее' };
+const WORKSPACE_TYPE_LABELS: Record<WorkspaceType, string> = { personal: 'Личное', shared: 'Общее' };
 
 export function workspaceView(w: WorkspaceRow, role: WorkspaceRole | null) {
   const type = w.type as WorkspaceType;

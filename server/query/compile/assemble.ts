@@ -28,7 +28,7 @@ export interface SelectPlan {
 }
 
 /** `__c<n>`: aliases the engine chooses, so no caller's id is ever part of the SQL. */
-export const aliasOf = (index: number) => `__c${index}`;
+const aliasOf = (index: number) => `__c${index}`;
 
 export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number) => Dialect): CompiledQuery {
   const { scope, items } = plan;

@@ -1,4 +1,4 @@
-import type { Call, Expr, Literal } from '../expr';
+import type { Call, Expr } from '../expr';
 import { ExpressionError, mapChildren } from '../expr';
 
 /** Small AST helpers the compiler stages share. */
@@ -24,4 +24,3 @@ export function inlineCalculated(e: Expr, lookup: (name: string) => Expr, expand
 export const columnRef = (table: string, field: string): Expr => ({ kind: 'column_ref', table, field });
 export const calcRef = (name: string): Expr => ({ kind: 'calc_ref', name });
 export const call = (name: string, ...args: Expr[]): Call => ({ kind: 'call', name, args });
-export const stringLiteral = (value: string): Literal => ({ kind: 'literal', type: 'string', value });

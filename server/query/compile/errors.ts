@@ -19,8 +19,6 @@ export function at<T>(path: string, step: () => T): T {
   }
 }
 
-export const invalidAt = (path: string, message: string) => invalid({ [path]: message });
-
 /** The specification's message: the request must carry the definition of every calculated field it uses (rule 2). */
 export const calculatedFieldMissing = (name: string): AppError =>
   badRequest(`Определение вычисляемого поля не найдено: ${name}`);

@@ -26,7 +26,7 @@ export function defaultObjects(scope: QueryScope): number[] {
   return [first.id];
 }
 
-export function tableSql(dialect: Dialect, object: DatasetObject): string {
+function tableSql(dialect: Dialect, object: DatasetObject): string {
   if (object.kind === 'sql') {
     // The dataset owner's own read-only SELECT, as a derived table (a trailing semicolon would break the nesting).
     const text = (object.sql ?? '').trim().replace(/;\s*$/, '');

@@ -29,7 +29,7 @@ function toNumber(v: unknown): number {
 }
 
 /** A value (from the request or a default string) as a literal of the type; throws ValueError with the reason. */
-export function parameterLiteral(type: PrimitiveType, v: unknown): Literal {
+function parameterLiteral(type: PrimitiveType, v: unknown): Literal {
   if (v === null || v === undefined) return NULL_LITERAL;
   switch (type) {
     case 'integer': {

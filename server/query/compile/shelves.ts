@@ -31,7 +31,7 @@ const DEFAULT_AGGREGATES: Record<Exclude<DatasetField['aggregation'], 'none'>, s
 };
 
 /** The expression of a shelf field: its `sql`, or else a reference built from `table` and `field` (never as text). */
-export function shelfAst(f: ShelfField, path: string): Expr {
+function shelfAst(f: ShelfField, path: string): Expr {
   if (f.sql !== undefined && f.sql.trim() !== '') return at(`${path}.sql`, () => parseExpression(f.sql!));
   if (f.field && f.field.trim() !== '') return f.table ? columnRef(f.table, f.field) : calcRef(f.field);
   throw invalid({ [`${path}.sql`]: 'must not be blank' });
@@ -41,7 +41,7 @@ export function shelfAst(f: ShelfField, path: string): Expr {
  * In an aggregating expression every column must sit inside an aggregate: `SUM([a]) + [b]` has no single value per
  * group. Parameters are constants and may stand anywhere.
  */
-export function checkColumnsAggregated(e: Expr, scope: QueryScope, seen: string[] = []): void {
+function checkColumnsAggregated(e: Expr, scope: QueryScope, seen: string[] = []): void {
   if (isAggregateCall(e) || e.kind === 'literal') return;
   if (e.kind === 'column_ref') {
     throw new ExpressionError(`поле [${e.table}.${e.field}] должно стоять внутри агрегатной функции, как и остальные поля этого выражения`, e.pos ?? null);

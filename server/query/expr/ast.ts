@@ -19,8 +19,6 @@ export type Literal = Node & { kind: 'literal' } & (
     | { type: 'datetime'; value: string }
   );
 
-export type LiteralType = Literal['type'];
-
 export type ArithmeticOp = '+' | '-' | '*' | '/' | '%';
 export type ComparisonOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 export type LogicalOp = 'and' | 'or';

@@ -43,7 +43,7 @@ export const NumberLiteral = createToken({
  * SQL comment and statement separators get tokens of their own only to be refused with a clear message: `--` is
  * never read as two minus signs, so `'x' -- comment` cannot be mistaken for arithmetic.
  */
-export const Forbidden = createToken({ name: 'Forbidden', pattern: /--|\/\*|\*\/|;/ });
+const Forbidden = createToken({ name: 'Forbidden', pattern: /--|\/\*|\*\/|;/ });
 
 /** Operator categories let the grammar consume "any comparison" in one step; the image tells which. */
 export const ComparisonOp = createToken({ name: 'ComparisonOp', pattern: Lexer.NA, label: 'оператор сравнения' });
@@ -53,17 +53,17 @@ export const MultiplicativeOp = createToken({ name: 'MultiplicativeOp', pattern:
 const op = (name: string, pattern: RegExp, label: string, category: TokenType) =>
   createToken({ name, pattern, label, categories: [category] });
 
-export const LessEq = op('LessEq', /<=/, '<=', ComparisonOp);
-export const GreaterEq = op('GreaterEq', />=/, '>=', ComparisonOp);
-export const NotEqual = op('NotEqual', /<>|!=/, '!=', ComparisonOp);
-export const Less = op('Less', /</, '<', ComparisonOp);
-export const Greater = op('Greater', />/, '>', ComparisonOp);
-export const Equal = op('Equal', /=/, '=', ComparisonOp);
-export const Plus = op('Plus', /\+/, '+', AdditiveOp);
+const LessEq = op('LessEq', /<=/, '<=', ComparisonOp);
+const GreaterEq = op('GreaterEq', />=/, '>=', ComparisonOp);
+const NotEqual = op('NotEqual', /<>|!=/, '!=', ComparisonOp);
+const Less = op('Less', /</, '<', ComparisonOp);
+const Greater = op('Greater', />/, '>', ComparisonOp);
+const Equal = op('Equal', /=/, '=', ComparisonOp);
+const Plus = op('Plus', /\+/, '+', AdditiveOp);
 export const Minus = op('Minus', /-/, '-', AdditiveOp);
-export const Star = op('Star', /\*/, '*', MultiplicativeOp);
-export const Slash = op('Slash', /\//, '/', MultiplicativeOp);
-export const Percent = op('Percent', /%/, '%', MultiplicativeOp);
+const Star = op('Star', /\*/, '*', MultiplicativeOp);
+const Slash = op('Slash', /\//, '/', MultiplicativeOp);
+const Percent = op('Percent', /%/, '%', MultiplicativeOp);
 export const LParen = createToken({ name: 'LParen', pattern: /\(/, label: '(' });
 export const RParen = createToken({ name: 'RParen', pattern: /\)/, label: ')' });
 export const Comma = createToken({ name: 'Comma', pattern: /,/, label: ',' });

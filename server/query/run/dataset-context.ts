@@ -16,7 +16,7 @@ import type { Dialect } from '../expr';
 const MAX_MODELS = 500;
 
 /** The model of a dataset row; reloaded whenever the row's version differs from the cached model's. */
-export async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
+async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
   const cache = deps.caches.models;
   const hit = cache.get(row.id);
   if (hit && hit.version === row.version) return hit;

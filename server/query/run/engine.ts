@@ -21,7 +21,7 @@ export interface QueryEngineOptions extends ResultCacheOptions {
   timeoutMs: number;
 }
 
-export const DEFAULT_ENGINE_OPTIONS: QueryEngineOptions = {
+const DEFAULT_ENGINE_OPTIONS: QueryEngineOptions = {
   ttlMs: 60_000,
   maxBytes: 64 * 1024 * 1024,
   maxEntries: 2_000,
@@ -82,7 +82,7 @@ function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): 
 }
 
 /** The database's or driver's own words, as a 400. */
-export function queryFailure(e: unknown): AppError {
+function queryFailure(e: unknown): AppError {
   if (e instanceof AppError) return e;
   // The driver's own error goes along as the cause: logged, while the caller gets the message.
   if (e instanceof ConnectorError) {

@@ -75,7 +75,7 @@ export class ResultCache {
 }
 
 /** A cheap upper-ish estimate of the memory of a result: a fixed cost per value plus the text of strings. */
-export function estimateBytes(rows: unknown[][]): number {
+function estimateBytes(rows: unknown[][]): number {
   let bytes = 64;
   for (const row of rows) {
     bytes += 32 + row.length * 16;

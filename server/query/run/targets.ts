@@ -54,7 +54,7 @@ export class DatasetSources {
 const dataKeys = new WeakMap<DataSourceRow, string>();
 
 /** The source's connector; its data key changes whenever the connection settings (or their secrets) change. */
-export function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
+function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
   const connector = connectorForSource(deps, row);
   let dataKey = dataKeys.get(row);
   if (!dataKey) {

@@ -6,7 +6,7 @@ import { STRING_FUNCTIONS } from './string';
 import type { SqlFunction } from './call-args';
 
 export { divide, modulo } from './math';
-export type { Arg, CallArgs, SqlFunction } from './call-args';
+export type { SqlFunction } from './call-args';
 
 /** SQL for every whitelisted function (a test checks the two lists match). */
 export const SQL_FUNCTIONS: Readonly<Record<string, SqlFunction>> = {
