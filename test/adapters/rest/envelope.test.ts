@@ -1,6 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, login } from '../../support/factories';
+import { ok, type ErrorEnvelope } from '../../support/rest';
+import type { z } from 'zod';
+import type { dictionaryOutput } from '../../../routers/service/schemas';
+
+type Dictionary = z.output<typeof dictionaryOutput>;
 
 const { t, api } = useTestApp({ BODY_LIMIT_BYTES: '65536' });
 let adminToken: string;
@@ -10,7 +15,7 @@ beforeAll(async () => {
   adminToken = await login(api, admin.username, admin.password);
 });
 
-const expectEnvelope = (body: any, code: number) => {
+const expectEnvelope = (body: ErrorEnvelope, code: number) => {
   expect(body.success).toBe(false);
   expect(body.error.code).toBe(code);
   expect(typeof body.error.message).toBe('string');
@@ -23,7 +28,7 @@ describe('REST envelope and errors', () => {
     const res = await api.get('/api/dictionary', adminToken);
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
-    expect(res.body.data.workspace_types.shared).toBe('Общее');
+    expect(ok<Dictionary>(res).workspace_types.shared).toBe('Общее');
   });
 
   it('answers an unknown /api path with a 404 envelope, or 401 without a token', async () => {

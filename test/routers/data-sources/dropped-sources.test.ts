@@ -101,7 +101,7 @@ describe('a saved source that hangs up: schemas, preview, SQL console', () => {
     expect(JSON.stringify(q.body)).not.toContain(FOREIGN_BODY_MARKER);
     if (q.status === 200) {
       // the console keeps a failed query in its history with the outcome as its error
-      expect(q.body.data).toMatchObject({ state: 'failed', error: expect.stringMatching(outcome(kind)) });
+      expect(ok<QueryView>(q)).toMatchObject({ state: 'failed', error: expect.stringMatching(outcome(kind)) });
     } else {
       expectCleanFailure(q, kind);
     }
@@ -178,7 +178,7 @@ describe('a real PostgreSQL source whose backend is terminated mid-query', () =>
     const console = api.post(`${base}/queries`, { sql: 'SELECT pg_sleep(5)' }, cast.tokens.editor);
     const q = await terminateWhileRunning(console);
     if (q.status === 200) {
-      expect(q.body.data).toMatchObject({ state: 'failed', error: 'Подключение к источнику прервано' });
+      expect(ok<QueryView>(q)).toMatchObject({ state: 'failed', error: 'Подключение к источнику прервано' });
     } else {
       expect(q.status).toBe(400);
       expect(q.body).toMatchObject({ success: false, error: { message: 'Подключение к источнику прервано' } });

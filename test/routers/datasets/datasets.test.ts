@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasets, widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { ok, type Deleted } from '../../support/rest';
 import { createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type DatasetPage } from './helpers';
 
 const { t, api } = useTestApp();
@@ -151,7 +151,7 @@ describe('DELETE /api/dataset/{id}', () => {
     expect((await api.delete(`/api/dataset/${ds.id}`, cast.tokens.plain)).status).toBe(404);
     const res = await api.delete(`/api/dataset/${ds.id}`, editor);
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ id: ds.id, deleted: true });
+    expect(ok<Deleted>(res)).toEqual({ id: ds.id, deleted: true });
     expect((await api.get(`/api/dataset/${ds.id}`, editor)).status).toBe(404);
     expect((await api.delete(`/api/dataset/${ds.id}`, editor)).status).toBe(404);
   });
