@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { MAX_EXPRESSION_LENGTH } from '../../server/query/expr';
 import { FILTER_OPS, FILTER_VALUE_TYPES } from '../../server/query/expr';
-import { DATASET_SORT_FIELDS } from '../../server/datasets/datasets';
+import { DATASET_SORT_FIELDS, type CreateDatasetInput, type UpdateDatasetInput } from '../../server/datasets/datasets';
+import type { SuggestInput } from '../../server/datasets/relation-suggest';
 import { MSG } from '../../server/datasets/messages';
 import {
   AGGREGATIONS,
@@ -332,3 +333,13 @@ export const dependenciesOutput = z.object({
   widgets: z.array(dependent),
   dashboards: z.array(dependent),
 });
+
+// POST /api/dataset, PUT /api/dataset/{id} and POST /api/dataset/{id}/relations/suggest hand their body (without the
+// path id) to the server, which declares what it takes in server/datasets/datasets.ts and relation-suggest.ts.
+type SuggestBody = Omit<z.output<typeof suggestRelationsInput>, 'id'>;
+const _create: Mirrors<CreateDatasetInput, z.output<typeof createDatasetInput>> = true;
+const _update: Mirrors<UpdateDatasetInput, Omit<z.output<typeof updateDatasetInput>, 'id'>> = true;
+const _suggest: Mirrors<SuggestInput, SuggestBody> = true;
+const _suggestObject: Mirrors<NonNullable<SuggestInput['objects']>[number], NonNullable<SuggestBody['objects']>[number]> = true;
+const _suggestField: Mirrors<NonNullable<SuggestInput['fields']>[number], NonNullable<SuggestBody['fields']>[number]> = true;
+void [_create, _update, _suggest, _suggestObject, _suggestField];
