@@ -21,8 +21,12 @@ export interface RestResponse<B = any> {
   headers: Record<string, unknown>;
 }
 
-/** The `data` of a 200 success envelope, typed as the operation's output; anything else fails the test with the body. */
-export function ok<T = any>(res: RestResponse): T {
+/**
+ * The `data` of a 200 success envelope, typed as the operation's output (`ok<z.output<typeof schema>>(res)`); anything
+ * else fails the test with the body. Without a type argument the data is `unknown`: good only for a call made for its
+ * effect.
+ */
+export function ok<T = unknown>(res: RestResponse): T {
   const body = res.body as Envelope<T> | undefined;
   if (res.status !== 200 || body?.success !== true) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
   return body.data;
