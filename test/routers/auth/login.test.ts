@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { TEST_ADMIN } from '../../support/constants';
 import { createUser, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
 
@@ -32,7 +32,7 @@ describe('POST /api/auth/login', () => {
     const unknown = await api.post('/api/auth/login', { username: uniq('ghost'), password: 'nope-12345' });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
-    expect(wrong.body.error.message).toBe(unknown.body.error.message);
+    expect(failure(wrong).message).toBe(failure(unknown).message);
   });
 
   it('throttles repeated failures for one username and address with 429, without locking other addresses', async () => {
@@ -42,7 +42,7 @@ describe('POST /api/auth/login', () => {
     }
     const blocked = await api.post('/api/auth/login', { username: u.username, password: u.password });
     expect(blocked.status).toBe(429);
-    expect(blocked.body.error.code).toBe(429);
+    expect(failure(blocked).code).toBe(429);
     expect(blocked.headers['retry-after']).toBe('60');
     const otherAddress = await t.app.inject({
       method: 'POST',
@@ -100,6 +100,6 @@ describe('tokens', () => {
       .sign(t.deps.signingKey);
     const res = await api.get('/api/settings', expired);
     expect(res.status).toBe(401);
-    expect(res.body.error.message).toBe('Срок действия токена истёк');
+    expect(failure(res).message).toBe('Срок действия токена истёк');
   });
 });

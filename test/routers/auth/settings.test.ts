@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { dictionaryOutput, settingsOutput } from '../../../routers/service/schemas';
 
@@ -40,10 +40,10 @@ describe('installation settings and dictionary', () => {
   it('refuses to change the session lifetime and bad values', async () => {
     const ttl = await api.put('/api/settings', { session_token_ttl: 60 }, admin);
     expect(ttl.status).toBe(422);
-    expect(ttl.body.error.errors).toHaveProperty('sessionTokenTtl');
+    expect(failure(ttl).errors).toHaveProperty('sessionTokenTtl');
     const bad = await api.put('/api/settings', { base_url: 'javascript:alert(1)', default_locale: 'xx' }, admin);
     expect(bad.status).toBe(422);
-    expect(Object.keys(bad.body.error.errors).sort()).toEqual(['baseUrl', 'defaultLocale']);
+    expect(Object.keys(failure(bad).errors!).sort()).toEqual(['baseUrl', 'defaultLocale']);
   });
 
   it('serves the interface dictionary', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
 import { dataSourceAccessLog, dataSourceMetadata } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
+import { failure } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import {
   DB_KINDS,
@@ -94,12 +95,12 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   it('refuses names the source does not have: 404 for schema and table, 422 for a column', async () => {
     const noTable = await api.post(`${base}/preview`, { schema, table: `${table}; DROP TABLE x` }, cast.tokens.viewer);
     expect(noTable.status).toBe(404);
-    expect(noTable.body.error.message).toMatch(/^Таблица не найдена/);
+    expect(failure(noTable).message).toMatch(/^Таблица не найдена/);
     expect((await api.post(`${base}/preview`, { schema: 'no_such_schema_x', table }, cast.tokens.viewer)).status).toBe(404);
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table: 'no_such_table' })).status).toBe(404);
     const noColumn = await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city" FROM x --' });
     expect(noColumn.status).toBe(422);
-    expect(noColumn.body.error.errors).toEqual({ column: `no such column in ${schema}.${table}` });
+    expect(failure(noColumn).errors).toEqual({ column: `no such column in ${schema}.${table}` });
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema })).status).toBe(422);
   });
 
@@ -128,7 +129,7 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     await dropTable(kind, gone);
     const stale = await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor);
     expect(stale.status).toBe(400);
-    expect(stale.body.error.message).toContain(gone);
+    expect(failure(stale).message).toContain(gone);
     ok<MetadataRefresh>(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.editor));
     expect((await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).status).toBe(404);
   });
@@ -144,7 +145,7 @@ describe('a source that cannot be reached', () => {
     const src = await createSource(api, cast.tokens.editor, 'mysql', { workspace_id: cast.workspaceId, settings: { password: 'wrong-password-x', username: 'nobody_here' } });
     const res = await api.get(`/api/data-source/${src.id}/schemas`, cast.tokens.editor);
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/Access denied/);
+    expect(failure(res).message).toMatch(/Access denied/);
     expect(JSON.stringify(res.body)).not.toContain('wrong-password-x');
   });
 });

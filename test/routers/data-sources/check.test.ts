@@ -3,6 +3,7 @@ import { count, eq } from 'drizzle-orm';
 import { dataSourceAccessLog, dataSources } from '../../../db/schema';
 import { closedPort, silentServer } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
+import { failure } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { DB_KINDS, SERVERS, createSource, ok, type CheckResult, type SourceView } from './helpers';
 
@@ -64,9 +65,9 @@ describe('POST /api/data-source/check', () => {
     expect((await api.post('/api/data-source/check', { type: 'postgresql', settings: SERVERS.postgresql() })).status).toBe(401);
     const kind = await check('oracle', { host: 'x' });
     expect(kind.status).toBe(422);
-    expect(kind.body.error.errors.type).toMatch(/must be one of/);
-    expect((await check('postgresql', { host: 'x', port: 'five' })).body.error.errors).toEqual({ 'settings.port': 'must be a number' });
-    expect((await check('postgresql', {})).body.error.errors).toEqual({ 'settings.host': 'must not be blank' });
+    expect(failure(kind).errors!.type).toMatch(/must be one of/);
+    expect(failure(await check('postgresql', { host: 'x', port: 'five' })).errors).toEqual({ 'settings.port': 'must be a number' });
+    expect(failure(await check('postgresql', {})).errors).toEqual({ 'settings.host': 'must not be blank' });
     expect((await api.post('/api/data-source/check', {}, cast.tokens.plain)).status).toBe(422);
   });
 });

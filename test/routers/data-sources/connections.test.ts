@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
-import type { Deleted } from '../../support/rest';
+import { failure, type Deleted } from '../../support/rest';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';
 import { SERVERS, createSource, ok, randomName, sleep, type DependentObjects, type SourcePage, type SourceView } from './helpers';
 
@@ -47,29 +47,29 @@ describe('POST /api/data-source', () => {
     expect(src.settings).toMatchObject({ port: 9000, http_port: 8123, password_set: false });
     const res = await api.post('/api/data-source', { name: 'pg', type: 'postgresql', settings: { ...SERVERS.postgresql(), http_port: 8123 } }, cast.tokens.editor);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'settings.httpPort': 'is not used by postgresql sources' });
+    expect(failure(res).errors).toEqual({ 'settings.httpPort': 'is not used by postgresql sources' });
   });
 
   it('validates the body: blank name, unknown kind, malformed settings, unknown fields', async () => {
     const token = cast.tokens.editor;
     const blank = await api.post('/api/data-source', { name: ' ', type: 'postgresql', settings: SERVERS.postgresql() }, token);
     expect(blank.status).toBe(422);
-    expect(blank.body.error).toMatchObject({ code: 422, message: 'Ошибка валидации', errors: { name: 'must not be blank' } });
+    expect(failure(blank)).toMatchObject({ code: 422, message: 'Ошибка валидации', errors: { name: 'must not be blank' } });
     const kind = await api.post('/api/data-source', { name: 'x', type: 'oracle', settings: {} }, token);
     expect(kind.status).toBe(422);
-    expect(kind.body.error.errors.type).toMatch(/must be one of/);
+    expect(failure(kind).errors!.type).toMatch(/must be one of/);
     const port = await api.post('/api/data-source', { name: 'x', type: 'postgresql', settings: { host: 'h', port: 70000, ssl: 'yes' } }, token);
     expect(port.status).toBe(422);
-    expect(port.body.error.errors).toMatchObject({ 'settings.port': expect.any(String), 'settings.ssl': expect.any(String) });
+    expect(failure(port).errors).toMatchObject({ 'settings.port': expect.any(String), 'settings.ssl': expect.any(String) });
     const noHost = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { username: 'root' } }, token);
-    expect(noHost.body.error.errors).toEqual({ 'settings.host': 'must not be blank' });
+    expect(failure(noHost).errors).toEqual({ 'settings.host': 'must not be blank' });
     const ssh = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { host: 'h', use_ssh: true } }, token);
-    expect(ssh.body.error.errors).toEqual({ 'settings.sshTunnel': 'must not be null when useSsh is true' });
+    expect(failure(ssh).errors).toEqual({ 'settings.sshTunnel': 'must not be null when useSsh is true' });
     const extra = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { host: 'h', colour: 'red' } }, token);
-    expect(extra.body.error.errors).toEqual({ 'settings.colour': 'unknown field' });
+    expect(failure(extra).errors).toEqual({ 'settings.colour': 'unknown field' });
     const file = await api.post('/api/data-source', { name: 'x', type: 'file', settings: {} }, token);
     expect(file.status).toBe(422);
-    expect(file.body.error.errors.type).toMatch(/POST \/api\/files/);
+    expect(failure(file).errors!.type).toMatch(/POST \/api\/files/);
     const notObject = await api.call('POST', '/api/data-source', { token, body: '"text"', headers: { 'content-type': 'application/json' } });
     expect(notObject.status).toBe(422);
     expect((await api.post('/api/data-source', 'plain text', token)).status).toBe(415);
@@ -83,7 +83,7 @@ describe('POST /api/data-source', () => {
       cast.tokens.editor,
     );
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/^Источник не сохранён: .*no_such_database_here/);
+    expect(failure(res).message).toMatch(/^Источник не сохранён: .*no_such_database_here/);
     const rows = await t.deps.db.select().from(dataSources).where(eq(dataSources.name, name));
     expect(rows).toHaveLength(0);
     const good = await api.post(
@@ -124,7 +124,7 @@ describe('GET /api/data-source/{id}', () => {
     }
     const missing = await api.get('/api/data-source/99999999', cast.tokens.viewer);
     expect(missing.status).toBe(404);
-    expect(missing.body.error.message).toBe('Источник данных не найден (id 99999999)');
+    expect(failure(missing).message).toBe('Источник данных не найден (id 99999999)');
     expect((await api.get('/api/data-source/abc', cast.tokens.viewer)).status).toBe(422);
   });
 });
@@ -230,7 +230,7 @@ describe('GET /api/data-source', () => {
 
     const bad = await list('sort=password,asc&page=-1&createdAtFrom=yesterday&type=oracle');
     expect(bad.status).toBe(422);
-    expect(Object.keys(bad.body.error.errors).sort()).toEqual(['createdAtFrom', 'page', 'sort', 'type']);
+    expect(Object.keys(failure(bad).errors!).sort()).toEqual(['createdAtFrom', 'page', 'sort', 'type']);
     expect((await api.get('/api/data-source')).status).toBe(401);
   });
 });
@@ -246,7 +246,7 @@ describe('DELETE /api/data-source/{id}', () => {
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
     const blocked = await api.delete(url, cast.tokens.editor);
     expect(blocked.status).toBe(400);
-    expect(blocked.body.error.message).toMatch(/датасеты \(1\): «Продажи по городам»/);
+    expect(failure(blocked).message).toMatch(/датасеты \(1\): «Продажи по городам»/);
     const objects = ok<DependentObjects>(await api.get(`${url}/objects`, cast.tokens.viewer));
     expect(objects).toEqual({ content: [{ type: 'dataset', id: ds.id, name: 'Продажи по городам', workspace_id: cast.workspaceId }], hidden_count: 0 });
 

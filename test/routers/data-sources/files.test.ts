@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { createTestApp, useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { rest, type Deleted } from '../../support/rest';
+import { failure, rest, type Deleted } from '../../support/rest';
 import { createSource, ok, upload, type CheckResult, type ColumnValues, type Preview, type QueryView, type SourceView } from './helpers';
 
 const { t, api } = useTestApp();
@@ -87,7 +87,7 @@ describe('POST /api/files', () => {
     expect(one.settings.file!.tables).toEqual(['book']);
     const missing = await post({ name: 'book.xlsx', content: book }, { sheet: 'Нет такого' });
     expect(missing.status).toBe(422);
-    expect(missing.body.error.message).toBe('В файле нет листа «Нет такого»');
+    expect(failure(missing).message).toBe('В файле нет листа «Нет такого»');
   });
 
   it('imports Parquet', async () => {
@@ -115,8 +115,8 @@ describe('POST /api/files', () => {
     for (const [name, content, message] of cases) {
       const res = await post({ name, content });
       expect(res.status, name).toBe(422);
-      expect(res.body.error.message, name).toMatch(message);
-      expect(res.body.error.errors.file, name).toBe(res.body.error.message);
+      expect(failure(res).message, name).toMatch(message);
+      expect(failure(res).errors!.file, name).toBe(failure(res).message);
     }
     expect((await readdir(path.join(t.deps.config.dataDir, 'files'))).sort()).toEqual(before);
     expect(await readdir(path.join(t.deps.config.dataDir, 'files', '.incoming'))).toEqual([]);
@@ -127,17 +127,17 @@ describe('POST /api/files', () => {
     expect((await api.call('POST', '/api/files', { body: 'x', headers: { 'content-type': 'multipart/form-data' } })).status).toBe(401);
     const json = await api.post('/api/files', { file: 'a,b' }, cast.tokens.editor);
     expect(json.status).toBe(415);
-    expect(json.body.error).toMatchObject({ code: 415, message: 'Ожидается тело multipart/form-data с файлом в поле file' });
+    expect(failure(json)).toMatchObject({ code: 415, message: 'Ожидается тело multipart/form-data с файлом в поле file' });
     expect((await api.call('POST', '/api/files', { token: cast.tokens.editor, body: 'a,b', headers: { 'content-type': 'text/csv' } })).status).toBe(415);
     const noBoundary = await api.call('POST', '/api/files', { token: cast.tokens.editor, body: 'x', headers: { 'content-type': 'multipart/form-data' } });
     expect(noBoundary.status).toBe(400);
     expect(noBoundary.body.success).toBe(false);
     const noFile = await post(undefined, { name: 'x' });
     expect(noFile.status).toBe(422);
-    expect(noFile.body.error.errors).toEqual({ file: 'must not be null' });
+    expect(failure(noFile).errors).toEqual({ file: 'must not be null' });
     const fields = await post({ name: 'a.csv', content: SALES }, { has_header: 'maybe', workspace_id: 'abc', colour: 'red', delimiter: '<<<<<' });
     expect(fields.status).toBe(422);
-    expect(fields.body.error.errors).toEqual({
+    expect(failure(fields).errors).toEqual({
       hasHeader: 'must be true or false',
       workspaceId: 'must be an integer',
       colour: 'unknown field',
@@ -161,7 +161,7 @@ describe('POST /api/files', () => {
       const cast2 = await createRoleCast(small.deps, a);
       const big = await upload(a, 'POST', '/api/files', cast2.tokens.editor, { name: 'big.csv', content: 'x,y\n'.repeat(2000) });
       expect(big.status).toBe(413);
-      expect(big.body.error).toMatchObject({ code: 413, message: 'Файл больше допустимого размера 1 КБ' });
+      expect(failure(big)).toMatchObject({ code: 413, message: 'Файл больше допустимого размера 1 КБ' });
       const fits = await upload(a, 'POST', '/api/files', cast2.tokens.editor, { name: 'ok.csv', content: 'x,y\n1,2\n' });
       expect(fits.status).toBe(200);
     } finally {
@@ -216,7 +216,7 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
     const blocked = await api.delete(`/api/files/${src.id}`, cast.tokens.editor);
     expect(blocked.status).toBe(400);
-    expect(blocked.body.error.message).toMatch(/датасеты/);
+    expect(failure(blocked).message).toMatch(/датасеты/);
     await t.deps.db.delete(datasets).where(eq(datasets.id, ds.id));
 
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.viewer)).status).toBe(403);
@@ -247,7 +247,7 @@ describe('SQL on a file source', () => {
     for (const sql of [`SELECT * FROM read_csv('/etc/passwd')`, `COPY sales TO '/tmp/leak.csv'`, `ATTACH '/tmp/x.duckdb'`]) {
       const res = await api.post(`/api/data-source/${src.id}/queries`, { sql }, cast.tokens.editor);
       expect(res.status, sql).toBe(400);
-      expect(res.body.error.message, sql).toMatch(/disabled by configuration|read-only|Permission/i);
+      expect(failure(res).message, sql).toMatch(/disabled by configuration|read-only|Permission/i);
     }
   });
 });

@@ -50,7 +50,7 @@ describe('GET/PUT /api/settings/source-network', () => {
   it('validates every entry with its path', async () => {
     const res = await api.put(URL_, { allow: ['10.0.0.0/8', 'db.example', 'bad host!'], deny: ['1.2.3.4/33', '*.corp.example', 'fd00::/8', '*'] }, cast.tokens.sysadmin);
     expect(res.status).toBe(422);
-    expect(Object.keys(res.body.error.errors).sort()).toEqual(['allow[2]', 'deny[0]', 'deny[3]']);
+    expect(Object.keys(failure(res).errors!).sort()).toEqual(['allow[2]', 'deny[0]', 'deny[3]']);
     expect((await api.put(URL_, { allow: [] }, cast.tokens.sysadmin)).status).toBe(422);
     const saved = await setPolicy({ allow: [' 127.0.0.1 ', '*.corp.example'], deny: ['10.1.0.0/16', '2001:db8::1'] });
     expect(saved).toEqual({ allow: ['127.0.0.1', '*.corp.example'], deny: ['10.1.0.0/16', '2001:db8::1'] });
@@ -72,7 +72,7 @@ describe('enforcement', () => {
     // a name is judged by what it resolves to
     const byName = await check({ ...SERVERS.postgresql(), host: 'localhost' });
     expect(byName.status).toBe(400);
-    expect(byName.body.error.message).toMatch(/^Подключение к адресу localhost \((127\.0\.0\.1|::1)\) запрещено настройками платформы$/);
+    expect(failure(byName).message).toMatch(/^Подключение к адресу localhost \((127\.0\.0\.1|::1)\) запрещено настройками платформы$/);
     expectRefused(await api.post(`${base}/check`, undefined, cast.tokens.editor), '127.0.0.1');
     expectRefused(await api.post('/api/data-source', { name: 'x', type: 'postgresql', settings: SERVERS.postgresql() }, cast.tokens.editor), '127.0.0.1');
     expectRefused(await api.put(base, { settings: { ...SERVERS.postgresql(), db: 'postgres' } }, cast.tokens.editor), '127.0.0.1');

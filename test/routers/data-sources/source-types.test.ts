@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
+import { failure } from '../../support/rest';
 import { createSysadmin, createUser, login } from '../../support/factories';
 import type { z } from 'zod';
 import type { listSourceTypesOutput, sourceTypeDetails } from '../../../routers/admin/schemas';
@@ -54,7 +55,7 @@ describe('GET /api/source-types/{type}', () => {
     expect(file.fields.map((f) => f.name)).toEqual(['file', 'sheet', 'has_header', 'delimiter']);
     const unknown = await api.get('/api/source-types/oracle', user);
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error.message).toBe('Тип источника не найден: oracle');
+    expect(failure(unknown).message).toBe('Тип источника не найден: oracle');
   });
 });
 
@@ -64,14 +65,14 @@ describe('PUT /api/source-types/{type}', () => {
     expect((await api.put('/api/source-types/mysql', { enabled: false })).status).toBe(401);
     expect((await api.put('/api/source-types/oracle', { enabled: false }, admin)).status).toBe(404);
     expect((await api.put('/api/source-types/mysql', { enabled: 'no' }, admin)).status).toBe(422);
-    expect((await api.put('/api/source-types/mysql', { driver_id: 'odbc' }, admin)).body.error.errors).toEqual({ driverId: 'must be a driver installed for mysql: mysql2' });
+    expect(failure(await api.put('/api/source-types/mysql', { driver_id: 'odbc' }, admin)).errors).toEqual({ driverId: 'must be a driver installed for mysql: mysql2' });
 
     const off = ok<SourceTypeDetails>(await api.put('/api/source-types/mysql', { enabled: false }, admin));
     expect(off).toMatchObject({ type: 'mysql', enabled: false, driver_id: 'mysql2' });
     expect(ok<SourceTypes>(await api.get('/api/source-types', user)).content.find((k) => k.type === 'mysql')!.enabled).toBe(false);
     const create = await api.post('/api/data-source', { name: 'm', type: 'mysql', settings: SERVERS.mysql() }, user);
     expect(create.status).toBe(400);
-    expect(create.body.error.message).toBe('Тип источника «MySQL / MariaDB» отключён администратором платформы');
+    expect(failure(create).message).toBe('Тип источника «MySQL / MariaDB» отключён администратором платформы');
     expect((await api.post('/api/data-source/check', { type: 'mysql', settings: SERVERS.mysql() }, user)).status).toBe(400);
     // other kinds are untouched, and a switch keeps the other setting
     expect((await api.post('/api/data-source', { name: 'p', type: 'postgresql', settings: SERVERS.postgresql() }, user)).status).toBe(200);

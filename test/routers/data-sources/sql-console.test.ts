@@ -3,6 +3,7 @@ import { eq, sql } from 'drizzle-orm';
 import { createConnector } from '../../../adapters/sources';
 import { dataSourceQueries } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
+import { failure } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { SERVERS, createCitiesTable, createSource, dropTable, ok, randomName, sleep, type AccessLogPage, type DbKind, type QueryPage, type QueryView, type SchemaList, type SourceView, type SqlCheck } from './helpers';
 
@@ -67,7 +68,7 @@ describe('SQL console on PostgreSQL', () => {
   it('answers an SQL error with 400 and the driver message, and keeps it in the history', async () => {
     const res = await run('postgresql', { sql: 'SELEC 1' });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toMatch(/syntax error/);
+    expect(failure(res).message).toMatch(/syntax error/);
     const history = ok<QueryPage>(await api.get(url('postgresql'), cast.tokens.editor, { size: '1' }));
     expect(history.content[0]).toMatchObject({ sql: 'SELEC 1', state: 'failed', error: expect.stringMatching(/syntax error/) });
   });
@@ -147,7 +148,7 @@ describe('SQL console on MariaDB and ClickHouse', () => {
     expect(ok<QueryView>(await run('mysql', { sql: 'SELECT ? + 1 AS x', parameters: [1] })).rows).toEqual([[2]]);
     const bad = await run('mysql', { sql: 'SELECT * FROM no_such_table_m' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error.message).toMatch(/doesn't exist/);
+    expect(failure(bad).message).toMatch(/doesn't exist/);
     const q = ok<QueryView>(await run('mysql', { sql: 'SELECT SLEEP(60)' }));
     expect(q.state).toBe('running');
     const cancelled = ok<QueryView>(await api.post(url('mysql', `/${q.query_id}/cancel`), undefined, cast.tokens.editor));

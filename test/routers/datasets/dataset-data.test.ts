@@ -4,7 +4,7 @@ import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import type { z } from 'zod';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
 
 type DatasetPreview = z.output<typeof datasetPreviewOutput>;
@@ -55,13 +55,13 @@ describe('GET /api/dataset/{id}/field-values', () => {
 
   it('bad input and access', async () => {
     const unknown = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: '999999' });
-    expect([unknown.status, unknown.body.error.errors]).toEqual([422, { fieldId: 'Поле датасета не найдено (id 999999)' }]);
+    expect([unknown.status, failure(unknown).errors]).toEqual([422, { fieldId: 'Поле датасета не найдено (id 999999)' }]);
     const big = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), limit: '1001' });
     expect(big.status).toBe(422);
     const hostile = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), query: "'; DROP TABLE x; --%_" });
     expect(ok<FieldValues>(hostile).values).toEqual([]);
     const outsider = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.plain, { fieldId: String(ds.fieldId('product')) });
-    expect([outsider.status, outsider.body.error.message]).toEqual([404, `Датасет не найден (id ${ds.id})`]);
+    expect([outsider.status, failure(outsider).message]).toEqual([404, `Датасет не найден (id ${ds.id})`]);
   });
 });
 

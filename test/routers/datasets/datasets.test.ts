@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasets, widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
-import { ok, type Deleted } from '../../support/rest';
+import { failure, ok, type Deleted } from '../../support/rest';
 import { createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type DatasetPage } from './helpers';
 
 const { t, api } = useTestApp();
@@ -53,13 +53,13 @@ describe('POST /api/dataset', () => {
     const hiddenSource = await insertSource(t.deps, hidden);
     const res = await api.post('/api/dataset', { name: 'x', workspace_id: cast.workspaceId, data_source_ids: [sourceId, 987654, hiddenSource] }, editor);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       'dataSourceIds[1]': 'Источник данных не найден (id 987654)',
       'dataSourceIds[2]': `Источник данных не найден (id ${hiddenSource})`,
     });
     const blank = await api.post('/api/dataset', { name: '  ', live: 'yes' }, editor);
     expect(blank.status).toBe(422);
-    expect(blank.body.error.errors).toEqual({ name: 'must not be blank', live: 'must be a boolean' });
+    expect(failure(blank).errors).toEqual({ name: 'must not be blank', live: 'must be a boolean' });
   });
 
   it('needs an editing role in the target workspace', async () => {
@@ -81,8 +81,8 @@ describe('GET /api/dataset/{id}', () => {
     }
     expect(statuses).toEqual({ anonymous: 401, plain: 404, viewer: 200, editor: 200, wsAdmin: 200, manager: 404, sysadmin: 200 });
     const hidden = await api.get(`/api/dataset/${ds.id}`, cast.tokens.plain);
-    expect(hidden.body.error).toMatchObject({ code: 404, message: `Датасет не найден (id ${ds.id})` });
-    expect((await api.get('/api/dataset/99999999', editor)).body.error.message).toBe('Датасет не найден (id 99999999)');
+    expect(failure(hidden)).toMatchObject({ code: 404, message: `Датасет не найден (id ${ds.id})` });
+    expect(failure(await api.get('/api/dataset/99999999', editor)).message).toBe('Датасет не найден (id 99999999)');
     expect((await api.get('/api/dataset/abc', editor)).status).toBe(422);
   });
 });
@@ -110,9 +110,9 @@ describe('PUT /api/dataset/{id}', () => {
     await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor);
     const used = await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [] }, editor);
     expect(used.status).toBe(422);
-    expect(used.body.error.errors).toEqual({ dataSourceIds: `Источник данных используется объектами датасета (id ${sourceId})` });
+    expect(failure(used).errors).toEqual({ dataSourceIds: `Источник данных используется объектами датасета (id ${sourceId})` });
     const unknown = await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [sourceId, 555555] }, editor);
-    expect(unknown.body.error.errors).toEqual({ 'dataSourceIds[1]': 'Источник данных не найден (id 555555)' });
+    expect(failure(unknown).errors).toEqual({ 'dataSourceIds[1]': 'Источник данных не найден (id 555555)' });
     const empty = await inShared();
     expect(ok<DatasetDetails>(await api.put(`/api/dataset/${empty.id}`, { data_source_ids: [] }, editor)).data_source_ids).toEqual([]);
   });
@@ -130,7 +130,7 @@ describe('PUT /api/dataset/{id}', () => {
     const otherToken = await login(api, other.username, other.password);
     const refused = await api.put(`/api/dataset/${ds.id}`, { name: 'x' }, otherToken);
     expect(refused.status).toBe(403);
-    expect(refused.body.error.message).toBe('Доступ запрещён');
+    expect(failure(refused).message).toBe('Доступ запрещён');
   });
 });
 
@@ -144,7 +144,7 @@ describe('DELETE /api/dataset/{id}', () => {
       .returning();
     const refused = await api.delete(`/api/dataset/${ds.id}`, editor);
     expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toBe('Датасет используется виджетами (1): сначала удалите или перенастройте их');
+    expect(failure(refused).message).toBe('Датасет используется виджетами (1): сначала удалите или перенастройте их');
     await t.deps.db.delete(widgets).where(eq(widgets.id, widget.id));
 
     expect((await api.delete(`/api/dataset/${ds.id}`, cast.tokens.viewer)).status).toBe(403);
@@ -214,7 +214,7 @@ describe('GET /api/dataset', () => {
 
     expect((await api.get('/api/dataset', token, { sort: 'secret,asc' })).status).toBe(422);
     expect((await api.get('/api/dataset', token, { type: 'cube' })).status).toBe(422);
-    expect((await api.get('/api/dataset', token, { createdAtFrom: 'вчера' })).body.error.errors).toEqual({
+    expect(failure(await api.get('/api/dataset', token, { createdAtFrom: 'вчера' })).errors).toEqual({
       createdAtFrom: 'must be an ISO 8601 date (2026-03-01) or date-time (2026-03-01T10:00:00Z)',
     });
     const hiddenWs = await api.get('/api/dataset', token, { workspaceId: String(cast.workspaceId) });

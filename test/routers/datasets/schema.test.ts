@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { validateSchemaOutput } from '../../../routers/datasets/schemas';
 import { byName, createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type SchemaBody } from './helpers';
@@ -140,7 +140,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect(res.status).toBe(422);
     // The calculated field still names the old field: its formula no longer resolves.
     const revenueAt = body.fields.findIndex((f) => f.name === 'Выручка');
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       [`fields[${revenueAt}].formula`]: 'Ошибка в выражении: поле [orders.amount] не найдено в датасете (строка 1, позиция 5)',
     });
     byName(body.fields, 'Выручка').formula = 'SUM([orders.total])';
@@ -186,8 +186,8 @@ describe('PUT /api/dataset/{id}/schema', () => {
       parameters: [{ id: null, name: 'p', primitive_type: 'number' }],
     });
     expect(res.status).toBe(422);
-    expect(res.body.error.message).toBe('Ошибка валидации');
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).message).toBe('Ошибка валидации');
+    expect(failure(res).errors).toEqual({
       'objects[0].id': ID_REQUIRED,
       'fields[0].id': ID_REQUIRED,
       'hierarchies[0].id': ID_REQUIRED,
@@ -218,7 +218,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       parameters: [{ id: 31337, name: 'p', primitive_type: 'number' }],
     });
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       'objects[1].id': `Объект датасета не найден (id ${foreignObject})`,
       'fields[0].id': fieldNotFound(foreignField),
       'fields[1].sortByFieldId': fieldNotFound(-99),
@@ -244,7 +244,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     body.fields[revenueAt] = { id: body.fields[revenueAt].id, kind: 'physical', object_id: orders.id, column: 'revenue' };
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       [`fields[${yearAt}].formula`]: DERIVED_FORMULA,
       [`fields[${cityAt}].kind`]: KIND_CHANGE,
       [`fields[${revenueAt}].kind`]: KIND_CHANGE,
@@ -259,7 +259,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     body.fields[7].formula = 'YEAR([orders.created_at])';
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'fields[7].formula': DERIVED_FORMULA });
+    expect(failure(res).errors).toEqual({ 'fields[7].formula': DERIVED_FORMULA });
   });
 
   it('requires primitive_type of a parameter («must not be blank») and checks its values', async () => {
@@ -274,7 +274,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       ],
     });
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       'parameters[0].primitiveType': 'must not be blank',
       'parameters[1].primitiveType': 'must not be blank',
       'parameters[2].primitiveType': 'must not be blank',
@@ -290,7 +290,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       ],
     });
     expect(values.status).toBe(422);
-    expect(values.body.error.errors).toEqual({
+    expect(failure(values).errors).toEqual({
       'parameters[0].defaultValue': 'must be a number',
       'parameters[1].domain.values[1]': 'must be an integer',
       'parameters[2].domain.kind': 'Диапазон не задаётся для типа string',
@@ -314,7 +314,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     );
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    const e = res.body.error.errors;
+    const e = failure(res).errors!;
     expect(Object.keys(e).sort()).toEqual(['fields[10].formula', 'fields[11].formula', 'fields[12].formula', 'fields[13].formula', 'fields[15].formula', 'fields[16].formula', 'fields[9].formula']);
     expect(e['fields[9].formula']).toBe('Ошибка в выражении: поле [orders.discount] не найдено в датасете (строка 1, позиция 5)');
     expect(e['fields[10].formula']).toBe('Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [A] → [B] → [A] (строка 1, позиция 1)');
@@ -354,7 +354,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       parameters: [{ id: -1, name: 'm', primitive_type: 'number' }],
     });
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       'objects[1].dataSourceId': `Источник данных не подключён к датасету (id ${otherSource})`,
       'objects[2].name': 'Имя уже используется в датасете',
       'objects[3].sql': 'Допускается один запрос SELECT (или WITH ... SELECT) без точки с запятой внутри',
@@ -408,7 +408,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     body.filters[0].field_id = 987654;
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'filters[0].fieldId': fieldNotFound(987654) });
+    expect(failure(res).errors).toEqual({ 'filters[0].fieldId': fieldNotFound(987654) });
     expect(await get(id)).toEqual(before);
   });
 
@@ -430,12 +430,12 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect((await put(id, { ...emptySchema, fields: 'x' })).status).toBe(422);
     const missing = await put(id, { objects: [] });
     expect(missing.status).toBe(422);
-    expect(missing.body.error.errors).toMatchObject({ fields: 'must not be null' });
+    expect(failure(missing).errors).toMatchObject({ fields: 'must not be null' });
     const extra = await put(id, { ...emptySchema, extra: 1 });
-    expect(extra.body.error.errors).toEqual({ extra: 'unknown field' });
+    expect(failure(extra).errors).toEqual({ extra: 'unknown field' });
     const deep = await put(id, { ...emptySchema, fields: [{ id: -1, name: 'x', formula: '('.repeat(5000) }] });
     expect(deep.status).toBe(422);
-    expect(deep.body.error.errors['fields[0].formula']).toMatch(/^Ошибка в выражении/);
+    expect(failure(deep).errors!['fields[0].formula']).toMatch(/^Ошибка в выражении/);
   });
 
   it('lets the author and workspace administrators save; hides the dataset from non-members', async () => {
@@ -448,7 +448,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
     }
     expect(statuses).toEqual({ anonymous: 401, plain: 404, viewer: 403, editor: 200, wsAdmin: 200, manager: 404, sysadmin: 403 });
     const notFound = await put(id, emptySchema, cast.tokens.plain);
-    expect(notFound.body.error.message).toBe(`Датасет не найден (id ${id})`);
+    expect(failure(notFound).message).toBe(`Датасет не найден (id ${id})`);
     // Another editor of the workspace is not the owner.
     const byAdmin = (await createDataset(api, cast.tokens.wsAdmin!, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })).id;
     expect((await put(byAdmin, emptySchema)).status).toBe(403);
@@ -465,9 +465,9 @@ describe('POST /api/dataset/{id}/schema/validate', () => {
     body.fields[yearAt].formula = 'x';
     const bad = await validate(id, body);
     expect(bad.status).toBe(422);
-    expect(bad.body.error.errors).toEqual({ [`fields[${yearAt}].formula`]: DERIVED_FORMULA });
+    expect(failure(bad).errors).toEqual({ [`fields[${yearAt}].formula`]: DERIVED_FORMULA });
     const missing = await validate(id, { ...emptySchema, fields: [{ name: 'x', formula: '1' }] });
-    expect(missing.body.error.errors).toEqual({ 'fields[0].id': ID_REQUIRED });
+    expect(failure(missing).errors).toEqual({ 'fields[0].id': ID_REQUIRED });
 
     body.fields[yearAt].formula = null;
     body.fields.push({ id: -1, name: 'Новое', formula: '[Выручка] * 2' });
@@ -521,10 +521,10 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     body.fields.push({ id: -3, object_id: 999, column: 'x', primitive_type: 'float' });
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY, 'fields[1].objectId': 'Объект датасета не найден (id 999)' });
+    expect(failure(res).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY, 'fields[1].objectId': 'Объект датасета не найден (id 999)' });
     const checked = await validate(id, sqlSchema(adminSource));
     expect(checked.status).toBe(422);
-    expect(checked.body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    expect(failure(checked).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
     expect((await get(id)).objects).toEqual([]);
     // A table object on the same source stays the dataset owner's business.
     const table = await put(id, { ...emptySchema, objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }] });
@@ -561,17 +561,17 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
 
     const changed = structuredClone(again);
     changed.objects[0].sql = 'SELECT id, amount FROM orders WHERE id > 0';
-    expect((await put(id, changed)).body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    expect(failure(await put(id, changed)).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
     const moved = structuredClone(again);
     moved.objects[0].data_source_id = otherSource;
-    expect((await put(id, moved)).body.error.errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
+    expect(failure(await put(id, moved)).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
     const tableToSql = structuredClone(again);
     const tableAt = tableToSql.objects.findIndex((o) => o.kind === 'table');
     Object.assign(tableToSql.objects[tableAt], { kind: 'sql', schema: null, table: null, sql: 'SELECT 1 AS one' });
-    expect((await put(id, tableToSql)).body.error.errors).toEqual({ [`objects[${tableAt}].sql`]: SQL_OWNER_ONLY });
+    expect(failure(await put(id, tableToSql)).errors).toEqual({ [`objects[${tableAt}].sql`]: SQL_OWNER_ONLY });
     const added = structuredClone(again);
     added.objects.push({ id: -9, data_source_id: adminSource, kind: 'sql', name: 'more', sql: 'SELECT 1 AS one' });
-    expect((await put(id, added)).body.error.errors).toEqual({ [`objects[${added.objects.length - 1}].sql`]: SQL_OWNER_ONLY });
+    expect(failure(await put(id, added)).errors).toEqual({ [`objects[${added.objects.length - 1}].sql`]: SQL_OWNER_ONLY });
     // On a source the editor owns, they may add one next to it.
     const ownAdded = structuredClone(again);
     ownAdded.objects.push({ id: -9, data_source_id: editorSource, kind: 'sql', name: 'mine', sql: 'SELECT 1 AS one' });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok, type Deleted } from '../../support/rest';
+import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
 import type { addMembersOutput, groupView, listGroupsOutput, listMembersOutput, removeMemberOutput } from '../../../routers/groups/schemas';
 import type { listUserGroupsOutput } from '../../../routers/users/schemas';
@@ -61,7 +61,7 @@ describe('groups', () => {
     expect((await api.post('/api/groups', { name }, adminToken)).status).toBe(200);
     const again = await api.post('/api/groups', { name: name.toLowerCase() }, adminToken);
     expect(again.status).toBe(400);
-    expect(again.body.error.message).toBe(`Группа с именем «${name.toLowerCase()}» уже существует`);
+    expect(failure(again).message).toBe(`Группа с именем «${name.toLowerCase()}» уже существует`);
     const other = await createGroup(t.deps);
     expect((await api.put(`/api/groups/${other.id}`, { name: name.toUpperCase() }, adminToken)).status).toBe(400);
     const raced = uniq('race');
@@ -72,7 +72,7 @@ describe('groups', () => {
   it('answers blank names with 422 and unknown ids with 404', async () => {
     const blank = await api.post('/api/groups', { name: '   ' }, adminToken);
     expect(blank.status).toBe(422);
-    expect(blank.body.error.errors).toEqual({ name: 'must not be blank' });
+    expect(failure(blank).errors).toEqual({ name: 'must not be blank' });
     expect((await api.get('/api/groups/987654', adminToken)).status).toBe(404);
     expect((await api.put('/api/groups/987654', { name: 'x' }, adminToken)).status).toBe(404);
     expect((await api.delete('/api/groups/987654', adminToken)).status).toBe(404);
@@ -82,11 +82,11 @@ describe('groups', () => {
     const id = t.deps.systemGroups.workspaceManagers;
     const del = await api.delete(`/api/groups/${id}`, adminToken);
     expect(del.status).toBe(400);
-    expect(del.body.error.message).toBe('Системную группу нельзя удалить');
+    expect(failure(del).message).toBe('Системную группу нельзя удалить');
     expect((await api.delete(`/api/groups/${t.deps.systemGroups.platformAdmins}`, adminToken)).status).toBe(400);
     const rename = await api.put(`/api/groups/${id}`, { name: 'Другое имя' }, adminToken);
     expect(rename.status).toBe(400);
-    expect(rename.body.error.message).toBe('Системную группу нельзя переименовать');
+    expect(failure(rename).message).toBe('Системную группу нельзя переименовать');
     const describe = await api.put(`/api/groups/${id}`, { name: 'Менеджеры рабочих пространств', description: 'Создают командные пространства' }, adminToken);
     expect(describe.status).toBe(200);
     expect(ok<GroupView>(describe)).toMatchObject({ system: true, system_key: 'workspace_managers', description: 'Создают командные пространства' });
@@ -98,7 +98,7 @@ describe('groups', () => {
     expect((await api.put('/api/mcp-tokens/settings', settings, adminToken)).status).toBe(200);
     const res = await api.delete(`/api/groups/${g.id}`, adminToken);
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('MCP-токенам');
+    expect(failure(res).message).toContain('MCP-токенам');
     await api.put('/api/mcp-tokens/settings', { ...settings, enabled: false, access_group_id: null }, adminToken);
     expect((await api.delete(`/api/groups/${g.id}`, adminToken)).status).toBe(200);
   });
@@ -131,11 +131,11 @@ describe('group members', () => {
     const a = await createUser(t.deps);
     const res = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, 987654] }, adminToken);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'userIds[1]': 'Пользователь не найден (id 987654)' });
+    expect(failure(res).errors).toEqual({ 'userIds[1]': 'Пользователь не найден (id 987654)' });
     expect(ok<GroupView>(await api.get(`/api/groups/${g.id}`, adminToken)).member_count).toBe(0);
     const empty = await api.post(`/api/groups/${g.id}/members`, { user_ids: [] }, adminToken);
     expect(empty.status).toBe(422);
-    expect(empty.body.error.errors).toEqual({ userIds: 'size must be at least 1' });
+    expect(failure(empty).errors).toEqual({ userIds: 'size must be at least 1' });
   });
 
   it('answers unknown groups and non-members with 404', async () => {
@@ -145,7 +145,7 @@ describe('group members', () => {
     expect((await api.get('/api/groups/987654/members', adminToken)).status).toBe(404);
     const notMember = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
     expect(notMember.status).toBe(404);
-    expect(notMember.body.error.message).toBe(`Пользователь не состоит в группе (id ${a.id})`);
+    expect(failure(notMember).message).toBe(`Пользователь не состоит в группе (id ${a.id})`);
   });
 
   it('deleting a group removes its memberships but not the users', async () => {

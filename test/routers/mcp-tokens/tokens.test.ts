@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { createTokenOutput, listTokensOutput, tokenSettings, tokenView } from '../../../routers/mcp-tokens/schemas';
 import { groups } from '../../../db/schema';
@@ -31,7 +31,7 @@ describe('API tokens', () => {
     expect(ok<TokenSettings>(settings).enabled).toBe(false);
     const res = await api.post('/api/mcp-tokens', { name: 'ci' }, token);
     expect(res.status).toBe(403);
-    expect(res.body.error.message).toBe(DISABLED);
+    expect(failure(res).message).toBe(DISABLED);
   });
 
   it('only a system administrator turns the switch', async () => {
@@ -97,7 +97,7 @@ describe('API tokens', () => {
     await enable({ access_group_id: g.id });
     const u = await createUser(t.deps);
     const outside = await login(api, u.username, u.password);
-    expect((await api.post('/api/mcp-tokens', { name: 'x' }, outside)).body.error.message).toBe(DISABLED);
+    expect(failure(await api.post('/api/mcp-tokens', { name: 'x' }, outside)).message).toBe(DISABLED);
     await addToGroup(t.deps, u.id, g.id);
     const inside = await login(api, u.username, u.password);
     const issued = ok<NewToken>(await api.post('/api/mcp-tokens', { name: 'x' }, inside));
@@ -105,7 +105,7 @@ describe('API tokens', () => {
     await enable({ allowed_account_types: ['service'], access_group_id: g.id });
     const refused = await api.get('/api/dictionary', issued.token);
     expect(refused.status).toBe(403);
-    expect(refused.body.error.message).toBe(DISABLED);
+    expect(failure(refused).message).toBe(DISABLED);
     await enable({ enabled: false });
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(403);
     await enable();
@@ -118,7 +118,7 @@ describe('API tokens', () => {
     const session = await login(api, u.username, u.password);
     const res = await api.post('/api/mcp-tokens', { name: '', description: 5 }, session);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ name: 'must not be blank', description: 'must be a string' });
+    expect(failure(res).errors).toEqual({ name: 'must not be blank', description: 'must be a string' });
     expect((await api.post('/api/mcp-tokens', { name: 'x' })).status).toBe(401);
   });
 });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { attributeKeysOutput, attributesOutput } from '../../../routers/users/schemas';
 
@@ -44,12 +44,12 @@ describe('user attributes', () => {
     await api.put(`/api/users/${u.id}/attributes`, { attributes: { team: ['a'] } }, adminToken);
     const badKey = await api.put(`/api/users/${u.id}/attributes`, { attributes: { ok: ['x'], 'bad key': ['y'] } }, adminToken);
     expect(badKey.status).toBe(422);
-    expect(badKey.body.error.errors).toEqual({
+    expect(failure(badKey).errors).toEqual({
       'attributes.bad key': 'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)',
     });
     const blankValue = await api.put(`/api/users/${u.id}/attributes`, { attributes: { ok: ['x'], other: [''] } }, adminToken);
     expect(blankValue.status).toBe(422);
-    expect(blankValue.body.error.errors).toEqual({ 'attributes.other[0]': 'must not be blank' });
+    expect(failure(blankValue).errors).toEqual({ 'attributes.other[0]': 'must not be blank' });
     expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({ team: ['a'] });
     const notList = await api.put(`/api/users/${u.id}/attributes`, { attributes: { team: 'a' } }, adminToken);
     expect(notList.status).toBe(422);

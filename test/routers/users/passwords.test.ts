@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
 import type { meOutput, passwordChangedOutput, resetPasswordOutput } from '../../../routers/users/schemas';
@@ -43,18 +43,18 @@ describe('PUT /api/users/me/password', () => {
     const token = await login(api, u.username, u.password);
     const wrong = await api.put('/api/users/me/password', { old_password: 'Wrong-pass-1', new_password: 'Another-pass-2' }, token);
     expect(wrong.status).toBe(400);
-    expect(wrong.body.error.message).toBe('Текущий пароль указан неверно');
+    expect(failure(wrong).message).toBe('Текущий пароль указан неверно');
     const weak = await api.put('/api/users/me/password', { old_password: u.password, new_password: 'short' }, token);
     expect(weak.status).toBe(422);
-    expect(weak.body.error.errors).toEqual({ newPassword: 'Пароль должен содержать не менее 8 символов' });
+    expect(failure(weak).errors).toEqual({ newPassword: 'Пароль должен содержать не менее 8 символов' });
     const asName = await api.put('/api/users/me/password', { old_password: u.password, new_password: `${u.username}` }, token);
     expect(asName.status).toBe(422);
     const same = await api.put('/api/users/me/password', { old_password: u.password, new_password: u.password }, token);
     expect(same.status).toBe(422);
-    expect(same.body.error.errors).toEqual({ newPassword: 'Новый пароль должен отличаться от текущего' });
+    expect(failure(same).errors).toEqual({ newPassword: 'Новый пароль должен отличаться от текущего' });
     const blank = await api.put('/api/users/me/password', { old_password: '', new_password: '' }, token);
     expect(blank.status).toBe(422);
-    expect(blank.body.error.errors).toEqual({ oldPassword: 'must not be blank', newPassword: 'must not be blank' });
+    expect(failure(blank).errors).toEqual({ oldPassword: 'must not be blank', newPassword: 'must not be blank' });
   });
 
   it('throttles guessing of the old password like the login does', async () => {
@@ -87,7 +87,7 @@ describe('PUT /api/users/{id}/password', () => {
     const u = await createUser(t.deps);
     const weak = await api.put(`/api/users/${u.id}/password`, { new_password: 'abcdefgh' }, adminToken);
     expect(weak.status).toBe(422);
-    expect(weak.body.error.errors).toEqual({ newPassword: 'Пароль должен содержать буквы и цифры' });
+    expect(failure(weak).errors).toEqual({ newPassword: 'Пароль должен содержать буквы и цифры' });
     expect((await api.put('/api/users/987654/password', { new_password: 'Good-pass-123' }, adminToken)).status).toBe(404);
   });
 });

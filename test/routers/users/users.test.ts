@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { ok, type Deleted } from '../../support/rest';
+import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
 import type { listUserGroupsOutput, listUsersOutput, meOutput, userOutput, userRecord } from '../../../routers/users/schemas';
@@ -50,7 +50,7 @@ describe('POST /api/users', () => {
     expect((await api.post('/api/users', { username, password: strongPassword() }, adminToken)).status).toBe(200);
     const res = await api.post('/api/users', { username: username.toUpperCase(), password: strongPassword() }, adminToken);
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('уже существует');
+    expect(failure(res).message).toContain('уже существует');
   });
 
   it('answers two concurrent creates of one name with one success and one 400, never a 500', async () => {
@@ -67,11 +67,11 @@ describe('POST /api/users', () => {
     ]) {
       const res = await api.post('/api/users', { username: uniq('weak'), password }, adminToken);
       expect(res.status).toBe(422);
-      expect(res.body.error.errors).toEqual({ password: message });
+      expect(failure(res).errors).toEqual({ password: message });
     }
     const missing = await api.post('/api/users', { username: uniq('nopw') }, adminToken);
     expect(missing.status).toBe(422);
-    expect(missing.body.error.errors).toEqual({ password: 'must not be blank' });
+    expect(failure(missing).errors).toEqual({ password: 'must not be blank' });
   });
 
   it('lets a service account exist without a password', async () => {
@@ -83,7 +83,7 @@ describe('POST /api/users', () => {
   it('answers bad fields with 422 and field paths, and unknown group ids with 422 at their position', async () => {
     const res = await api.post('/api/users', { username: 'has space', password: strongPassword(), email: 'nope', account_type: 'robot', extra: 1 }, adminToken);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       username: 'may contain only letters, digits and . _ @ -',
       email: 'must be a well-formed email address',
       accountType: 'must be one of: local, sso, service',
@@ -92,9 +92,9 @@ describe('POST /api/users', () => {
     const group = await createGroup(t.deps);
     const unknown = await api.post('/api/users', { username: uniq('g'), password: strongPassword(), group_ids: [group.id, 999_999] }, adminToken);
     expect(unknown.status).toBe(422);
-    expect(unknown.body.error.errors).toEqual({ 'groupIds[1]': 'Группа не найдена (id 999999)' });
+    expect(failure(unknown).errors).toEqual({ 'groupIds[1]': 'Группа не найдена (id 999999)' });
     const blank = await api.post('/api/users', { username: '  ', password: strongPassword() }, adminToken);
-    expect(blank.body.error.errors).toEqual({ username: 'must not be blank' });
+    expect(failure(blank).errors).toEqual({ username: 'must not be blank' });
   });
 });
 
@@ -139,16 +139,16 @@ describe('GET /api/users and /api/users/{id}', () => {
     expect(ok<UserPage>(res).content).toEqual([]);
     const bad = await api.get('/api/users', adminToken, { sort: 'password_hash,asc' });
     expect(bad.status).toBe(422);
-    expect(bad.body.error.errors.sort).toContain('must name one of the fields');
+    expect(failure(bad).errors!.sort).toContain('must name one of the fields');
   });
 
   it('answers an unknown id with 404, and an id beyond the id range with 422 (not a database error)', async () => {
     const res = await api.get('/api/users/987654', adminToken);
     expect(res.status).toBe(404);
-    expect(res.body.error.message).toBe('Пользователь не найден (id 987654)');
+    expect(failure(res).message).toBe('Пользователь не найден (id 987654)');
     const huge = await api.get('/api/users/99999999999', adminToken);
     expect(huge.status).toBe(422);
-    expect(huge.body.error.errors).toEqual({ id: 'must be less than or equal to 2147483647' });
+    expect(failure(huge).errors).toEqual({ id: 'must be less than or equal to 2147483647' });
     expect((await api.get('/api/workspaces/99999999999', adminToken)).status).toBe(422);
     expect((await api.post('/api/groups/1/members', { user_ids: [99999999999] }, adminToken)).status).toBe(422);
   });
@@ -208,7 +208,7 @@ describe('PUT /api/users/{id}', () => {
   it('refuses to deactivate oneself (400) and answers unknown ids with 404', async () => {
     const self = await api.put(`/api/users/${adminId}`, { active: false }, adminToken);
     expect(self.status).toBe(400);
-    expect(self.body.error.message).toBe('Нельзя отключить собственную учётную запись');
+    expect(failure(self).message).toBe('Нельзя отключить собственную учётную запись');
     expect((await api.put('/api/users/987654', { full_name: 'x' }, adminToken)).status).toBe(404);
   });
 });
@@ -230,7 +230,7 @@ describe('DELETE /api/users/{id}', () => {
   it('refuses to delete oneself (400)', async () => {
     const res = await api.delete(`/api/users/${adminId}`, adminToken);
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toBe('Нельзя удалить собственную учётную запись');
+    expect(failure(res).message).toBe('Нельзя удалить собственную учётную запись');
   });
 });
 

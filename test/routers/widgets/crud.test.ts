@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, type WidgetPage, type WidgetView } from './world';
 
 const { t, api } = useTestApp();
@@ -58,15 +58,15 @@ describe('POST /api/widget', () => {
   it('checks the configuration by compiling it', async () => {
     const bad = await api.post('/api/widget', body({ columns: [{ id: 'total', sql: 'SUM([sales.product])' }] }), cast.tokens.editor);
     expect(bad.status).toBe(422);
-    expect(bad.body.error.message).toBe('Ошибка валидации');
-    expect(bad.body.error.errors['columns[0].sql']).toMatch(/функции SUM должен быть типа «число»/);
+    expect(failure(bad).message).toBe('Ошибка валидации');
+    expect(failure(bad).errors!['columns[0].sql']).toMatch(/функции SUM должен быть типа «число»/);
 
     const sort = await api.post('/api/widget', body({ sorts: [{ field_id: 'nope', direction: 'asc' }] }), cast.tokens.editor);
-    expect([sort.status, sort.body.error.errors]).toEqual([422, { 'sorts[0].fieldId': 'Поле с id nope не найдено на полках виджета' }]);
+    expect([sort.status, failure(sort).errors]).toEqual([422, { 'sorts[0].fieldId': 'Поле с id nope не найдено на полках виджета' }]);
 
     // Rule 2: the request must carry the definition, even though the dataset has a field of that name.
     const calc = await api.post('/api/widget', body({ columns: [{ id: 'total', sql: '[Выручка]' }] }), cast.tokens.editor);
-    expect([calc.status, calc.body.error.message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
+    expect([calc.status, failure(calc).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
     const withDef = await api.post(
       '/api/widget',
       body({ columns: [{ id: 'total', sql: '[Выручка]' }], calculated_fields: [{ id: '9', name: 'Выручка', alias: 'Выручка', primitive_type: 'float', sql: 'SUM([sales.amount])' }] }),
@@ -79,13 +79,13 @@ describe('POST /api/widget', () => {
     const wid = ok<WidgetView>(withDef).id;
     expect((await api.post(`/api/widget/${wid}/data`, {}, cast.tokens.editor)).status).toBe(200);
     const replaced = await api.post(`/api/widget/${wid}/data`, { columns: [{ id: 't2', sql: '[Выручка]' }] }, cast.tokens.editor);
-    expect([replaced.status, replaced.body.error.message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
+    expect([replaced.status, failure(replaced).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
   });
 
   it('validates the body', async () => {
     const res = await api.post('/api/widget', { name: ' ', type: 'radar', dataset_id: 'x', rows: [{ alias: 'no id' }], sorts: [{ field_id: 'a', direction: 'up' }] }, cast.tokens.editor);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).errors).toEqual({
       name: 'must not be blank',
       type: 'must be one of: table, pivot, bar, line, area, pie, scatter, kpi',
       datasetId: 'must be a number',
@@ -98,7 +98,7 @@ describe('POST /api/widget', () => {
   it('needs an editing role where the dataset lives; an unreadable dataset does not exist', async () => {
     expect((await api.post('/api/widget', body(), cast.tokens.viewer)).status).toBe(403);
     const outsider = await api.post('/api/widget', body(), cast.tokens.plain);
-    expect([outsider.status, outsider.body.error.message]).toEqual([404, `Датасет не найден (id ${datasetId})`]);
+    expect([outsider.status, failure(outsider).message]).toEqual([404, `Датасет не найден (id ${datasetId})`]);
     // a system administrator reads every workspace but edits only where they have a role
     expect((await api.post('/api/widget', body(), cast.tokens.sysadmin)).status).toBe(403);
   });
@@ -107,10 +107,10 @@ describe('POST /api/widget', () => {
 describe('GET, PUT, DELETE /api/widget/{id}', () => {
   it('404 «Виджет не найден (id …)» for a missing widget and for one in an unreadable workspace', async () => {
     const missing = await api.get('/api/widget/999999', cast.tokens.viewer);
-    expect([missing.status, missing.body.error.message]).toEqual([404, 'Виджет не найден (id 999999)']);
+    expect([missing.status, failure(missing).message]).toEqual([404, 'Виджет не найден (id 999999)']);
     const w = ok<WidgetView>(await api.post('/api/widget', body(), cast.tokens.editor));
     const hidden = await api.get(`/api/widget/${w.id}`, cast.tokens.plain);
-    expect([hidden.status, hidden.body.error.message]).toEqual([404, `Виджет не найден (id ${w.id})`]);
+    expect([hidden.status, failure(hidden).message]).toEqual([404, `Виджет не найден (id ${w.id})`]);
     expect((await api.post(`/api/widget/${w.id}/data`, {}, cast.tokens.plain)).status).toBe(404);
     expect((await api.get(`/api/widget/${w.id}`, cast.tokens.sysadmin)).status).toBe(200);
   });
@@ -182,6 +182,6 @@ describe('GET /api/widget', () => {
 
     const bad = await api.get('/api/widget', cast.tokens.viewer, { sort: 'secret,asc', type: 'radar', size: '100000' });
     expect(bad.status).toBe(422);
-    expect(Object.keys(bad.body.error.errors).sort()).toEqual(['size', 'sort', 'type']);
+    expect(Object.keys(failure(bad).errors!).sort()).toEqual(['size', 'sort', 'type']);
   });
 });

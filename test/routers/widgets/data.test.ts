@@ -4,7 +4,7 @@ import { configureQueryEngine, queryEngineFor } from '../../../server/query/run/
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type FlatData, type KpiData, type Sale, type WidgetView } from './world';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 
 /*
  * Widget data against a real PostgreSQL source: every number is checked against the same figure computed here in JS
@@ -138,19 +138,19 @@ describe('POST /api/widget/{id}/data', () => {
       expect(r.is_top).toBe(expected[i].is_top);
     });
     const bad = await data(id, { parameters: { top_product: 'сок', nope: 1 } });
-    expect([bad.status, bad.body.error.errors]).toEqual([
+    expect([bad.status, failure(bad).errors]).toEqual([
       422,
       { 'parameters.nope': 'Параметр не найден в датасете: nope', 'parameters.top_product': 'Значение параметра top_product должно быть одним из значений: чай, кофе' },
     ]);
     const missing = await data(id, { columns: [{ id: 'v', sql: '[Выручка]' }] });
-    expect([missing.status, missing.body.error.message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
+    expect([missing.status, failure(missing).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
   });
 
   it('view_as_user_id is for system administrators and names an existing user', async () => {
     const id = await widget();
     expect((await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer)).status).toBe(403);
     const unknown = await data(id, { view_as_user_id: 987654 }, cast.tokens.sysadmin);
-    expect([unknown.status, unknown.body.error.errors]).toEqual([422, { viewAsUserId: 'Пользователь не найден (id 987654)' }]);
+    expect([unknown.status, failure(unknown).errors]).toEqual([422, { viewAsUserId: 'Пользователь не найден (id 987654)' }]);
     const viewed = await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.sysadmin);
     expect(viewed.status).toBe(200);
     expect(ok<FlatData>(viewed).rows).toHaveLength(3);
@@ -159,7 +159,7 @@ describe('POST /api/widget/{id}/data', () => {
   it('validates paging: page from 1, page_size up to 10 000', async () => {
     const id = await widget();
     const res = await data(id, { page: 0, page_size: 10_001 });
-    expect([res.status, res.body.error.errors]).toEqual([422, { page: 'must be greater than or equal to 1', pageSize: 'must be less than or equal to 10000' }]);
+    expect([res.status, failure(res).errors]).toEqual([422, { page: 'must be greater than or equal to 1', pageSize: 'must be less than or equal to 10000' }]);
     expect((await data(id, { page_size: 10_000 })).status).toBe(200);
     expect(ok<FlatData>(await data(id, { page: 1000 }))).toEqual({ kind: 'flat', rows: [], page: { page: 1000, pageSize: 100, hasMore: false } });
   });
@@ -179,7 +179,7 @@ describe('POST /api/widget/{id}/data', () => {
     try {
       const res = await data(id);
       expect(res.status).toBe(400);
-      expect(res.body.error.message).toMatch(/^Ошибка выполнения запроса в источнике данных: .*does not exist/);
+      expect(failure(res).message).toMatch(/^Ошибка выполнения запроса в источнике данных: .*does not exist/);
     } finally {
       await scratch.query(`ALTER TABLE ${tables.regions}_gone RENAME TO ${tables.regions}`);
       await scratch.end();
@@ -201,7 +201,7 @@ describe('POST /api/widget/{id}/data', () => {
       try {
         const started = Date.now();
         const res = await data(id);
-        expect([res.status, res.body.error.message]).toEqual([400, 'Превышено время выполнения запроса (0.3 с)']);
+        expect([res.status, failure(res).message]).toEqual([400, 'Превышено время выполнения запроса (0.3 с)']);
         expect(Date.now() - started).toBeLessThan(5000);
       } finally {
         await scratch.query(`DROP VIEW ${tables.sales}`);

@@ -4,7 +4,7 @@ import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import type { z } from 'zod';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { DatasetDetails } from '../datasets/helpers';
 import { createPgSource, sourceDb, type WidgetView } from './world';
 
@@ -85,7 +85,7 @@ describe('a dataset SQL object with a side effect', () => {
     const before = await sequenceState();
     for (const res of await readEveryWay(ds)) {
       expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(res.body.error.message).toMatch(/cannot execute nextval\(\) in a read-only transaction/);
+      expect(failure(res).message).toMatch(/cannot execute nextval\(\) in a read-only transaction/);
     }
     expect(await sequenceState()).toEqual(before);
   });
@@ -94,7 +94,7 @@ describe('a dataset SQL object with a side effect', () => {
     const ds = await sqlDataset(`SELECT ${writer}() AS n`);
     for (const res of await readEveryWay(ds)) {
       expect(res.status, JSON.stringify(res.body)).toBe(400);
-      expect(res.body.error.message).toMatch(/cannot execute INSERT in a read-only transaction/);
+      expect(failure(res).message).toMatch(/cannot execute INSERT in a read-only transaction/);
     }
     expect(await logRows()).toEqual([1, 2]);
   });

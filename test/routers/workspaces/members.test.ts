@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createGroup, createSharedWorkspace, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
-import { ok } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { listMembersOutput, memberView, removeMemberOutput, workspaceDetails } from '../../../routers/workspaces/schemas';
 
@@ -54,11 +54,11 @@ describe('workspace members', () => {
     expect((await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Редактор' }, adminToken)).status).toBe(200);
     const again = await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Наблюдатель' }, adminToken);
     expect(again.status).toBe(400);
-    expect(again.body.error.message).toBe('Пользователь уже является участником пространства');
+    expect(failure(again).message).toBe('Пользователь уже является участником пространства');
     expect((await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken)).status).toBe(200);
     const groupAgain = await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken);
     expect(groupAgain.status).toBe(400);
-    expect(groupAgain.body.error.message).toBe('Группа уже является участником пространства');
+    expect(failure(groupAgain).message).toBe('Группа уже является участником пространства');
     const self = await api.post(`/api/workspaces/${ws}/members`, { user_id: admin.id, role: 'Редактор' }, adminToken);
     expect(self.status).toBe(400);
   });
@@ -77,7 +77,7 @@ describe('workspace members', () => {
     for (const [body, errors] of cases) {
       const res = await api.post(`/api/workspaces/${ws}/members`, body, adminToken);
       expect(res.status, JSON.stringify(body)).toBe(422);
-      expect(res.body.error.errors).toEqual(errors);
+      expect(failure(res).errors).toEqual(errors);
     }
   });
 
@@ -87,10 +87,10 @@ describe('workspace members', () => {
     const own = ok<MemberPage>(list).content[0].member_id;
     const demote = await api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Редактор' }, adminToken);
     expect(demote.status).toBe(400);
-    expect(demote.body.error.message).toContain('последнего администратора');
+    expect(failure(demote).message).toContain('последнего администратора');
     const leave = await api.delete(`/api/workspaces/${ws}/members/${own}`, adminToken);
     expect(leave.status).toBe(400);
-    expect(leave.body.error.message).toContain('последнего администратора');
+    expect(failure(leave).message).toContain('последнего администратора');
     // With a second Администратор the first may step down.
     const other = await createUser(t.deps);
     await addWorkspaceMember(t.deps, ws, { userId: other.id, role: 'Администратор' });
@@ -116,13 +116,13 @@ describe('workspace members', () => {
     const u = await createUser(t.deps);
     const personal = await api.post(`/api/workspaces/${admin.personalWorkspaceId}/members`, { user_id: u.id, role: 'Редактор' }, adminToken);
     expect(personal.status).toBe(400);
-    expect(personal.body.error.message).toBe('В личное пространство нельзя добавлять участников');
+    expect(failure(personal).message).toBe('В личное пространство нельзя добавлять участников');
     const ws = await newWorkspace();
     const elsewhere = await createSharedWorkspace(t.deps, [{ userId: u.id, role: 'Администратор' }]);
     const foreignMember = ok<MemberPage>(await api.get(`/api/workspaces/${elsewhere}/members`, await login(api, u.username, u.password))).content[0].member_id;
     const wrongWorkspace = await api.put(`/api/workspaces/${ws}/members/${foreignMember}`, { role: 'Редактор' }, adminToken);
     expect(wrongWorkspace.status).toBe(404);
-    expect(wrongWorkspace.body.error.message).toBe(`Участник пространства не найден (id ${foreignMember})`);
+    expect(failure(wrongWorkspace).message).toBe(`Участник пространства не найден (id ${foreignMember})`);
     expect((await api.delete(`/api/workspaces/${ws}/members/987654`, adminToken)).status).toBe(404);
     expect((await api.post('/api/workspaces/987654/members', { user_id: u.id, role: 'Редактор' }, adminToken)).status).toBe(404);
   });

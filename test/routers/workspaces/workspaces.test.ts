@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createGroup, createSharedWorkspace, createSysadmin, createUser, login, uniq, type TestUser } from '../../support/factories';
-import { ok, type Deleted } from '../../support/rest';
+import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
 import type { listMembersOutput, listWorkspacesOutput, workspaceDetails, workspaceView } from '../../../routers/workspaces/schemas';
 
@@ -37,11 +37,11 @@ describe('POST /api/workspaces', () => {
   it('answers a blank name with 422 and refuses everyone outside «Менеджеры рабочих пространств» with 403', async () => {
     const blank = await api.post('/api/workspaces', { name: ' ' }, managerToken);
     expect(blank.status).toBe(422);
-    expect(blank.body.error.errors).toEqual({ name: 'must not be blank' });
+    expect(failure(blank).errors).toEqual({ name: 'must not be blank' });
     const plain = await createUser(t.deps);
     const res = await api.post('/api/workspaces', { name: uniq('ws') }, await login(api, plain.username, plain.password));
     expect(res.status).toBe(403);
-    expect(res.body.error.message).toBe('Доступ запрещён');
+    expect(failure(res).message).toBe('Доступ запрещён');
   });
 });
 
@@ -90,7 +90,7 @@ describe('GET /api/workspaces/{id}', () => {
     const strangerToken = await login(api, stranger.username, stranger.password);
     const hidden = await api.get(`/api/workspaces/${ws}`, strangerToken);
     expect(hidden.status).toBe(404);
-    expect(hidden.body.error.message).toBe(`Рабочее пространство не найдено (id ${ws})`);
+    expect(failure(hidden).message).toBe(`Рабочее пространство не найдено (id ${ws})`);
     expect((await api.get(`/api/workspaces/${member.personalWorkspaceId}`, strangerToken)).status).toBe(404);
     expect((await api.get('/api/workspaces/987654', strangerToken)).status).toBe(404);
     expect((await api.get(`/api/workspaces/${ws}/members`, strangerToken)).status).toBe(404);
@@ -123,6 +123,6 @@ describe('DELETE /api/workspaces/{id}', () => {
   it('refuses to delete a personal workspace (400)', async () => {
     const res = await api.delete(`/api/workspaces/${manager.personalWorkspaceId}`, managerToken);
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toBe('Личное пространство нельзя удалить');
+    expect(failure(res).message).toBe('Личное пространство нельзя удалить');
   });
 });
