@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, login } from '../../support/factories';
-import { ok, type ErrorEnvelope } from '../../support/rest';
+import { failure, ok, type ErrorEnvelope } from '../../support/rest';
 import type { z } from 'zod';
 import type { dictionaryOutput } from '../../../routers/service/schemas';
 
@@ -67,8 +67,8 @@ describe('REST envelope and errors', () => {
     const res = await api.post('/api/auth/login', { username: '   ', password: 5, extra_field: 1 });
     expect(res.status).toBe(422);
     expectEnvelope(res.body, 422);
-    expect(res.body.error.message).toBe('Ошибка валидации');
-    expect(res.body.error.errors).toEqual({
+    expect(failure(res).message).toBe('Ошибка валидации');
+    expect(failure(res).errors).toEqual({
       username: 'must not be blank',
       password: 'must be a string',
       extraField: 'unknown field',
@@ -78,7 +78,7 @@ describe('REST envelope and errors', () => {
   it('reports nested field paths in the specification form (camelCase, bracketed indices)', async () => {
     const res = await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'robot'], access_group_id: null }, adminToken);
     expect(res.status).toBe(422);
-    expect(res.body.error.errors).toEqual({ 'allowedAccountTypes[1]': 'must be one of: local, sso, service' });
+    expect(failure(res).errors).toEqual({ 'allowedAccountTypes[1]': 'must be one of: local, sso, service' });
   });
 
   it('checks the token before the body: no token is 401 even for an invalid body', async () => {
@@ -92,10 +92,10 @@ describe('REST envelope and errors', () => {
     expect(huge.status).toBe(422);
     const bad = await api.post('/api/mcp-tokens/abc/suspend', undefined, adminToken);
     expect(bad.status).toBe(422);
-    expect(bad.body.error.errors).toEqual({ id: 'must be a number' });
+    expect(failure(bad).errors).toEqual({ id: 'must be a number' });
     const page = await api.get('/api/mcp-tokens', adminToken, { page: '-1', size: 'ten' });
     expect(page.status).toBe(422);
-    expect(page.body.error.errors).toEqual({ page: 'must be greater than or equal to 0', size: 'must be a number' });
+    expect(failure(page).errors).toEqual({ page: 'must be greater than or equal to 0', size: 'must be a number' });
     const badSort = await api.get('/api/mcp-tokens', adminToken, { sort: 'name;drop table users' });
     expect(badSort.status).toBe(422);
   });
