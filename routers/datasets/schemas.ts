@@ -27,7 +27,7 @@ const id = entityId();
 
 // ---- dataset record ----
 
-export const datasetView = z.object({
+const datasetView = z.object({
   id: z.number().int(),
   name: z.string(),
   description: z.string(),
@@ -80,7 +80,7 @@ const elementId = z
 const ref = int4().describe('Id of a saved element or the temporary id of a new one');
 const text = (max = 255) => wireString().max(max).nullish();
 
-export const objectElement = z.strictObject({
+const objectElement = z.strictObject({
   id: elementId,
   data_source_id: id,
   name: text().describe('Used in references [name.field]; default: the table name'),
@@ -90,7 +90,7 @@ export const objectElement = z.strictObject({
   sql: text(100_000).describe('kind sql: one read-only SELECT'),
 });
 
-export const fieldElement = z.strictObject({
+const fieldElement = z.strictObject({
   id: elementId,
   object_id: ref.nullish().describe('Physical fields: the object; empty for calculated fields'),
   name: text().describe('Physical: default the column; calculated: referenced as [name]'),
@@ -113,7 +113,7 @@ export const fieldElement = z.strictObject({
   sort_by_field_id: ref.nullish(),
 });
 
-export const relationElement = z.strictObject({
+const relationElement = z.strictObject({
   id: elementId,
   left_object_id: ref,
   right_object_id: ref,
@@ -121,9 +121,9 @@ export const relationElement = z.strictObject({
   conditions: z.array(z.strictObject({ left_field_id: ref, right_field_id: ref })).min(1).max(20),
 });
 
-export const hierarchyElement = z.strictObject({ id: elementId, name: nonBlank(200), field_ids: z.array(ref).min(1).max(20) });
+const hierarchyElement = z.strictObject({ id: elementId, name: nonBlank(200), field_ids: z.array(ref).min(1).max(20) });
 
-export const filterElement = z.strictObject({
+const filterElement = z.strictObject({
   id: elementId,
   field_id: ref,
   op: z.enum(FILTER_OPS),
@@ -132,7 +132,7 @@ export const filterElement = z.strictObject({
 });
 
 const paramValue = wireString().max(1000);
-export const parameterElement = z.strictObject({
+const parameterElement = z.strictObject({
   id: elementId,
   name: nonBlank(200),
   primitive_type: nonBlank(20).pipe(z.enum(PARAMETER_TYPES)).describe('Required; e.g. number'),

@@ -19,7 +19,7 @@ export type KpiData = Extract<WidgetData, { kind: 'kpi' }>;
  * a saved data source pointing at it, and a dataset over it built through the REST API.
  */
 
-export const SOURCE_SETTINGS = { host: '127.0.0.1', port: 5432, username: 'postgres', db: 'test' };
+const SOURCE_SETTINGS = { host: '127.0.0.1', port: 5432, username: 'postgres', db: 'test' };
 
 export async function sourceDb(): Promise<pg.Client> {
   const c = new pg.Client({ host: SOURCE_SETTINGS.host, port: SOURCE_SETTINGS.port, user: SOURCE_SETTINGS.username, database: SOURCE_SETTINGS.db });

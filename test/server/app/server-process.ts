@@ -15,7 +15,7 @@ export interface ServerProcess {
 }
 
 /** package.json's start command of the checkout at `cwd`. */
-export function startCommand(cwd: string): string {
+function startCommand(cwd: string): string {
   return (JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
 }
 
@@ -43,7 +43,7 @@ export async function spawnServer(cwd: string, env: Record<string, string | unde
 }
 
 /** Until GET /api/v3/api-docs answers 200 (the README's readiness signal). */
-export async function waitReady(server: ServerProcess, timeoutMs = 120_000): Promise<void> {
+async function waitReady(server: ServerProcess, timeoutMs = 120_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (server.child.exitCode !== null) throw new Error(`server exited (${server.child.exitCode}): ${server.output()}`);

@@ -25,7 +25,7 @@ export function physical(objectId: number, name: string, primitiveType: DatasetF
   };
 }
 
-export function calculated(name: string, formula: string, primitiveType: DatasetField['primitiveType'] = 'unknown'): DatasetField {
+function calculated(name: string, formula: string, primitiveType: DatasetField['primitiveType'] = 'unknown'): DatasetField {
   return { ...physical(0, name, primitiveType), objectId: null, kind: 'calculated', column: null, formula };
 }
 
@@ -77,7 +77,7 @@ export function request(over: Partial<WidgetQueryInput> = {}): WidgetQueryInput 
   return { type: 'bar', rows: [], series: [], columns: [], filters: [], sorts: [], calculatedFields: [], parameters: {}, page: 1, pageSize: 100, ...over };
 }
 
-export const DIALECTS: Dialect[] = ['postgresql', 'mysql', 'clickhouse', 'duckdb'];
+const DIALECTS: Dialect[] = ['postgresql', 'mysql', 'clickhouse', 'duckdb'];
 export const dialectIs = (d: Dialect) => () => d;
 
 import { AppError } from '../../../../server/kernel/errors';

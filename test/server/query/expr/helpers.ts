@@ -9,7 +9,7 @@ import {
 } from '../../../../server/query/expr';
 
 /** The AST without positions, for structural comparisons. */
-export function shape(e: Expr): unknown {
+function shape(e: Expr): unknown {
   return JSON.parse(JSON.stringify(e, (key, value) => (key === 'pos' ? undefined : value)));
 }
 
