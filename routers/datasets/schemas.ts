@@ -13,11 +13,6 @@ import {
   OBJECT_KINDS,
   PARAMETER_TYPES,
   type FieldInput,
-  type FilterInput,
-  type HierarchyInput,
-  type ObjectInput,
-  type ParameterInput,
-  type RelationInput,
   type SchemaInput,
   type SchemaView,
 } from '../../server/datasets/schema-types';
@@ -226,6 +221,11 @@ type Mirrors<Domain, Wire> =
     ? true
     : never;
 type SchemaBody = Omit<z.output<typeof schemaInput>, 'id'>;
+type ObjectInput = SchemaInput['objects'][number];
+type RelationInput = SchemaInput['relations'][number];
+type HierarchyInput = SchemaInput['hierarchies'][number];
+type FilterInput = SchemaInput['filters'][number];
+type ParameterInput = SchemaInput['parameters'][number];
 type SavedBlocks = Pick<z.output<typeof datasetDetails>, keyof SchemaView>;
 
 // PUT /api/dataset/{id}/schema and /schema/validate: the server takes exactly the body (filters below).

@@ -21,7 +21,7 @@ export const PARAMETER_TYPES = ['number', 'string', 'integer', 'float', 'boolean
 export type ParameterType = (typeof PARAMETER_TYPES)[number];
 export const DOMAIN_KINDS = ['any', 'list', 'range'] as const;
 
-export interface ObjectInput {
+interface ObjectInput {
   id: number;
   data_source_id: number;
   name?: string | null;
@@ -31,7 +31,7 @@ export interface ObjectInput {
   sql?: string | null;
 }
 
-export interface DerivationInput {
+interface DerivationInput {
   field_id: number;
   function: string;
   args?: (string | number)[];
@@ -53,7 +53,7 @@ export interface FieldInput {
   sort_by_field_id?: number | null;
 }
 
-export interface RelationInput {
+interface RelationInput {
   id: number;
   left_object_id: number;
   right_object_id: number;
@@ -61,13 +61,13 @@ export interface RelationInput {
   conditions: { left_field_id: number; right_field_id: number }[];
 }
 
-export interface HierarchyInput {
+interface HierarchyInput {
   id: number;
   name: string;
   field_ids: number[];
 }
 
-export interface FilterInput {
+interface FilterInput {
   id: number;
   field_id: number;
   op: string;
@@ -75,7 +75,7 @@ export interface FilterInput {
   value_type?: string | null;
 }
 
-export interface ParameterInput {
+interface ParameterInput {
   id: number;
   name: string;
   primitive_type: ParameterType;
