@@ -3,21 +3,20 @@ import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
 import { refresh } from '../../../server/auth/login';
 import { useTestApp } from '../../support/app';
-import type { RestResponse } from '../../support/rest';
+import { failure, ok } from '../../support/rest';
 import { createUser, type TestUser } from '../../support/factories';
 
 type Session = z.output<typeof loginOutput>;
-type Answer = RestResponse<{ success: boolean; data: Session; error?: { code: number; message: string } }>;
 
 const { t, api } = useTestApp();
 
 
 const login = async (u: TestUser): Promise<Session> => {
-  const res: Answer = await api.post('/api/auth/login', { username: u.username, password: u.password });
+  const res = await api.post('/api/auth/login', { username: u.username, password: u.password });
   expect(res.status).toBe(200);
-  return res.body.data;
+  return ok<Session>(res);
 };
-const refreshOver = (token: string): Promise<Answer> => api.post('/api/auth/refresh', { refresh_token: token });
+const refreshOver = (token: string) => api.post('/api/auth/refresh', { refresh_token: token });
 
 describe('POST /api/auth/refresh: reuse of a rotated token', () => {
   it('revokes the whole family (the successor too) and leaves another login of the same user alive', async () => {
@@ -26,23 +25,23 @@ describe('POST /api/auth/refresh: reuse of a rotated token', () => {
     const other = (await login(u)).refresh_token;
     const rotated = await refreshOver(a);
     expect(rotated.status).toBe(200);
-    const b = rotated.body.data.refresh_token;
+    const b = ok<Session>(rotated).refresh_token;
 
     const replay = await refreshOver(a);
     expect(replay.status).toBe(401);
-    expect(replay.body.error?.message).toBe('Недействительный или просроченный токен обновления');
+    expect(failure(replay).message).toBe('Недействительный или просроченный токен обновления');
     expect((await refreshOver(b)).status).toBe(401);
 
     const fromOther = await refreshOver(other);
     expect(fromOther.status).toBe(200);
-    expect((await refreshOver(fromOther.body.data.refresh_token)).status).toBe(200);
+    expect((await refreshOver(ok<Session>(fromOther).refresh_token)).status).toBe(200);
   });
 
   it('reaches every later generation: a replay of the first token revokes the third', async () => {
     const u = await createUser(t.deps);
     const a = (await login(u)).refresh_token;
-    const b = (await refreshOver(a)).body.data.refresh_token;
-    const c = (await refreshOver(b)).body.data.refresh_token;
+    const b = ok<Session>(await refreshOver(a)).refresh_token;
+    const c = ok<Session>(await refreshOver(b)).refresh_token;
     expect((await refreshOver(a)).status).toBe(401);
     expect((await refreshOver(c)).status).toBe(401);
   });
