@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
-import type { RestResponse } from '../../support/rest';
 import { closedPort } from '../../adapters/sources/servers';
 import { createSource, dropTable, exec, ok, upload, randomName, TEST_SCHEMA, type DbKind } from '../data-sources/helpers';
 import { createDataset, insertSource } from './helpers';
 import type { z } from 'zod';
-import type { datasetDetails } from '../../../routers/datasets/schemas';
+import type { datasetDetails, validateSchemaOutput } from '../../../routers/datasets/schemas';
 
 /*
  * PUT /api/dataset/{id}/schema fills the type of physical table fields sent without one from the source's columns;
@@ -15,8 +14,7 @@ import type { datasetDetails } from '../../../routers/datasets/schemas';
 
 type SavedSchema = z.output<typeof datasetDetails>;
 type SavedField = SavedSchema['fields'][number];
-type PrimitiveType = SavedField['primitive_type'];
-type SchemaAnswer = RestResponse<{ success: boolean; data: SavedSchema; error?: { message: string; errors?: Record<string, string> } }>;
+type SchemaCheck = z.output<typeof validateSchemaOutput>;
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -58,9 +56,9 @@ function tableSchema(sourceId: number, schema: string | null, table: string) {
 const typesOf = (fields: SavedField[]) => Object.fromEntries(fields.map((f) => [f.kind === 'physical' ? f.column! : f.name, f.primitive_type]));
 
 async function saveSchema(datasetId: number, body: unknown): Promise<SavedSchema> {
-  const res: SchemaAnswer = await api.put(`/api/dataset/${datasetId}/schema`, body, token);
+  const res = await api.put(`/api/dataset/${datasetId}/schema`, body, token);
   if (res.status !== 200) throw new Error(`schema save: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data;
+  return ok<SavedSchema>(res);
 }
 
 describe.each(['postgresql', 'mysql', 'clickhouse'] as const)('PUT /api/dataset/{id}/schema on %s', (kind) => {
@@ -129,13 +127,9 @@ describe('when the source cannot tell', () => {
       const ds = await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [source] });
       const body = tableSchema(source, 'public', table);
       body.fields.push({ id: -15, object_id: -1, column: 'no_such_column' });
-      const res: RestResponse<{ data: { fields: { name: string; primitive_type: PrimitiveType }[] } }> = await api.post(
-        `/api/dataset/${ds.id}/schema/validate`,
-        body,
-        token,
-      );
+      const res = await api.post(`/api/dataset/${ds.id}/schema/validate`, body, token);
       expect(res.status).toBe(200);
-      expect(Object.fromEntries(res.body.data.fields.map((f) => [f.name, f.primitive_type]))).toMatchObject({
+      expect(Object.fromEntries(ok<SchemaCheck>(res).fields.map((f) => [f.name, f.primitive_type]))).toMatchObject({
         city: 'string',
         day: 'date',
         no_such_column: 'unknown',
