@@ -122,7 +122,10 @@ async function packagedBinaries(): Promise<{ root: string; version: string }> {
 async function postgresUser(): Promise<RunAs | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const lookup = async (): Promise<RunAs> => {
-    const [uid, gid] = await Promise.all([execFileAsync('id', ['-u', 'postgres']), execFileAsync('id', ['-g', 'postgres'])]);
+    const [uid, gid] = await Promise.all([
+      execFileAsync('id', ['-u', 'postgres']),
+      execFileAsync('id', ['-g', 'postgres']),
+    ]);
     return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
   };
   try {
@@ -134,7 +137,15 @@ async function postgresUser(): Promise<RunAs | undefined> {
     await execFileAsync('groupadd', ['--system', 'postgres']).catch((e: { code?: number }) => {
       if (e.code !== 9) throw e; // 9: the group exists already
     });
-    await execFileAsync('useradd', ['--system', '-g', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    await execFileAsync('useradd', [
+      '--system',
+      '-g',
+      'postgres',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres',
+    ]);
     return await lookup();
   } catch (e) {
     const why = oneLine((e as { stderr?: string }).stderr || errCode(e));
@@ -194,9 +205,13 @@ async function stagingRoot(runAs: RunAs): Promise<string> {
 async function binariesFor(runAs: RunAs | undefined, log: (m: string) => void): Promise<string> {
   const { root, version } = await packagedBinaries();
   if (!runAs || (await canRun(path.join(root, 'bin', 'postgres'), runAs))) return root;
-  const hash = crypto.createHash('sha256').update(await fs.readFile(path.join(root, 'bin', 'postgres'))).digest('hex');
+  const hash = crypto
+    .createHash('sha256')
+    .update(await fs.readFile(path.join(root, 'bin', 'postgres')))
+    .digest('hex');
   const target = path.join(await stagingRoot(runAs), `pg-bin-${version}-${hash.slice(0, 12)}`);
-  if (existsSync(path.join(target, '.complete')) && (await canRun(path.join(target, 'bin', 'postgres'), runAs))) return target;
+  if (existsSync(path.join(target, '.complete')) && (await canRun(path.join(target, 'bin', 'postgres'), runAs)))
+    return target;
   log(`copying the PostgreSQL binaries to ${target}: the user postgres cannot reach ${root}`);
   const work = `${target}.tmp-${process.pid}-${crypto.randomBytes(4).toString('hex')}`;
   try {
@@ -210,14 +225,18 @@ async function binariesFor(runAs: RunAs | undefined, log: (m: string) => void): 
     if (!existsSync(path.join(target, '.complete'))) throw e; // else a concurrent start staged it first
   }
   if (!(await canRun(path.join(target, 'bin', 'postgres'), runAs))) {
-    throw new StartupError(`Cannot start the embedded PostgreSQL: the user postgres cannot run the binaries staged in ${target}, ${EXTERNAL_DB_HINT}.`);
+    throw new StartupError(
+      `Cannot start the embedded PostgreSQL: the user postgres cannot run the binaries staged in ${target}, ${EXTERNAL_DB_HINT}.`,
+    );
   }
   return target;
 }
 
 async function readPointer(dataDir: string): Promise<string | undefined> {
   try {
-    const { path: dir } = JSON.parse(await fs.readFile(path.join(dataDir, CLUSTER_POINTER), 'utf8')) as { path?: unknown };
+    const { path: dir } = JSON.parse(await fs.readFile(path.join(dataDir, CLUSTER_POINTER), 'utf8')) as {
+      path?: unknown;
+    };
     return typeof dir === 'string' ? dir : undefined;
   } catch {
     return undefined;
@@ -254,7 +273,11 @@ export async function embeddedClusterDir(dataDir: string): Promise<string> {
 /** Runs a binary to completion; on failure a one-line reason taken from its output. */
 function run(bin: string, args: string[], runAs: RunAs | undefined, log: (m: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, args, { ...runAs, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } });
+    const child = spawn(bin, args, {
+      ...runAs,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    });
     let output = '';
     const collect = (d: Buffer) => {
       output += d;
@@ -266,12 +289,22 @@ function run(bin: string, args: string[], runAs: RunAs | undefined, log: (m: str
     child.once('close', (code, signal) => {
       if (code === 0) return resolve();
       const reason = output.split('\n').filter((l) => /error|fatal|could not|cannot|denied/i.test(l));
-      reject(new Error(`${path.basename(bin)} failed (${signal ?? `code ${code}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`));
+      reject(
+        new Error(
+          `${path.basename(bin)} failed (${signal ?? `code ${code}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`,
+        ),
+      );
     });
   });
 }
 
-async function initialise(bin: string, clusterDir: string, password: string, runAs: RunAs | undefined, log: (m: string) => void) {
+async function initialise(
+  bin: string,
+  clusterDir: string,
+  password: string,
+  runAs: RunAs | undefined,
+  log: (m: string) => void,
+) {
   await fs.rm(clusterDir, { recursive: true, force: true });
   await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 });
   // initdb reads the superuser's password from a file: one only the user running it can read.
@@ -283,7 +316,14 @@ async function initialise(bin: string, clusterDir: string, password: string, run
     await run(
       path.join(bin, 'bin', 'initdb'),
       // UTF8 whatever the environment's locale: a service started without LANG would otherwise get SQL_ASCII.
-      [`--pgdata=${clusterDir}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwFile}`, '--lc-messages=C', '--encoding=UTF8'],
+      [
+        `--pgdata=${clusterDir}`,
+        '--auth=scram-sha-256',
+        '--username=postgres',
+        `--pwfile=${pwFile}`,
+        '--lc-messages=C',
+        '--encoding=UTF8',
+      ],
       runAs,
       log,
     );
@@ -293,7 +333,13 @@ async function initialise(bin: string, clusterDir: string, password: string, run
 }
 
 /** Starts the postmaster; resolves once postmaster.pid says it is ready (what pg_ctl waits for too). */
-async function startPostmaster(bin: string, clusterDir: string, port: number, runAs: RunAs | undefined, log: (m: string) => void) {
+async function startPostmaster(
+  bin: string,
+  clusterDir: string,
+  port: number,
+  runAs: RunAs | undefined,
+  log: (m: string) => void,
+) {
   const child = spawn(
     path.join(bin, 'bin', 'postgres'),
     ['-D', clusterDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200'],
@@ -312,7 +358,9 @@ async function startPostmaster(bin: string, clusterDir: string, port: number, ru
     if (failure) throw failure;
     if (child.exitCode !== null || child.signalCode !== null) {
       const reason = output.split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l));
-      throw new Error(`postgres exited (${child.signalCode ?? `code ${child.exitCode}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`);
+      throw new Error(
+        `postgres exited (${child.signalCode ?? `code ${child.exitCode}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`,
+      );
     }
     const lines = postmasterFile(clusterDir);
     if (lines && Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return child;
@@ -360,13 +408,18 @@ export async function startEmbeddedPostgres(
       `Cannot start the embedded PostgreSQL in ${clusterDir}: ${e instanceof Error ? e.message : String(e)}; ${EXTERNAL_DB_HINT}.`,
     );
   }
-  const exited = new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  const exited = new Promise<void>((r) =>
+    child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r()),
+  );
   const stop = async () => {
     // Nothing to stop if the postmaster is already gone (stopped by a later start that took the data directory over).
     if (child.exitCode !== null || child.signalCode !== null) return;
     child.kill('SIGINT'); // fast shutdown: open sessions are rolled back
     let timer: NodeJS.Timeout | undefined;
-    const gaveUp = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 15_000)))]);
+    const gaveUp = await Promise.race([
+      exited.then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), 15_000))),
+    ]);
     clearTimeout(timer);
     if (gaveUp) {
       child.kill('SIGKILL');
@@ -376,7 +429,13 @@ export async function startEmbeddedPostgres(
 
   const database = opts.database ?? 'analytics';
   try {
-    const admin = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', password: creds.password, database: 'postgres' });
+    const admin = new pg.Client({
+      host: '127.0.0.1',
+      port,
+      user: 'postgres',
+      password: creds.password,
+      database: 'postgres',
+    });
     await admin.connect();
     try {
       const exists = await admin.query('select 1 from pg_database where datname = $1', [database]);

@@ -1,11 +1,31 @@
 import { z } from 'zod';
 import { dateFromParam, dateToParam, type StdListFilter } from '../server/objects/list';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type pageOf, type PageRequest, type SortRequest } from '../server/kernel/paging';
+import {
+  DEFAULT_PAGE_SIZE,
+  MAX_PAGE_SIZE,
+  type pageOf,
+  type PageRequest,
+  type SortRequest,
+} from '../server/kernel/paging';
 import { FILTER_OPS } from '../server/query/expr/filters';
 import { FILTER_VALUE_TYPES } from '../server/query/expr/filter-values';
 import { MAX_EXPRESSION_LENGTH } from '../server/query/expr';
-import type { CalculatedFieldDef, FilterSpec, ParameterValues, ShelfField, SortSpec } from '../server/query/compile/types';
-import { entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString } from '../server/kernel/validation';
+import type {
+  CalculatedFieldDef,
+  FilterSpec,
+  ParameterValues,
+  ShelfField,
+  SortSpec,
+} from '../server/query/compile/types';
+import {
+  entityId,
+  int4,
+  INVALID_TEXT_MESSAGE,
+  isWireText,
+  nonBlank,
+  wireJson,
+  wireString,
+} from '../server/kernel/validation';
 
 /*
  * Wire pieces several routers share: ids, the DELETE answer, paging (query and page envelope), the std list query,
@@ -33,7 +53,11 @@ export const deletedOutput = z.object({ id: z.number().int(), deleted: z.literal
 
 /** A path or multipart field that carries an id as text (raw routes parse their own parameters). */
 export const entityIdText = () =>
-  z.string().regex(/^\d{1,10}$/, { error: 'must be an integer' }).transform(Number).pipe(entityId());
+  z
+    .string()
+    .regex(/^\d{1,10}$/, { error: 'must be an integer' })
+    .transform(Number)
+    .pipe(entityId());
 
 /**
  * True when every `Wire` value is a `Domain` value. Used as `const _x: Accepts<...> = true`: the line fails to
@@ -78,7 +102,10 @@ const sortParamOver = (fields: readonly [string, ...string[]]) =>
     .describe(`<field>,<asc or desc>; field is one of: ${fields.join(', ')}`);
 
 /** `pagedQuery` whose `sort` accepts only the given fields. */
-export const pagedQueryOver = (fields: readonly [string, ...string[]]) => ({ ...pagedQuery, sort: sortParamOver(fields).optional() });
+export const pagedQueryOver = (fields: readonly [string, ...string[]]) => ({
+  ...pagedQuery,
+  sort: sortParamOver(fields).optional(),
+});
 
 // ---- std list params ----
 

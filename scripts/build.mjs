@@ -20,7 +20,16 @@ const stampFile = path.join(dist, 'main.stamp');
 const SOURCE_DIRS = ['server', 'routers', 'db', 'adapters'];
 const SOURCE_FILES = ['package.json', 'tsconfig.json', 'scripts/build.mjs'];
 
-const BUNDLED = ['drizzle-orm', 'zod', 'zod-openapi', 'trpc-to-openapi', '@trpc/server', 'superjson', 'jose', 'chevrotain'];
+const BUNDLED = [
+  'drizzle-orm',
+  'zod',
+  'zod-openapi',
+  'trpc-to-openapi',
+  '@trpc/server',
+  'superjson',
+  'jose',
+  'chevrotain',
+];
 
 /** Every installed package but BUNDLED (and their subpaths) stays an import. */
 function externals() {
@@ -40,7 +49,10 @@ function listFiles(dir) {
 }
 
 function sourcesHash() {
-  const files = [...SOURCE_DIRS.flatMap((d) => listFiles(path.join(root, d))), ...SOURCE_FILES.map((f) => path.join(root, f))];
+  const files = [
+    ...SOURCE_DIRS.flatMap((d) => listFiles(path.join(root, d))),
+    ...SOURCE_FILES.map((f) => path.join(root, f)),
+  ];
   const hash = crypto.createHash('sha256');
   for (const f of files.map((f) => path.relative(root, f)).sort()) {
     hash.update(`${f}\0`);
@@ -79,7 +91,9 @@ try {
     // costs Node 24 over a second and ~80 MB at start when loaded file by file (every one of its modules re-reads
     // its 180 KB package.json).
     external: externals(),
-    banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
+    },
     sourcemap: true,
     sourcesContent: false,
     logLevel: 'warning',

@@ -8,4 +8,6 @@ import { appRouter } from '../routers';
 import { API_VERSION, rawRoutes } from '../server/app/app';
 
 const rawOperations: RawOperationDoc[] = rawOperationDocs(rawRoutes);
-process.stdout.write(`${JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations }), null, 2)}\n`);
+process.stdout.write(
+  `${JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations }), null, 2)}\n`,
+);

@@ -27,7 +27,11 @@ function unwrap(schema: z.ZodType): z.ZodType {
   let s = schema;
   for (;;) {
     const d = defOf(s);
-    if (['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'nonoptional'].includes(d.type) && d.innerType) s = d.innerType;
+    if (
+      ['optional', 'default', 'prefault', 'nullable', 'readonly', 'catch', 'nonoptional'].includes(d.type) &&
+      d.innerType
+    )
+      s = d.innerType;
     else if (d.type === 'pipe' && d.in) s = d.in;
     else return s;
   }
@@ -79,7 +83,11 @@ function convertScalar(raw: string, kind: FieldKind): unknown {
 }
 
 /** Converts one textual parameter (query or path) according to the plan; unknown names are dropped. */
-export function convertParam(plan: InputPlan, name: string, raw: string | string[]): { known: boolean; value: unknown } {
+export function convertParam(
+  plan: InputPlan,
+  name: string,
+  raw: string | string[],
+): { known: boolean; value: unknown } {
   const field = plan.fields.get(name);
   if (!field) return { known: false, value: undefined };
   if (field.kind === 'array') {

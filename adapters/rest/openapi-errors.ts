@@ -70,5 +70,8 @@ export function errorStatuses(op: OperationTraits): number[] {
 }
 
 export function errorResponse(status: number) {
-  return { description: DESCRIPTIONS[status] ?? `HTTP ${status}`, content: { 'application/json': { schema: { $ref: ERROR_ENVELOPE_REF } } } };
+  return {
+    description: DESCRIPTIONS[status] ?? `HTTP ${status}`,
+    content: { 'application/json': { schema: { $ref: ERROR_ENVELOPE_REF } } },
+  };
 }

@@ -1,7 +1,13 @@
 import type { AnyProcedure, AnyRouter } from '@trpc/server';
 import type { OpenAPIObject } from 'trpc-to-openapi';
 import { OPERATION_DESCRIPTIONS } from './openapi-descriptions';
-import { ERROR_ENVELOPE_REF, errorEnvelopeSchema, errorResponse, errorStatuses, type OperationTraits } from './openapi-errors';
+import {
+  ERROR_ENVELOPE_REF,
+  errorEnvelopeSchema,
+  errorResponse,
+  errorStatuses,
+  type OperationTraits,
+} from './openapi-errors';
 import { describeParameter } from './openapi-parameters';
 import { GROUP_TAGS } from './openapi-tags';
 
@@ -36,7 +42,10 @@ const BEARER = [{ bearerAuth: [] }];
 function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; hasRoleGate: boolean }> {
   const gates = new Map<string, { isPublic: boolean; hasRoleGate: boolean }>();
   for (const procedure of Object.values(appRouter._def.procedures as Record<string, AnyProcedure>)) {
-    const def = procedure._def as unknown as { meta?: { openapi?: { method: string; path: string } }; middlewares: { _type?: string }[] };
+    const def = procedure._def as unknown as {
+      meta?: { openapi?: { method: string; path: string } };
+      middlewares: { _type?: string }[];
+    };
     const openapi = def.meta?.openapi;
     if (!openapi) continue;
     // tRPC keeps `.use()` middlewares, input/output parsers (marked with _type) and, last, the call of the resolver.
@@ -72,7 +81,8 @@ function walkSchemas(node: unknown, visit: (schema: Schema, key: string | undefi
   }
 }
 
-const hasType = (schema: Schema, type: string) => schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type));
+const hasType = (schema: Schema, type: string) =>
+  schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type));
 
 /** Timestamps (`*_at` properties) as date-time; integer bounds as inclusive minimum/maximum. */
 function tidySchema(schema: Schema, key: string | undefined): void {
@@ -104,7 +114,7 @@ function dropUnusedSchemas(doc: OpenAPIObject): void {
   const schemas = doc.components?.schemas;
   if (!schemas) return;
   // A schema may refer to another: repeat until nothing more falls away.
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     const text = JSON.stringify({ paths: doc.paths, components: { ...doc.components } });
     for (const name of Object.keys(schemas)) {
@@ -123,7 +133,10 @@ function dropUnusedSchemas(doc: OpenAPIObject): void {
 export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys: Set<string>): void {
   const gates = procedureGates(appRouter);
   const usedGroups = new Set<string>();
-  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelopeSchema as never } };
+  doc.components = {
+    ...doc.components,
+    schemas: { ...doc.components?.schemas, ErrorEnvelope: errorEnvelopeSchema as never },
+  };
 
   forEachOperation(doc, (op, method, path) => {
     const key = `${method} ${path}`;
@@ -134,8 +147,15 @@ export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys
 
     for (const param of op.parameters ?? []) {
       if (param.schema) walkSchemas(param.schema, tidySchema);
-      if (/At(From|To)$/.test(param.name) && param.schema && param.schema.format === undefined) param.schema.format = 'date-time';
-      param.description ??= describeParameter(key, path, param.name, param.in, param.schema?.description as string | undefined);
+      if (/At(From|To)$/.test(param.name) && param.schema && param.schema.format === undefined)
+        param.schema.format = 'date-time';
+      param.description ??= describeParameter(
+        key,
+        path,
+        param.name,
+        param.in,
+        param.schema?.description as string | undefined,
+      );
     }
     walkSchemas(op.requestBody, tidySchema);
     wrapSuccess(op);
@@ -156,7 +176,8 @@ export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys
     };
     const statuses = new Set(errorStatuses(traits));
     if (isRaw) for (const code of declared) statuses.add(Number(code));
-    for (const status of [...statuses].sort((a, b) => a - b)) responses[String(status)] = errorResponse(status) as never;
+    for (const status of [...statuses].sort((a, b) => a - b))
+      responses[String(status)] = errorResponse(status) as never;
 
     op.tags = op.tags?.map((tag) => {
       const group = GROUP_TAGS[tag];
@@ -182,11 +203,16 @@ export function documentGaps(doc: OpenAPIObject): string[] {
     if (!op.summary) gaps.push(`${key}: no summary`);
     if (!op.description) gaps.push(`${key}: no description`);
     if (!op.tags?.length) gaps.push(`${key}: no tag`);
-    for (const tag of op.tags ?? []) if (!rootTags.has(tag)) gaps.push(`${key}: tag "${tag}" has no root tag (openapi-tags.ts)`);
+    for (const tag of op.tags ?? [])
+      if (!rootTags.has(tag)) gaps.push(`${key}: tag "${tag}" has no root tag (openapi-tags.ts)`);
     if (!Array.isArray(op.security)) gaps.push(`${key}: security not declared`);
-    for (const p of op.parameters ?? []) if (!p.description) gaps.push(`${key}: parameter ${p.in} ${p.name} has no description`);
+    for (const p of op.parameters ?? [])
+      if (!p.description) gaps.push(`${key}: parameter ${p.in} ${p.name} has no description`);
     for (const [code, res] of Object.entries(op.responses ?? {})) {
-      if (/^[45]/.test(code) && (res.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref !== ERROR_ENVELOPE_REF) {
+      if (
+        /^[45]/.test(code) &&
+        (res.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref !== ERROR_ENVELOPE_REF
+      ) {
         gaps.push(`${key}: ${code} is not the error envelope`);
       }
     }

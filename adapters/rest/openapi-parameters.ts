@@ -57,7 +57,13 @@ const PATH_RESOURCES: Record<string, string> = {
   notifications: 'Notification id',
 };
 
-export function describeParameter(opKey: string, path: string, name: string, location: string, own?: string): string | undefined {
+export function describeParameter(
+  opKey: string,
+  path: string,
+  name: string,
+  location: string,
+  own?: string,
+): string | undefined {
   const override = PARAMETER_OVERRIDES[opKey]?.[name];
   if (override) return override;
   if (own) return own;

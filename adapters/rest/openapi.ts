@@ -15,7 +15,10 @@ export interface RawOperationDoc {
  * wrapped in `{success, data}`, every error an operation can answer in the one error envelope, security from the
  * procedures' gates, root tags, descriptions.
  */
-export function buildOpenApiDocument(appRouter: AnyRouter, opts: { version: string; rawOperations: RawOperationDoc[] }): OpenAPIObject {
+export function buildOpenApiDocument(
+  appRouter: AnyRouter,
+  opts: { version: string; rawOperations: RawOperationDoc[] },
+): OpenAPIObject {
   const doc = generateOpenApiDocument(appRouter as never, {
     title: 'Analytics Platform API',
     description:
@@ -23,7 +26,9 @@ export function buildOpenApiDocument(appRouter: AnyRouter, opts: { version: stri
       '`{success: false, error: {code, message, timestamp, errors?}}`. Authorization: `Bearer <session token or API token>`.',
     version: opts.version,
     baseUrl: '/',
-    securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT session token or apt_ API token' } },
+    securitySchemes: {
+      bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT session token or apt_ API token' },
+    },
   });
   doc.info.license = { name: 'MIT', identifier: 'MIT' };
   doc.info.contact = { name: 'Analytics Platform maintainers' };

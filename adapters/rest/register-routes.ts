@@ -12,7 +12,6 @@ export interface RestRoute {
   procedurePath: string;
 }
 
-
 /** `/api/users/{id}` -> `/api/users/:id` */
 export const toFastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
 
@@ -50,7 +49,12 @@ export function registerRestRoutes<TCtx>(
   const routes: RestRoute[] = [];
   const procedures = appRouter._def.procedures as Record<string, AnyProcedure>;
   for (const [procedurePath, procedure] of Object.entries(procedures)) {
-    const def = procedure._def as unknown as { meta?: OpenApiMeta; inputs: unknown[]; middlewares: unknown[]; type: 'query' | 'mutation' | 'subscription' };
+    const def = procedure._def as unknown as {
+      meta?: OpenApiMeta;
+      inputs: unknown[];
+      middlewares: unknown[];
+      type: 'query' | 'mutation' | 'subscription';
+    };
     const openapi = def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const plan = planInput(def.inputs[0] as Parameters<typeof planInput>[0]);

@@ -47,7 +47,10 @@ export function socketWithLookup(lookup: net.LookupFunction): net.Socket {
  * agents accept a socket handed to createConnection's callback later, which is what lets the agent wait here.
  */
 export function budgetAgent<A extends { createConnection: unknown }>(agent: A, takeSlot: () => Promise<() => void>): A {
-  type Create = (options: unknown, callback?: (err: Error | null, socket?: net.Socket) => void) => net.Socket | undefined;
+  type Create = (
+    options: unknown,
+    callback?: (err: Error | null, socket?: net.Socket) => void,
+  ) => net.Socket | undefined;
   const create = (agent.createConnection as Create).bind(agent);
   const budgeted: Create = (options, callback) => {
     takeSlot().then(

@@ -7,11 +7,7 @@ import type { Duplex } from 'node:stream';
  * Node's agents only know an idle timeout, which would also kill a long ClickHouse query that is quietly
  * computing; this limits the connect phase alone, so an unreachable server fails fast.
  */
-export function connectTimeoutAgent(
-  secure: boolean,
-  timeoutMs: number,
-  options: https.AgentOptions,
-): http.Agent {
+export function connectTimeoutAgent(secure: boolean, timeoutMs: number, options: https.AgentOptions): http.Agent {
   const Base = secure ? https.Agent : http.Agent;
   const agent = new Base({ keepAlive: true, ...options });
   const create = agent.createConnection.bind(agent) as (o: unknown, cb?: unknown) => Duplex | null | undefined;

@@ -83,7 +83,9 @@ export class ConnectionBudget {
         reject(new ConnectorError(`Слишком много подключений к серверу ${server}: повторите позже`, 'busy'));
       }, waitMs);
       // A pool that was busy a moment ago may be idle now: keep asking while waiting.
-      const retry = setInterval(() => { if (!settled) void this.evict(server); }, EVICT_RETRY_MS);
+      const retry = setInterval(() => {
+        if (!settled) void this.evict(server);
+      }, EVICT_RETRY_MS);
       this.waiters.push(waiter);
       void this.evict(server);
     });
@@ -141,7 +143,10 @@ export class ConnectionBudget {
 export const sourceConnectionBudget = new ConnectionBudget();
 
 /** The budget's name for the server a connection reaches: what its max_connections belongs to. */
-export function budgetServerKey(settings: { host?: string; use_ssh?: boolean; ssh_tunnel?: { host: string; port?: number } }, port: number): string {
+export function budgetServerKey(
+  settings: { host?: string; use_ssh?: boolean; ssh_tunnel?: { host: string; port?: number } },
+  port: number,
+): string {
   const host = (settings.host ?? '').trim().toLowerCase();
   const ssh = settings.use_ssh ? settings.ssh_tunnel : undefined;
   const direct = `${host.includes(':') ? `[${host}]` : host}:${port}`;

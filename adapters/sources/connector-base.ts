@@ -1,7 +1,15 @@
 import type { LookupFunction } from 'node:net';
 import type {
-  ColumnInfo, Connector, ConnectorOptions, Dialect, QueryOptions, QueryResult, RowStream, SourceKind,
-  SourceSettings, TableInfo,
+  ColumnInfo,
+  Connector,
+  ConnectorOptions,
+  Dialect,
+  QueryOptions,
+  QueryResult,
+  RowStream,
+  SourceKind,
+  SourceSettings,
+  TableInfo,
 } from './types';
 import { budgetServerKey, sourceConnectionBudget } from './connection-budget';
 import { checkSourceHosts, pinnedLookup, type CheckedAddresses } from './host-guard';
@@ -31,7 +39,10 @@ export abstract class ConnectorBase implements Connector {
   ) {
     this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
     // A pool larger than the server's share of the budget would wait for a slot while its own connection idles.
-    this.poolSize = Math.max(1, Math.min(options.poolSize ?? DEFAULT_POOL_SIZE, sourceConnectionBudget.current.perServer));
+    this.poolSize = Math.max(
+      1,
+      Math.min(options.poolSize ?? DEFAULT_POOL_SIZE, sourceConnectionBudget.current.perServer),
+    );
     this.idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     this.checkHost = options.checkHost;
     this.budgetOwner = options.budgetOwner;
@@ -45,7 +56,10 @@ export abstract class ConnectorBase implements Connector {
   protected async takeConnectionSlot(port: number): Promise<() => void> {
     await this.guardHosts();
     const server = budgetServerKey(this.settings, port);
-    return sourceConnectionBudget.acquire(server, { owner: this.budgetOwner, maxWaitMs: Math.max(0, this.connectTimeoutMs - 500) });
+    return sourceConnectionBudget.acquire(server, {
+      owner: this.budgetOwner,
+      maxWaitMs: Math.max(0, this.connectTimeoutMs - 500),
+    });
   }
 
   /**
@@ -97,7 +111,10 @@ export abstract class ConnectorBase implements Connector {
 
   protected assertNoParams(params: unknown[]): void {
     if (params.length > 0) {
-      throw new ConnectorError('Этот источник не принимает параметры запроса: значения должны быть в тексте SQL', 'query');
+      throw new ConnectorError(
+        'Этот источник не принимает параметры запроса: значения должны быть в тексте SQL',
+        'query',
+      );
     }
   }
 }

@@ -2,8 +2,17 @@ import { createHash } from 'node:crypto';
 import { sourceConnectionBudget } from './connection-budget';
 import { createConnector } from './create-connector';
 import {
-  ConnectorError, type ColumnInfo, type Connector, type ConnectorOptions, type Dialect, type QueryOptions, type QueryResult,
-  type RowStream, type SourceKind, type SourceSettings, type TableInfo,
+  ConnectorError,
+  type ColumnInfo,
+  type Connector,
+  type ConnectorOptions,
+  type Dialect,
+  type QueryOptions,
+  type QueryResult,
+  type RowStream,
+  type SourceKind,
+  type SourceSettings,
+  type TableInfo,
 } from './types';
 
 interface Entry {
@@ -24,9 +33,7 @@ class PooledConnector implements Connector {
   private closed = false;
   lastUsed = Date.now();
 
-  constructor(
-    private readonly create: (owner: object) => Connector,
-  ) {
+  constructor(private readonly create: (owner: object) => Connector) {
     this.inner = create(this);
     this.kind = this.inner.kind;
     this.dialect = this.inner.dialect;
@@ -153,7 +160,9 @@ export class ConnectorCache {
     const cached = this.entries.get(sourceId);
     if (cached?.hash === hash) return cached.connector;
     if (cached) void cached.connector.close().catch(() => {});
-    const connector = new PooledConnector((owner) => createConnector(kind, settings, { ...options, budgetOwner: owner }));
+    const connector = new PooledConnector((owner) =>
+      createConnector(kind, settings, { ...options, budgetOwner: owner }),
+    );
     this.entries.set(sourceId, { hash, connector });
     return connector;
   }
@@ -187,7 +196,9 @@ sourceConnectionBudget.setEvictor(async (_server, holders) => {
 });
 
 export function settingsHash(kind: SourceKind, settings: SourceSettings, options?: ConnectorOptions): string {
-  return createHash('sha256').update(stableJson({ kind, settings, options: options ?? {} })).digest('hex');
+  return createHash('sha256')
+    .update(stableJson({ kind, settings, options: options ?? {} }))
+    .digest('hex');
 }
 
 /** JSON with sorted keys, so that equal settings hash equally whatever their key order; hooks do not count. */
@@ -195,7 +206,11 @@ function stableJson(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(stableJson).join(',')}]`;
   if (v && typeof v === 'object') {
     const obj = v as Record<string, unknown>;
-    return `{${Object.keys(obj).filter((k) => obj[k] !== undefined && typeof obj[k] !== 'function').sort().map((k) => `${JSON.stringify(k)}:${stableJson(obj[k])}`).join(',')}}`;
+    return `{${Object.keys(obj)
+      .filter((k) => obj[k] !== undefined && typeof obj[k] !== 'function')
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson(obj[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }

@@ -21,11 +21,27 @@ export const DROPPED_MESSAGE = 'Подключение к источнику п�
 const REFUSED_CODES = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'EADDRNOTAVAIL']);
 const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED_TIMEOUT']);
 const NOT_FOUND_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME', 'EAI_FAIL']);
-const DROPPED_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_STREAM_PREMATURE_CLOSE', 'PROTOCOL_CONNECTION_LOST']);
+const DROPPED_CODES = new Set([
+  'ECONNRESET',
+  'EPIPE',
+  'ECONNABORTED',
+  'ERR_STREAM_PREMATURE_CLOSE',
+  'PROTOCOL_CONNECTION_LOST',
+]);
 const TLS_CODES = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID',
-  'CERT_UNTRUSTED', 'CERT_REJECTED', 'EPROTO', 'HOSTNAME_MISMATCH', 'HANDSHAKE_NO_SSL_SUPPORT',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'EPROTO',
+  'HOSTNAME_MISMATCH',
+  'HANDSHAKE_NO_SSL_SUPPORT',
 ]);
 
 /** The codes of the error and of what it wraps (AggregateError of several addresses, `cause`). */
@@ -47,8 +63,18 @@ export function connectionOutcome(err: unknown): ConnectionOutcome | undefined {
   if (all.some((c) => TLS_CODES.has(c) || c.startsWith('ERR_SSL_') || c.startsWith('ERR_TLS_'))) return 'tls';
   if (all.some((c) => REFUSED_CODES.has(c))) return 'refused';
   if (all.some((c) => NOT_FOUND_CODES.has(c))) return 'not-found';
-  if (all.some((c) => TIMEOUT_CODES.has(c)) || /\btime(d)? ?out\b|timeout (expired|exceeded)|due to connection timeout/i.test(message)) return 'timeout';
-  if (all.some((c) => DROPPED_CODES.has(c)) || /connection terminated|socket hang up|^aborted$|premature close|connection lost|server closed the connection|not queryable|read ECONNRESET/i.test(message)) return 'dropped';
+  if (
+    all.some((c) => TIMEOUT_CODES.has(c)) ||
+    /\btime(d)? ?out\b|timeout (expired|exceeded)|due to connection timeout/i.test(message)
+  )
+    return 'timeout';
+  if (
+    all.some((c) => DROPPED_CODES.has(c)) ||
+    /connection terminated|socket hang up|^aborted$|premature close|connection lost|server closed the connection|not queryable|read ECONNRESET/i.test(
+      message,
+    )
+  )
+    return 'dropped';
   if (/\b(ssl|tls)\b|certificate|secure connection/i.test(message)) return 'tls';
   return undefined;
 }
@@ -72,7 +98,11 @@ export function connectionError(
   return new ConnectorError(outcomeMessage(outcome, server, opts), 'connection', { cause: err });
 }
 
-export function outcomeMessage(outcome: ConnectionOutcome, server: string, opts: { product: string; timeoutMs: number }): string {
+export function outcomeMessage(
+  outcome: ConnectionOutcome,
+  server: string,
+  opts: { product: string; timeoutMs: number },
+): string {
   switch (outcome) {
     case 'refused':
       return `Сервер ${server} отклонил подключение`;

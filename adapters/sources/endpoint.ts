@@ -39,9 +39,15 @@ export class Endpoint {
       throw new ConnectorError('Для SSH-туннеля нужны адрес SSH-сервера и имя пользователя', 'settings');
     }
     if (!this.tunnel) {
-      const opening = openSshTunnel(ssh, { host, port: this.port }, { readyTimeoutMs: this.connectTimeoutMs, lookup: this.lookup });
+      const opening = openSshTunnel(
+        ssh,
+        { host, port: this.port },
+        { readyTimeoutMs: this.connectTimeoutMs, lookup: this.lookup },
+      );
       this.tunnel = opening;
-      opening.catch(() => { if (this.tunnel === opening) this.tunnel = undefined; });
+      opening.catch(() => {
+        if (this.tunnel === opening) this.tunnel = undefined;
+      });
     }
     const tunnel = await this.tunnel;
     return { host: '127.0.0.1', port: tunnel.localPort, serverName: host };

@@ -13,7 +13,11 @@ export type CheckHost = (host: string, opts: { resolve: boolean }) => Promise<re
 /** The addresses the policy approved, per host name (lower case); a name it did not resolve is absent. */
 export type CheckedAddresses = Map<string, readonly string[]>;
 
-const hostKey = (host: string) => host.trim().replace(/^\[(.*)\]$/, '$1').toLowerCase();
+const hostKey = (host: string) =>
+  host
+    .trim()
+    .replace(/^\[(.*)\]$/, '$1')
+    .toLowerCase();
 
 /**
  * Puts every host a connection for these settings reaches to `checkHost`: the SSH server when tunnelling (it is

@@ -14,19 +14,35 @@ export interface SourceKindInfo {
 
 export const SOURCE_KINDS: readonly SourceKindInfo[] = [
   {
-    type: 'postgresql', name: 'PostgreSQL', dialect: 'postgresql', default_port: 5432, default_http_port: null,
+    type: 'postgresql',
+    name: 'PostgreSQL',
+    dialect: 'postgresql',
+    default_port: 5432,
+    default_http_port: null,
     supports: { ssl: true, ssh: true, initial_sql: true },
   },
   {
-    type: 'mysql', name: 'MySQL / MariaDB', dialect: 'mysql', default_port: 3306, default_http_port: null,
+    type: 'mysql',
+    name: 'MySQL / MariaDB',
+    dialect: 'mysql',
+    default_port: 3306,
+    default_http_port: null,
     supports: { ssl: true, ssh: true, initial_sql: true },
   },
   {
-    type: 'clickhouse', name: 'ClickHouse', dialect: 'clickhouse', default_port: 9000, default_http_port: 8123,
+    type: 'clickhouse',
+    name: 'ClickHouse',
+    dialect: 'clickhouse',
+    default_port: 9000,
+    default_http_port: 8123,
     supports: { ssl: true, ssh: true, initial_sql: true },
   },
   {
-    type: 'file', name: 'Файл', dialect: 'duckdb', default_port: null, default_http_port: null,
+    type: 'file',
+    name: 'Файл',
+    dialect: 'duckdb',
+    default_port: null,
+    default_http_port: null,
     supports: { ssl: false, ssh: false, initial_sql: false },
   },
 ];

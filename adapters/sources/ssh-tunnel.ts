@@ -44,8 +44,13 @@ export async function openSshTunnel(
       client = opening;
       // Forget a dropped session so the next connection opens a new one.
       opening.then(
-        (c) => c.on('close', () => { if (client === opening) client = undefined; }),
-        () => { if (client === opening) client = undefined; },
+        (c) =>
+          c.on('close', () => {
+            if (client === opening) client = undefined;
+          }),
+        () => {
+          if (client === opening) client = undefined;
+        },
       );
     }
     return client;
@@ -108,7 +113,9 @@ async function connectSsh(config: ConnectConfig, lookup: net.LookupFunction | un
       c.end();
       if (!ready) reject(sshError(err, config));
     });
-    c.once('close', () => { if (!ready) reject(sshError(Object.assign(new Error('closed'), { code: 'ECONNRESET' }), config)); });
+    c.once('close', () => {
+      if (!ready) reject(sshError(Object.assign(new Error('closed'), { code: 'ECONNRESET' }), config));
+    });
     c.once('ready', () => {
       ready = true;
       resolve(c);

@@ -30,8 +30,15 @@ export function normaliseInteger(v: string | number | bigint): number | string {
 }
 
 const FLOAT_WORDS: Record<string, number> = {
-  inf: Infinity, '+inf': Infinity, '-inf': -Infinity, infinity: Infinity, '+infinity': Infinity,
-  '-infinity': -Infinity, nan: NaN, '-nan': NaN, '+nan': NaN,
+  inf: Infinity,
+  '+inf': Infinity,
+  '-inf': -Infinity,
+  infinity: Infinity,
+  '+infinity': Infinity,
+  '-infinity': -Infinity,
+  nan: NaN,
+  '-nan': NaN,
+  '+nan': NaN,
 };
 
 export function normaliseFloat(v: string | number | bigint): number | string {
@@ -115,7 +122,11 @@ export function normaliseOther(v: unknown): unknown {
   if (typeof v === 'number' || typeof v === 'boolean') return v;
   if (typeof v === 'bigint') return normaliseInteger(v);
   if (v instanceof Uint8Array) return normaliseBinary(v);
-  if (v instanceof Date) return formatUtcMillis(v.getTime() - v.getUTCMilliseconds(), String(v.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, ''));
+  if (v instanceof Date)
+    return formatUtcMillis(
+      v.getTime() - v.getUTCMilliseconds(),
+      String(v.getUTCMilliseconds()).padStart(3, '0').replace(/0+$/, ''),
+    );
   try {
     return JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x));
   } catch {
@@ -130,8 +141,13 @@ function formatParts(y: string, mo: string, d: string, h: string, mi: string, s:
 function formatUtcMillis(ms: number, fraction: string): string {
   const d = new Date(ms);
   return formatParts(
-    yearText(d.getUTCFullYear()), pad2(d.getUTCMonth() + 1), pad2(d.getUTCDate()),
-    pad2(d.getUTCHours()), pad2(d.getUTCMinutes()), pad2(d.getUTCSeconds()), fraction,
+    yearText(d.getUTCFullYear()),
+    pad2(d.getUTCMonth() + 1),
+    pad2(d.getUTCDate()),
+    pad2(d.getUTCHours()),
+    pad2(d.getUTCMinutes()),
+    pad2(d.getUTCSeconds()),
+    fraction,
   );
 }
 
@@ -163,8 +179,15 @@ function zoneOffsetAt(zone: string, utcMs: number): number {
   let f = zoneFormatters.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
-      hour: '2-digit', minute: '2-digit', second: '2-digit', era: 'short',
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      era: 'short',
     });
     zoneFormatters.set(zone, f);
   }

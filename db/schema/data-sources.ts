@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { bigserial, boolean, index, integer, jsonb, pgTable, serial, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  bigserial,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { users } from './users';
 import { workspaces } from './workspaces';
 
@@ -12,7 +24,10 @@ export const dataSources = pgTable(
   'data_sources',
   {
     id: serial('id').primaryKey(),
-    uuid: uuid('uuid').notNull().unique().default(sql`gen_random_uuid()`),
+    uuid: uuid('uuid')
+      .notNull()
+      .unique()
+      .default(sql`gen_random_uuid()`),
     name: text('name').notNull(),
     type: text('type').notNull(),
     workspaceId: integer('workspace_id')
@@ -48,7 +63,9 @@ export const dataSourceMetadata = pgTable(
 export const dataSourceQueries = pgTable(
   'data_source_queries',
   {
-    id: uuid('id').primaryKey().default(sql`gen_random_uuid()`),
+    id: uuid('id')
+      .primaryKey()
+      .default(sql`gen_random_uuid()`),
     dataSourceId: integer('data_source_id')
       .notNull()
       .references(() => dataSources.id, { onDelete: 'cascade' }),

@@ -1,5 +1,17 @@
 import { sql } from 'drizzle-orm';
-import { boolean, check, foreignKey, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  serial,
+  text,
+  timestamp,
+} from 'drizzle-orm/pg-core';
 import { dataSources } from './data-sources';
 import { users } from './users';
 import { workspaces } from './workspaces';
@@ -50,7 +62,10 @@ export const datasetSources = pgTable(
       .references(() => dataSources.id, { onDelete: 'cascade' }),
     position: integer('position').notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.datasetId, t.dataSourceId] }), index('dataset_sources_source_idx').on(t.dataSourceId)],
+  (t) => [
+    primaryKey({ columns: [t.datasetId, t.dataSourceId] }),
+    index('dataset_sources_source_idx').on(t.dataSourceId),
+  ],
 );
 
 /** A table (schema.table) or a read-only SELECT of one of the dataset's sources. */

@@ -28,37 +28,69 @@ export const browseProcedures = {
     .query(({ ctx, input }) => listSchemas(ctx.deps, ctx.actor, input.id)),
 
   listTables: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/tables', summary: 'List tables and views of a schema', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/data-source/{id}/tables',
+        summary: 'List tables and views of a schema',
+        tags,
+      },
+    })
     .input(listTablesInput)
     .output(listTablesOutput)
     .query(({ ctx, input: { id, ...filter } }) => listTables(ctx.deps, ctx.actor, id, filter)),
 
   listColumns: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/columns', summary: 'List columns of a table', tags } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/data-source/{id}/columns', summary: 'List columns of a table', tags },
+    })
     .input(listColumnsInput)
     .output(listColumnsOutput)
     .query(({ ctx, input: { id, ...table } }) => listColumns(ctx.deps, ctx.actor, id, table)),
 
   refreshMetadata: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/metadata/refresh', summary: 'Re-read schemas, tables and columns', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/data-source/{id}/metadata/refresh',
+        summary: 'Re-read schemas, tables and columns',
+        tags,
+      },
+    })
     .input(idInput)
     .output(refreshMetadataOutput)
     .mutation(({ ctx, input }) => refreshMetadataAndFieldTypes(ctx.deps, ctx.actor, input.id)),
 
   listObjects: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/objects', summary: 'Platform objects built on the source', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/data-source/{id}/objects',
+        summary: 'Platform objects built on the source',
+        tags,
+      },
+    })
     .input(idInput)
     .output(listObjectsOutput)
     .query(({ ctx, input }) => listSourceObjects(ctx.deps, ctx.actor, input.id)),
 
   preview: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/preview', summary: 'First rows of a table', tags } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/data-source/{id}/preview', summary: 'First rows of a table', tags },
+    })
     .input(previewInput)
     .output(previewOutput)
     .mutation(({ ctx, input: { id, ...table } }) => previewTable(ctx.deps, ctx.actor, id, table)),
 
   columnValues: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/column-values', summary: 'Distinct values of one column', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/data-source/{id}/column-values',
+        summary: 'Distinct values of one column',
+        tags,
+      },
+    })
     .input(columnValuesInput)
     .output(columnValuesOutput)
     .query(({ ctx, input: { id, ...column } }) => columnValues(ctx.deps, ctx.actor, id, column)),

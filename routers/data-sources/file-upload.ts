@@ -57,19 +57,28 @@ function sizeText(bytes: number): string {
 function multipartError(err: unknown, deps: AppDeps): unknown {
   const e = err as { code?: string; statusCode?: number; message?: string };
   if (e?.code === 'FST_REQ_FILE_TOO_LARGE') {
-    return new AppError('payload_too_large', `Файл больше допустимого размера ${sizeText(deps.config.uploadLimitBytes)}`);
+    return new AppError(
+      'payload_too_large',
+      `Файл больше допустимого размера ${sizeText(deps.config.uploadLimitBytes)}`,
+    );
   }
-  if (e?.code === 'FST_FILES_LIMIT') return new AppError('payload_too_large', 'Можно загрузить только один файл за раз');
-  if (e?.code === 'FST_FIELDS_LIMIT' || e?.code === 'FST_PARTS_LIMIT') return new AppError('payload_too_large', 'Слишком много полей в запросе');
+  if (e?.code === 'FST_FILES_LIMIT')
+    return new AppError('payload_too_large', 'Можно загрузить только один файл за раз');
+  if (e?.code === 'FST_FIELDS_LIMIT' || e?.code === 'FST_PARTS_LIMIT')
+    return new AppError('payload_too_large', 'Слишком много полей в запросе');
   if (e?.code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return notMultipart();
   if (err instanceof AppError) return err;
   if (e?.code?.startsWith('FST_') || /multipart|boundary|unexpected end/i.test(e?.message ?? '')) {
-    return new AppError('bad_request', `Некорректное тело multipart/form-data: ${e?.message ?? 'не удалось разобрать'}`);
+    return new AppError(
+      'bad_request',
+      `Некорректное тело multipart/form-data: ${e?.message ?? 'не удалось разобрать'}`,
+    );
   }
   return err;
 }
 
-const notMultipart = () => new AppError('unsupported_media_type', 'Ожидается тело multipart/form-data с файлом в поле file');
+const notMultipart = () =>
+  new AppError('unsupported_media_type', 'Ожидается тело multipart/form-data с файлом в поле file');
 
 /** Streams the one `file` part to the staging folder and collects the text fields. */
 async function receive(req: FastifyRequest, deps: AppDeps): Promise<Received> {
@@ -114,14 +123,25 @@ export function requireFile(received: Received): UploadedFile {
 export const multipartScope: RawScope<AppDeps> = {
   async setup(scope, deps) {
     await scope.register(multipart, {
-      limits: { fileSize: deps.config.uploadLimitBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30, headerPairs: 200 },
+      limits: {
+        fileSize: deps.config.uploadLimitBytes,
+        files: 1,
+        fields: 20,
+        fieldSize: 64 * 1024,
+        parts: 30,
+        headerPairs: 200,
+      },
       throwFileSizeLimit: true,
     });
   },
 };
 
 /** Runs `work` on the received upload; the staged file is removed whatever happens. */
-export async function withUpload<T>(req: FastifyRequest, deps: AppDeps, work: (received: Received) => Promise<T>): Promise<T> {
+export async function withUpload<T>(
+  req: FastifyRequest,
+  deps: AppDeps,
+  work: (received: Received) => Promise<T>,
+): Promise<T> {
   const received = await receive(req, deps);
   try {
     return await work(received);

@@ -13,17 +13,32 @@ import { dataSourceView } from './schemas';
  */
 
 const jsonSchema = (schema: z.ZodType) => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   return rest;
 };
 
 const tags = ['Files'];
-const idParameter = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 }, description: 'File source id' };
+const idParameter = {
+  name: 'id',
+  in: 'path',
+  required: true,
+  schema: { type: 'integer', minimum: 1, maximum: 2_147_483_647 },
+  description: 'File source id',
+};
 
 const importProperties = {
-  sheet: { type: 'string', description: 'XLSX: the one sheet to import (default: every non-empty sheet, one table each)' },
+  sheet: {
+    type: 'string',
+    description: 'XLSX: the one sheet to import (default: every non-empty sheet, one table each)',
+  },
   has_header: { type: 'boolean', description: 'First row holds column names (default: detected)' },
-  delimiter: { type: 'string', description: 'CSV delimiter, 1-4 characters or tab / semicolon / comma / pipe (default: detected)' },
+  delimiter: {
+    type: 'string',
+    description: 'CSV delimiter, 1-4 characters or tab / semicolon / comma / pipe (default: detected)',
+  },
 };
 
 const ok = (description: string, schema: z.ZodType) => ({
@@ -54,7 +69,12 @@ const uploadFile = defineRawRoute<AppDeps, Actor>({
             properties: {
               file: { type: 'string', format: 'binary' },
               name: { type: 'string', description: 'Default: the file name without extension' },
-              workspace_id: { type: 'integer', minimum: 1, maximum: 2_147_483_647, description: "Default: the caller's personal workspace" },
+              workspace_id: {
+                type: 'integer',
+                minimum: 1,
+                maximum: 2_147_483_647,
+                description: "Default: the caller's personal workspace",
+              },
               ...importProperties,
             },
           },
@@ -87,7 +107,11 @@ const replaceFile = defineRawRoute<AppDeps, Actor>({
       required: true,
       content: {
         'multipart/form-data': {
-          schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' }, ...importProperties } },
+          schema: {
+            type: 'object',
+            required: ['file'],
+            properties: { file: { type: 'string', format: 'binary' }, ...importProperties },
+          },
         },
       },
     },

@@ -45,7 +45,8 @@ export const dataSourceRouter = router({
         method: 'POST',
         path: '/api/data-source/check',
         summary: 'Check connection settings before saving',
-        description: 'Nothing is saved. A source that cannot be reached answers 200 with ok: false and the driver error text.',
+        description:
+          'Nothing is saved. A source that cannot be reached answers 200 with ok: false and the driver error text.',
         tags,
       },
     })
@@ -54,7 +55,9 @@ export const dataSourceRouter = router({
     .mutation(({ ctx, input }) => checkSettings(ctx.deps, input)),
 
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}', summary: 'Source details, secrets masked', tags } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/data-source/{id}', summary: 'Source details, secrets masked', tags },
+    })
     .input(idInput)
     .output(dataSourceView)
     .query(({ ctx, input }) => getDataSource(ctx.deps, ctx.actor, input.id)),
@@ -66,19 +69,35 @@ export const dataSourceRouter = router({
     .mutation(({ ctx, input: { id, ...change } }) => updateDataSource(ctx.deps, ctx.actor, id, change)),
 
   delete: authedProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/data-source/{id}', summary: 'Delete a source (400 while datasets depend on it)', tags } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/data-source/{id}',
+        summary: 'Delete a source (400 while datasets depend on it)',
+        tags,
+      },
+    })
     .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteDataSource(ctx.deps, ctx.actor, input.id)),
 
   checkSaved: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/check', summary: 'Check the saved connection', tags } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/data-source/{id}/check', summary: 'Check the saved connection', tags },
+    })
     .input(checkSavedInput)
     .output(checkOutput)
     .mutation(({ ctx, input }) => checkSavedSource(ctx.deps, ctx.actor, input.id, input.settings)),
 
   copy: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/data-source/{id}/copy', summary: 'Duplicate a source with its settings', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/data-source/{id}/copy',
+        summary: 'Duplicate a source with its settings',
+        tags,
+      },
+    })
     .input(copyInput)
     .output(dataSourceView)
     .mutation(({ ctx, input: { id, ...target } }) => copyDataSource(ctx.deps, ctx.actor, id, target)),

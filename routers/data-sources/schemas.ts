@@ -21,10 +21,13 @@ const id = entityId();
 const port = z.number().int().min(1).max(65535);
 const KIND_TYPES = SOURCE_KINDS.map((k) => k.type) as [string, ...string[]];
 
-
 // ---- settings --------------------------------------------------------------------------------------------------
 
-const secret = wireString().max(16_384).nullable().optional().describe('Write-only. Omitted or "" keeps the stored value; null removes it');
+const secret = wireString()
+  .max(16_384)
+  .nullable()
+  .optional()
+  .describe('Write-only. Omitted or "" keeps the stored value; null removes it');
 const pem = wireString().max(65_536).optional();
 
 const sslInput = z.strictObject({
@@ -105,7 +108,14 @@ const settingsView = z
         delimiter: z.string().optional(),
         uploaded_at: z.string().optional(),
         table_details: z
-          .array(z.object({ name: z.string(), sheet: z.string().optional(), row_count: z.number().int(), column_count: z.number().int() }))
+          .array(
+            z.object({
+              name: z.string(),
+              sheet: z.string().optional(),
+              row_count: z.number().int(),
+              column_count: z.number().int(),
+            }),
+          )
           .optional(),
       })
       .optional()
@@ -129,11 +139,15 @@ export const dataSourceView = z.object({
 
 // ---- connections -----------------------------------------------------------------------------------------------
 
-
-export const listDataSourcesInput = z.strictObject(stdListQuery(DATA_SOURCE_SORT_FIELDS, z.enum(KIND_TYPES).describe('Source kind')));
+export const listDataSourcesInput = z.strictObject(
+  stdListQuery(DATA_SOURCE_SORT_FIELDS, z.enum(KIND_TYPES).describe('Source kind')),
+);
 export const listDataSourcesOutput = pageSchema(dataSourceView);
 
-const checkConnectionFlag = z.boolean().optional().describe('Check the connection first; refuse to save (400) when it fails');
+const checkConnectionFlag = z
+  .boolean()
+  .optional()
+  .describe('Check the connection first; refuse to save (400) when it fails');
 
 export const createDataSourceInput = z.strictObject({
   name: nonBlank(200),
@@ -146,14 +160,18 @@ export const createDataSourceInput = z.strictObject({
 export const updateDataSourceInput = z.strictObject({
   id,
   name: nonBlank(200).optional(),
-  type: wireString().optional().describe('Accepted when it names the current kind (a read sent back); the kind never changes'),
+  type: wireString()
+    .optional()
+    .describe('Accepted when it names the current kind (a read sent back); the kind never changes'),
   settings: settingsInput.optional().describe('The whole new settings; omitted secrets stay'),
   check_connection: checkConnectionFlag,
 });
 
-
 export const checkInput = z.strictObject({ type: z.enum(KIND_TYPES), settings: settingsInput });
-export const checkSavedInput = z.strictObject({ id, settings: settingsInput.partial().optional().describe('Owners only: settings to try instead of the saved ones') });
+export const checkSavedInput = z.strictObject({
+  id,
+  settings: settingsInput.partial().optional().describe('Owners only: settings to try instead of the saved ones'),
+});
 export const checkOutput = z.object({
   ok: z.boolean(),
   message: z.string().describe('«Подключение успешно» or the driver error text'),
@@ -168,29 +186,50 @@ export const copyInput = z.strictObject({
 // ---- metadata and data -----------------------------------------------------------------------------------------
 
 const name = wireString().min(1).max(1024);
-const schemaParam = name.optional().describe('Default: public (PostgreSQL), the settings db (MySQL, ClickHouse), main (files)');
+const schemaParam = name
+  .optional()
+  .describe('Default: public (PostgreSQL), the settings db (MySQL, ClickHouse), main (files)');
 
 export const listSchemasOutput = z.object({ content: z.array(z.string()) });
-export const listTablesInput = z.strictObject({ id, schema: schemaParam, query: wireString().max(200).optional().describe('Search in table names') });
+export const listTablesInput = z.strictObject({
+  id,
+  schema: schemaParam,
+  query: wireString().max(200).optional().describe('Search in table names'),
+});
 export const listTablesOutput = z.object({
   content: z.array(z.object({ schema: z.string(), name: z.string(), kind: z.enum(['table', 'view']) })),
 });
 const primitive = z.enum(['string', 'integer', 'float', 'boolean', 'date', 'datetime', 'unknown']);
 export const listColumnsInput = z.strictObject({ id, schema: schemaParam, table: name });
 export const listColumnsOutput = z.object({
-  content: z.array(z.object({ name: z.string(), db_type: z.string(), primitive_type: primitive, nullable: z.boolean() })),
+  content: z.array(
+    z.object({ name: z.string(), db_type: z.string(), primitive_type: primitive, nullable: z.boolean() }),
+  ),
 });
 export const refreshMetadataOutput = z.object({ schemas: z.array(z.string()), refreshed_at: z.string() });
 
 export const listObjectsOutput = z.object({
-  content: z.array(z.object({ type: z.enum(['dataset', 'widget', 'dashboard']), id: z.number().int(), name: z.string(), workspace_id: z.number().int() })),
+  content: z.array(
+    z.object({
+      type: z.enum(['dataset', 'widget', 'dashboard']),
+      id: z.number().int(),
+      name: z.string(),
+      workspace_id: z.number().int(),
+    }),
+  ),
   hidden_count: z.number().int().describe('Objects in workspaces the caller cannot see'),
 });
 
 const resultColumn = z.object({ name: z.string(), db_type: z.string(), primitive_type: primitive });
-const limit = (def: number, max: number) => z.number().int().min(1).max(max).optional().describe(`Default ${def}, at most ${max}`);
+const limit = (def: number, max: number) =>
+  z.number().int().min(1).max(max).optional().describe(`Default ${def}, at most ${max}`);
 
-export const previewInput = z.strictObject({ id, schema: schemaParam, table: name, limit: limit(100, PREVIEW_MAX_LIMIT) });
+export const previewInput = z.strictObject({
+  id,
+  schema: schemaParam,
+  table: name,
+  limit: limit(100, PREVIEW_MAX_LIMIT),
+});
 export const previewOutput = z.object({
   schema: z.string(),
   table: z.string(),
@@ -208,14 +247,22 @@ export const columnValuesInput = z.strictObject({
   query: wireString().max(200).optional().describe('Only values containing this text (case-insensitive)'),
   limit: limit(100, PREVIEW_MAX_LIMIT),
 });
-export const columnValuesOutput = z.object({ column: z.string(), values: z.array(z.unknown()), truncated: z.boolean() });
+export const columnValuesOutput = z.object({
+  column: z.string(),
+  values: z.array(z.unknown()),
+  truncated: z.boolean(),
+});
 
 // ---- SQL console -----------------------------------------------------------------------------------------------
 
 const queryId = z.uuid();
 const parameter = z.union([wireString(), z.number(), z.boolean(), z.null()]);
 const sqlText = wireString().trim().min(1).max(1_000_000);
-const parameters = z.array(parameter).max(1000).optional().describe('Positional values for $1.. (PostgreSQL, files) or ? (MySQL); ClickHouse takes none');
+const parameters = z
+  .array(parameter)
+  .max(1000)
+  .optional()
+  .describe('Positional values for $1.. (PostgreSQL, files) or ? (MySQL); ClickHouse takes none');
 
 const historyItem = z.object({
   query_id: z.string(),
@@ -237,7 +284,12 @@ export const queryView = historyItem.extend({
   columns: z.array(resultColumn).nullable(),
   rows: z.array(z.array(z.unknown())).describe('One page of the stored result'),
   result_available: z.boolean().describe('false once an old result has been dropped (only the newest are kept)'),
-  page: z.object({ size: z.number().int(), number: z.number().int(), total_elements: z.number().int(), total_pages: z.number().int() }),
+  page: z.object({
+    size: z.number().int(),
+    number: z.number().int(),
+    total_elements: z.number().int(),
+    total_pages: z.number().int(),
+  }),
 });
 
 export const listQueriesInput = z.strictObject({
@@ -251,9 +303,16 @@ export const runQueryInput = z.strictObject({
   id,
   sql: sqlText,
   parameters,
-  limit: limit(MAX_STORED_ROWS, MAX_STORED_ROWS).describe(`Rows kept for paging; default and maximum ${MAX_STORED_ROWS}`),
+  limit: limit(MAX_STORED_ROWS, MAX_STORED_ROWS).describe(
+    `Rows kept for paging; default and maximum ${MAX_STORED_ROWS}`,
+  ),
 });
-export const getQueryInput = z.strictObject({ id, queryId, page: pagedQuery.page, size: pagedQuery.size.describe('Rows per result page') });
+export const getQueryInput = z.strictObject({
+  id,
+  queryId,
+  page: pagedQuery.page,
+  size: pagedQuery.size.describe('Rows per result page'),
+});
 export const queryIdInput = z.strictObject({ id, queryId });
 export const validateSqlInput = z.strictObject({ id, sql: sqlText, parameters });
 export const validateSqlOutput = z.object({

@@ -33,22 +33,32 @@ const datasetPreviewInput = z.strictObject({
   view_as_user_id: id.optional().describe('API only, system administrator only: read as this user'),
 });
 export const datasetPreviewOutput = z.object({
-  columns: z.array(z.object({ field_id: z.number().int(), name: z.string(), title: z.string(), primitive_type: z.string() })),
+  columns: z.array(
+    z.object({ field_id: z.number().int(), name: z.string(), title: z.string(), primitive_type: z.string() }),
+  ),
   rows: z.array(z.array(z.unknown())),
   has_more: z.boolean(),
 });
 
 export const datasetDataProcedures = {
   fieldValues: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}/field-values', summary: 'Distinct values of a field for filters', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/dataset/{id}/field-values',
+        summary: 'Distinct values of a field for filters',
+        tags,
+      },
+    })
     .input(fieldValuesInput)
     .output(fieldValuesOutput)
     .query(({ ctx, input: { id: datasetId, ...rest } }) => datasetFieldValues(ctx.deps, ctx.actor, datasetId, rest)),
 
   preview: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/preview', summary: 'Preview rows of the dataset', tags } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/dataset/{id}/preview', summary: 'Preview rows of the dataset', tags },
+    })
     .input(datasetPreviewInput)
     .output(datasetPreviewOutput)
     .mutation(({ ctx, input: { id: datasetId, ...rest } }) => datasetPreview(ctx.deps, ctx.actor, datasetId, rest)),
 };
-

@@ -1,4 +1,12 @@
-import { copyDataset, createDataset, datasetDependencies, deleteDataset, getDataset, listDatasets, updateDataset } from '../../server/datasets/datasets';
+import {
+  copyDataset,
+  createDataset,
+  datasetDependencies,
+  deleteDataset,
+  getDataset,
+  listDatasets,
+  updateDataset,
+} from '../../server/datasets/datasets';
 import { validateFormula } from '../../server/datasets/formula-check';
 import { suggestRelations } from '../../server/datasets/relation-suggest';
 import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
@@ -44,7 +52,9 @@ export const datasetRouter = router({
     .query(({ ctx, input }) => getDataset(ctx.deps.db, ctx.actor, input.id)),
 
   update: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/dataset/{id}', summary: 'Change name, description, mode, sources', tags } })
+    .meta({
+      openapi: { method: 'PUT', path: '/api/dataset/{id}', summary: 'Change name, description, mode, sources', tags },
+    })
     .input(updateDatasetInput)
     .output(datasetDetails)
     .mutation(({ ctx, input: { id, ...change } }) => updateDataset(ctx.deps, ctx.actor, id, change)),
@@ -62,25 +72,53 @@ export const datasetRouter = router({
     .mutation(({ ctx, input: { id, ...schema } }) => saveSchema(ctx.deps, ctx.actor, id, schema)),
 
   validateSchema: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/schema/validate', summary: 'Check a schema without saving it', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/dataset/{id}/schema/validate',
+        summary: 'Check a schema without saving it',
+        tags,
+      },
+    })
     .input(schemaInput)
     .output(validateSchemaOutput)
     .mutation(({ ctx, input: { id, ...schema } }) => validateSchema(ctx.deps, ctx.actor, id, schema)),
 
   validateFormula: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/formula/validate', summary: 'Check a calculated field formula', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/dataset/{id}/formula/validate',
+        summary: 'Check a calculated field formula',
+        tags,
+      },
+    })
     .input(validateFormulaInput)
     .output(validateFormulaOutput)
     .mutation(({ ctx, input: { id, ...formula } }) => validateFormula(ctx.deps, ctx.actor, id, formula)),
 
   suggestRelations: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/relations/suggest', summary: 'Propose joins between dataset objects', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/dataset/{id}/relations/suggest',
+        summary: 'Propose joins between dataset objects',
+        tags,
+      },
+    })
     .input(suggestRelationsInput)
     .output(suggestRelationsOutput)
     .mutation(({ ctx, input: { id, ...request } }) => suggestRelations(ctx.deps, ctx.actor, id, request)),
 
   dependencies: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}/dependencies', summary: 'Sources it uses, widgets and dashboards using it', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/dataset/{id}/dependencies',
+        summary: 'Sources it uses, widgets and dashboards using it',
+        tags,
+      },
+    })
     .input(idInput)
     .output(dependenciesOutput)
     .query(({ ctx, input }) => datasetDependencies(ctx.deps.db, ctx.actor, input.id)),

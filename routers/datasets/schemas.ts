@@ -92,16 +92,25 @@ const fieldElement = z.strictObject({
   title: text(),
   kind: z.enum(FIELD_KINDS).optional().describe('Default: calculated when formula or derivation is given'),
   column: text(),
-  formula: wireString().max(MAX_EXPRESSION_LENGTH).nullish().describe('Calculated fields; not accepted with derivation'),
+  formula: wireString()
+    .max(MAX_EXPRESSION_LENGTH)
+    .nullish()
+    .describe('Calculated fields; not accepted with derivation'),
   derivation: z
     .strictObject({
       field_id: ref,
       function: nonBlank(50),
-      args: z.array(z.union([wireString().max(100), z.number()])).max(5).optional(),
+      args: z
+        .array(z.union([wireString().max(100), z.number()]))
+        .max(5)
+        .optional(),
     })
     .nullish()
     .describe('Derived fields: formula is built from it, e.g. YEAR([orders.created_at])'),
-  primitive_type: z.enum(FIELD_TYPES).nullish().describe('Physical: the column type; calculated: inferred from the formula'),
+  primitive_type: z
+    .enum(FIELD_TYPES)
+    .nullish()
+    .describe('Physical: the column type; calculated: inferred from the formula'),
   aggregation: z.enum(AGGREGATIONS).optional(),
   hidden: z.boolean().optional(),
   description: wireString().max(2000).nullish(),
@@ -113,7 +122,10 @@ const relationElement = z.strictObject({
   left_object_id: ref,
   right_object_id: ref,
   join_type: z.enum(JOIN_TYPES).optional().describe('Default left'),
-  conditions: z.array(z.strictObject({ left_field_id: ref, right_field_id: ref })).min(1).max(20),
+  conditions: z
+    .array(z.strictObject({ left_field_id: ref, right_field_id: ref }))
+    .min(1)
+    .max(20),
 });
 
 const hierarchyElement = z.strictObject({ id: elementId, name: nonBlank(200), field_ids: z.array(ref).min(1).max(20) });
@@ -171,7 +183,9 @@ const fieldView = z.object({
   kind: z.enum(FIELD_KINDS),
   column: z.string().nullable(),
   formula: z.string().nullable().describe('Filled for calculated fields (built from derivation for derived ones)'),
-  derivation: z.object({ field_id: z.number().int(), function: z.string(), args: z.array(z.union([z.string(), z.number()])) }).nullable(),
+  derivation: z
+    .object({ field_id: z.number().int(), function: z.string(), args: z.array(z.union([z.string(), z.number()])) })
+    .nullable(),
   primitive_type: z.enum(FIELD_TYPES),
   aggregation: z.enum(AGGREGATIONS),
   hidden: z.boolean(),
@@ -206,7 +220,13 @@ export const datasetDetails = datasetView.extend({
   relations: z.array(relationView),
   hierarchies: z.array(z.object({ id: z.number().int(), name: z.string(), field_ids: z.array(z.number().int()) })),
   filters: z.array(
-    z.object({ id: z.number().int(), field_id: z.number().int(), op: z.string(), values: z.array(z.unknown()), value_type: z.string() }),
+    z.object({
+      id: z.number().int(),
+      field_id: z.number().int(),
+      op: z.string(),
+      values: z.array(z.unknown()),
+      value_type: z.string(),
+    }),
   ),
   parameters: z.array(parameterView),
 });
@@ -216,10 +236,12 @@ export const datasetDetails = datasetView.extend({
  * never imports routers/). They must say exactly what these schemas say, so each pair is checked both ways and by
  * its keys: `Accepts` alone both ways lets an optional key that only one side has slip through.
  */
-type Mirrors<Domain, Wire> =
-  true extends Accepts<Domain, Wire> & Accepts<Wire, Domain> & Accepts<keyof Domain, keyof Wire> & Accepts<keyof Wire, keyof Domain>
-    ? true
-    : never;
+type Mirrors<Domain, Wire> = true extends Accepts<Domain, Wire> &
+  Accepts<Wire, Domain> &
+  Accepts<keyof Domain, keyof Wire> &
+  Accepts<keyof Wire, keyof Domain>
+  ? true
+  : never;
 type SchemaBody = Omit<z.output<typeof schemaInput>, 'id'>;
 type ObjectInput = SchemaInput['objects'][number];
 type RelationInput = SchemaInput['relations'][number];
@@ -233,16 +255,26 @@ const _schemaBody: Accepts<SchemaInput, SchemaBody> = true;
 const _schemaKeys: Mirrors<keyof SchemaInput, keyof SchemaBody> = true;
 const _object: Mirrors<ObjectInput, z.output<typeof objectElement>> = true;
 const _field: Mirrors<FieldInput, z.output<typeof fieldElement>> = true;
-const _derivation: Mirrors<NonNullable<FieldInput['derivation']>, NonNullable<z.output<typeof fieldElement>['derivation']>> = true;
+const _derivation: Mirrors<
+  NonNullable<FieldInput['derivation']>,
+  NonNullable<z.output<typeof fieldElement>['derivation']>
+> = true;
 const _relation: Mirrors<RelationInput, z.output<typeof relationElement>> = true;
-const _condition: Mirrors<RelationInput['conditions'][number], z.output<typeof relationElement>['conditions'][number]> = true;
+const _condition: Mirrors<RelationInput['conditions'][number], z.output<typeof relationElement>['conditions'][number]> =
+  true;
 const _hierarchy: Mirrors<HierarchyInput, z.output<typeof hierarchyElement>> = true;
 const _parameter: Mirrors<ParameterInput, z.output<typeof parameterElement>> = true;
-const _domain: Mirrors<NonNullable<ParameterInput['domain']>, NonNullable<z.output<typeof parameterElement>['domain']>> = true;
+const _domain: Mirrors<
+  NonNullable<ParameterInput['domain']>,
+  NonNullable<z.output<typeof parameterElement>['domain']>
+> = true;
 // A filter's op and value_type are text on the server (a dataset copy feeds it the saved filters, read back from the
 // database); the server checks them itself. Everything the body lets through is taken; the rest is the same.
 const _filter: Accepts<FilterInput, z.output<typeof filterElement>> = true;
-const _filterRest: Mirrors<Omit<FilterInput, 'op' | 'value_type'>, Omit<z.output<typeof filterElement>, 'op' | 'value_type'>> = true;
+const _filterRest: Mirrors<
+  Omit<FilterInput, 'op' | 'value_type'>,
+  Omit<z.output<typeof filterElement>, 'op' | 'value_type'>
+> = true;
 const _filterKeys: Mirrors<keyof FilterInput, keyof z.output<typeof filterElement>> = true;
 
 // GET /api/dataset/{id} and the schema save answer the six blocks as the server builds them.
@@ -253,9 +285,33 @@ const _savedRelation: Mirrors<SchemaView['relations'][number], z.output<typeof r
 const _savedHierarchy: Mirrors<SchemaView['hierarchies'][number], SavedBlocks['hierarchies'][number]> = true;
 const _savedFilter: Mirrors<SchemaView['filters'][number], SavedBlocks['filters'][number]> = true;
 const _savedParameter: Mirrors<SchemaView['parameters'][number], z.output<typeof parameterView>> = true;
-const _savedDomain: Mirrors<SchemaView['parameters'][number]['domain'], z.output<typeof parameterView>['domain']> = true;
-void [_schemaBody, _schemaKeys, _object, _field, _derivation, _relation, _condition, _hierarchy, _parameter, _domain, _filter, _filterRest, _filterKeys];
-void [_savedBlocks, _savedObject, _savedField, _savedRelation, _savedHierarchy, _savedFilter, _savedParameter, _savedDomain];
+const _savedDomain: Mirrors<SchemaView['parameters'][number]['domain'], z.output<typeof parameterView>['domain']> =
+  true;
+void [
+  _schemaBody,
+  _schemaKeys,
+  _object,
+  _field,
+  _derivation,
+  _relation,
+  _condition,
+  _hierarchy,
+  _parameter,
+  _domain,
+  _filter,
+  _filterRest,
+  _filterKeys,
+];
+void [
+  _savedBlocks,
+  _savedObject,
+  _savedField,
+  _savedRelation,
+  _savedHierarchy,
+  _savedFilter,
+  _savedParameter,
+  _savedDomain,
+];
 
 export const validateSchemaOutput = z.object({
   valid: z.literal(true),
@@ -296,7 +352,11 @@ export const suggestRelationsInput = z.strictObject({
         name: wireString().max(255).optional(),
         schema: wireString().max(255).nullish(),
         table: wireString().max(255).nullish(),
-        columns: z.array(wireString().max(255)).max(2000).optional().describe('Known columns; else fields or source metadata'),
+        columns: z
+          .array(wireString().max(255))
+          .max(2000)
+          .optional()
+          .describe('Known columns; else fields or source metadata'),
       }),
     )
     .max(200)
@@ -340,6 +400,10 @@ type SuggestBody = Omit<z.output<typeof suggestRelationsInput>, 'id'>;
 const _create: Mirrors<CreateDatasetInput, z.output<typeof createDatasetInput>> = true;
 const _update: Mirrors<UpdateDatasetInput, Omit<z.output<typeof updateDatasetInput>, 'id'>> = true;
 const _suggest: Mirrors<SuggestInput, SuggestBody> = true;
-const _suggestObject: Mirrors<NonNullable<SuggestInput['objects']>[number], NonNullable<SuggestBody['objects']>[number]> = true;
-const _suggestField: Mirrors<NonNullable<SuggestInput['fields']>[number], NonNullable<SuggestBody['fields']>[number]> = true;
+const _suggestObject: Mirrors<
+  NonNullable<SuggestInput['objects']>[number],
+  NonNullable<SuggestBody['objects']>[number]
+> = true;
+const _suggestField: Mirrors<NonNullable<SuggestInput['fields']>[number], NonNullable<SuggestBody['fields']>[number]> =
+  true;
 void [_create, _update, _suggest, _suggestObject, _suggestField];

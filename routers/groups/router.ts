@@ -44,7 +44,14 @@ export const groupRouter = router({
     .mutation(({ ctx, input: { id, ...change } }) => updateGroup(ctx.deps, id, change)),
 
   delete: sysadminProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/groups/{id}', summary: 'Delete a group (system groups cannot be deleted)', tags } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/groups/{id}',
+        summary: 'Delete a group (system groups cannot be deleted)',
+        tags,
+      },
+    })
     .input(idInput)
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteGroup(ctx.deps, input.id)),
@@ -56,13 +63,27 @@ export const groupRouter = router({
     .query(({ ctx, input: { id, ...page } }) => listGroupMembers(ctx.deps.db, id, page)),
 
   addMembers: sysadminProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/groups/{id}/members', summary: 'Add users to a group (effective at their next login)', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/groups/{id}/members',
+        summary: 'Add users to a group (effective at their next login)',
+        tags,
+      },
+    })
     .input(addMembersInput)
     .output(addMembersOutput)
     .mutation(({ ctx, input }) => addGroupMembers(ctx.deps, input.id, input.user_ids)),
 
   removeMember: sysadminProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/groups/{id}/members/{userId}', summary: 'Remove a user from a group (effective at their next login)', tags } })
+    .meta({
+      openapi: {
+        method: 'DELETE',
+        path: '/api/groups/{id}/members/{userId}',
+        summary: 'Remove a user from a group (effective at their next login)',
+        tags,
+      },
+    })
     .input(removeMemberInput)
     .output(removeMemberOutput)
     .mutation(({ ctx, input }) => removeGroupMember(ctx.deps, input.id, input.userId)),

@@ -29,7 +29,14 @@ export const mcpTokenRouter = router({
     .query(({ ctx, input }) => listApiTokens(ctx.deps, ctx.actor, input)),
 
   create: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/mcp-tokens', summary: 'Issue an API token (the string is shown once)', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/mcp-tokens',
+        summary: 'Issue an API token (the string is shown once)',
+        tags,
+      },
+    })
     .input(createTokenInput)
     .output(createTokenOutput)
     .mutation(({ ctx, input }) => createApiToken(ctx.deps, ctx.actor, input)),
@@ -47,19 +54,25 @@ export const mcpTokenRouter = router({
     .mutation(({ ctx, input }) => suspendApiToken(ctx.deps, ctx.actor, input.id)),
 
   activate: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/mcp-tokens/{id}/activate', summary: 'Resume a suspended API token', tags } })
+    .meta({
+      openapi: { method: 'POST', path: '/api/mcp-tokens/{id}/activate', summary: 'Resume a suspended API token', tags },
+    })
     .input(idInput)
     .output(tokenView)
     .mutation(({ ctx, input }) => activateApiToken(ctx.deps, ctx.actor, input.id)),
 
   getSettings: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/mcp-tokens/settings', summary: 'Token issue switch and conditions', tags } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/mcp-tokens/settings', summary: 'Token issue switch and conditions', tags },
+    })
     .input(z.void())
     .output(tokenSettings)
     .query(({ ctx }) => getApiTokenSettings(ctx.deps)),
 
   updateSettings: sysadminProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/mcp-tokens/settings', summary: 'Turn token issue and use on or off', tags } })
+    .meta({
+      openapi: { method: 'PUT', path: '/api/mcp-tokens/settings', summary: 'Turn token issue and use on or off', tags },
+    })
     .input(tokenSettings)
     .output(tokenSettings)
     .mutation(({ ctx, input }) => updateApiTokenSettings(ctx.deps, input)),

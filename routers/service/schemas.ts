@@ -19,9 +19,7 @@ export const settingsUpdateInput = z.strictObject({
     .optional(),
   default_locale: z.enum(['ru', 'en']).optional(),
   features: z.record(wireString().regex(/^[a-z_]{1,64}$/), z.boolean()).optional(),
-  session_token_ttl: z
-    .literal(900, { error: 'is read-only (900)' })
-    .optional(),
+  session_token_ttl: z.literal(900, { error: 'is read-only (900)' }).optional(),
 });
 
 const labels = z.record(z.string(), z.string());

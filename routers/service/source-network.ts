@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import {
-  getSourceNetworkPolicy, isNetworkEntry, NETWORK_ENTRY_MESSAGE, updateSourceNetworkPolicy,
+  getSourceNetworkPolicy,
+  isNetworkEntry,
+  NETWORK_ENTRY_MESSAGE,
+  updateSourceNetworkPolicy,
 } from '../../server/settings/source-network';
 import { sysadminProcedure } from '../../server/app/trpc';
 import { wireString } from '../common';
@@ -22,13 +25,29 @@ const description =
 
 export const sourceNetworkProcedures = {
   getSourceNetwork: sysadminProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/settings/source-network', summary: 'Hosts data sources may connect to', description, tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/settings/source-network',
+        summary: 'Hosts data sources may connect to',
+        description,
+        tags,
+      },
+    })
     .input(z.void())
     .output(sourceNetworkPolicy)
     .query(({ ctx }) => getSourceNetworkPolicy(ctx.deps)),
 
   updateSourceNetwork: sysadminProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/settings/source-network', summary: 'Change the hosts data sources may connect to', description, tags } })
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/api/settings/source-network',
+        summary: 'Change the hosts data sources may connect to',
+        description,
+        tags,
+      },
+    })
     .input(sourceNetworkPolicy)
     .output(sourceNetworkPolicy)
     .mutation(({ ctx, input }) => updateSourceNetworkPolicy(ctx.deps, input)),

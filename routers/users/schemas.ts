@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
-import { entityId, INVALID_TEXT_MESSAGE, isWireText, nonBlank, pagedQueryOver, pageSchema, wireString } from '../common';
+import {
+  entityId,
+  INVALID_TEXT_MESSAGE,
+  isWireText,
+  nonBlank,
+  pagedQueryOver,
+  pageSchema,
+  wireString,
+} from '../common';
 
 const id = entityId();
 
@@ -60,24 +68,31 @@ export const updateUserInput = z.strictObject({
   active: z.boolean().optional(),
 });
 
-
 export const resetPasswordInput = z.strictObject({ id, new_password: password, must_change: z.boolean().optional() });
 export const resetPasswordOutput = z.object({ id: z.number().int(), must_change_password: z.boolean() });
 
 // Attribute keys are referenced by name from RLS rules, so they are identifier-like.
 const ATTRIBUTE_KEY = /^[\p{L}_][\p{L}\p{N}_.-]{0,99}$/u;
-const attributeMap = z.record(wireString(), z.array(wireString().min(1).max(1000)).max(1000)).superRefine((map, ctx) => {
-  const keys = Object.keys(map);
-  if (keys.length > 200) ctx.addIssue({ code: 'custom', path: [], message: 'size must be at most 200' });
-  for (const key of keys) {
-    if (!ATTRIBUTE_KEY.test(key)) {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)' });
+const attributeMap = z
+  .record(wireString(), z.array(wireString().min(1).max(1000)).max(1000))
+  .superRefine((map, ctx) => {
+    const keys = Object.keys(map);
+    if (keys.length > 200) ctx.addIssue({ code: 'custom', path: [], message: 'size must be at most 200' });
+    for (const key of keys) {
+      if (!ATTRIBUTE_KEY.test(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)',
+        });
+      }
     }
-  }
-});
+  });
 export const attributesOutput = z.object({ attributes: z.record(z.string(), z.array(z.string())) });
 export const setAttributesInput = z.strictObject({ id, attributes: attributeMap });
-export const attributeKeysOutput = z.object({ keys: z.array(z.object({ key: z.string(), user_count: z.number().int() })) });
+export const attributeKeysOutput = z.object({
+  keys: z.array(z.object({ key: z.string(), user_count: z.number().int() })),
+});
 
 export const listUserGroupsInput = z.strictObject({ id, ...pagedQueryOver(USER_GROUP_SORT_FIELDS) });
 export const listUserGroupsOutput = pageSchema(groupRef.extend({ description: z.string(), added_at: z.string() }));

@@ -23,14 +23,28 @@ export const widgetRouter = router({
     .query(({ ctx, input }) => listWidgets(ctx.deps.db, ctx.actor, input)),
 
   create: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/widget', summary: 'Create a widget (the configuration is compiled to check it)', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/widget',
+        summary: 'Create a widget (the configuration is compiled to check it)',
+        tags,
+      },
+    })
     .input(createWidgetInput)
     .output(widgetView)
     .mutation(({ ctx, input }) => createWidget(ctx.deps, ctx.actor, input)),
 
   // Before {id}: a static path segment.
   preview: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/widget/preview', summary: 'Data for an unsaved widget configuration', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/widget/preview',
+        summary: 'Data for an unsaved widget configuration',
+        tags,
+      },
+    })
     .input(widgetPreviewInput)
     .output(widgetDataOutput)
     .mutation(({ ctx, input }) => widgetPreview(ctx.deps, ctx.actor, input)),
@@ -54,7 +68,14 @@ export const widgetRouter = router({
     .mutation(({ ctx, input }) => deleteWidget(ctx.deps, ctx.actor, input.id)),
 
   data: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/widget/{id}/data', summary: 'Widget data (request filters AND-ed with the saved ones)', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/widget/{id}/data',
+        summary: 'Widget data (request filters AND-ed with the saved ones)',
+        tags,
+      },
+    })
     .input(widgetDataInput)
     .output(widgetDataOutput)
     .mutation(({ ctx, input: { id, ...body } }) => widgetData(ctx.deps, ctx.actor, id, body)),

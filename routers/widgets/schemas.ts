@@ -29,7 +29,11 @@ const shelves = {
   columns: z.array(shelfField).max(100).default([]).describe('Measures'),
   filters: z.array(widgetFilter).max(200).default([]),
   sorts: z.array(widgetSort).max(100).default([]),
-  calculated_fields: z.array(calculatedField).max(500).default([]).describe('Required when a shelf references a calculated dataset field'),
+  calculated_fields: z
+    .array(calculatedField)
+    .max(500)
+    .default([])
+    .describe('Required when a shelf references a calculated dataset field'),
 };
 
 const createFields = {

@@ -1,7 +1,13 @@
 import { AppError } from '../../server/kernel/errors';
 import { authedProcedure, router } from '../../server/app/trpc';
 import { addMember, listMembers, removeMember, updateMember } from '../../server/workspaces/members';
-import { createWorkspace, deleteWorkspace, getWorkspace, listWorkspaces, updateWorkspace } from '../../server/workspaces/workspaces';
+import {
+  createWorkspace,
+  deleteWorkspace,
+  getWorkspace,
+  listWorkspaces,
+  updateWorkspace,
+} from '../../server/workspaces/workspaces';
 import { deletedOutput, idInput } from '../common';
 import {
   addMemberInput,
@@ -38,13 +44,22 @@ export const workspaceRouter = router({
     .query(({ ctx, input }) => listWorkspaces(ctx.deps.db, ctx.actor, input)),
 
   create: workspaceManagerProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/workspaces', summary: 'Create a shared workspace (creator becomes Администратор)', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/workspaces',
+        summary: 'Create a shared workspace (creator becomes Администратор)',
+        tags,
+      },
+    })
     .input(createWorkspaceInput)
     .output(workspaceView)
     .mutation(({ ctx, input }) => createWorkspace(ctx.deps, ctx.actor, input)),
 
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/workspaces/{id}', summary: 'Workspace details (members only)', tags } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/workspaces/{id}', summary: 'Workspace details (members only)', tags },
+    })
     .input(idInput)
     .output(workspaceDetails)
     .query(({ ctx, input }) => getWorkspace(ctx.deps, ctx.actor, input.id)),
@@ -62,13 +77,22 @@ export const workspaceRouter = router({
     .mutation(({ ctx, input }) => deleteWorkspace(ctx.deps, ctx.actor, input.id)),
 
   listMembers: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/workspaces/{id}/members', summary: 'Members and their roles', tags } })
+    .meta({
+      openapi: { method: 'GET', path: '/api/workspaces/{id}/members', summary: 'Members and their roles', tags },
+    })
     .input(listMembersInput)
     .output(listMembersOutput)
     .query(({ ctx, input: { id, ...page } }) => listMembers(ctx.deps.db, ctx.actor, id, page)),
 
   addMember: authedProcedure
-    .meta({ openapi: { method: 'POST', path: '/api/workspaces/{id}/members', summary: 'Add a user or group with a role', tags } })
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/workspaces/{id}/members',
+        summary: 'Add a user or group with a role',
+        tags,
+      },
+    })
     .input(addMemberInput)
     .output(memberView)
     .mutation(({ ctx, input: { id, user_id, group_id, role } }) =>
@@ -76,13 +100,22 @@ export const workspaceRouter = router({
     ),
 
   updateMember: authedProcedure
-    .meta({ openapi: { method: 'PUT', path: '/api/workspaces/{id}/members/{memberId}', summary: "Change a member's role", tags } })
+    .meta({
+      openapi: {
+        method: 'PUT',
+        path: '/api/workspaces/{id}/members/{memberId}',
+        summary: "Change a member's role",
+        tags,
+      },
+    })
     .input(updateMemberInput)
     .output(memberView)
     .mutation(({ ctx, input }) => updateMember(ctx.deps, ctx.actor, input.id, input.memberId, input.role)),
 
   removeMember: authedProcedure
-    .meta({ openapi: { method: 'DELETE', path: '/api/workspaces/{id}/members/{memberId}', summary: 'Remove a member', tags } })
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/workspaces/{id}/members/{memberId}', summary: 'Remove a member', tags },
+    })
     .input(memberIdInput)
     .output(removeMemberOutput)
     .mutation(({ ctx, input }) => removeMember(ctx.deps, ctx.actor, input.id, input.memberId)),

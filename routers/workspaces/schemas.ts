@@ -38,7 +38,11 @@ export const listWorkspacesOutput = pageSchema(workspaceView);
 
 const description = wireString().trim().max(2000);
 export const createWorkspaceInput = z.strictObject({ name: nonBlank(200), description: description.optional() });
-export const updateWorkspaceInput = z.strictObject({ id, name: nonBlank(200).optional(), description: description.optional() });
+export const updateWorkspaceInput = z.strictObject({
+  id,
+  name: nonBlank(200).optional(),
+  description: description.optional(),
+});
 
 export const memberView = z.object({
   member_id: z.number().int(),
@@ -58,7 +62,10 @@ export const addMemberInput = z
   .strictObject({ id, user_id: id.optional(), group_id: id.optional(), role })
   .superRefine((m, ctx) => {
     if ((m.user_id === undefined) === (m.group_id === undefined)) {
-      const message = m.user_id === undefined ? 'one of user_id or group_id is required' : 'give either user_id or group_id, not both';
+      const message =
+        m.user_id === undefined
+          ? 'one of user_id or group_id is required'
+          : 'give either user_id or group_id, not both';
       ctx.addIssue({ code: 'custom', path: [m.user_id === undefined ? 'user_id' : 'group_id'], message });
     }
   });

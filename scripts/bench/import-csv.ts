@@ -36,12 +36,23 @@ try {
     await writeCsv(csv, encoding);
     const size = (await stat(csv)).size;
     const started = performance.now();
-    const r = await importFile({ input_path: csv, format: 'csv', duckdb_path: join(dir, `${encoding}.duckdb`), table_name: 'data' });
+    const r = await importFile({
+      input_path: csv,
+      format: 'csv',
+      duckdb_path: join(dir, `${encoding}.duckdb`),
+      table_name: 'data',
+    });
     const seconds = (performance.now() - started) / 1000;
-    console.log(JSON.stringify({
-      encoding, rows: r.row_count, file_mb: +(size / 1e6).toFixed(1), seconds: +seconds.toFixed(2),
-      rows_per_second: Math.round(r.row_count / seconds), types: r.columns.map((c) => `${c.name}:${c.db_type}`).join(', '),
-    }));
+    console.log(
+      JSON.stringify({
+        encoding,
+        rows: r.row_count,
+        file_mb: +(size / 1e6).toFixed(1),
+        seconds: +seconds.toFixed(2),
+        rows_per_second: Math.round(r.row_count / seconds),
+        types: r.columns.map((c) => `${c.name}:${c.db_type}`).join(', '),
+      }),
+    );
   }
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -37,7 +37,9 @@ async function measure(name: string, url: string, headers: Record<string, string
 async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-rest-'));
   const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: process.env.DATABASE_URL ?? '' }));
+  const runtime = await startRuntime(
+    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: process.env.DATABASE_URL ?? '' }),
+  );
   const app = await buildApp(runtime.deps);
   const sameAnswer = await getInstallationSettings(runtime.deps);
   app.get('/bench/bare', async () => sameAnswer);
@@ -58,14 +60,19 @@ async function main() {
     ];
     // Two interleaved rounds, best of each: other load on the machine then hurts every target alike.
     const rounds: Measured[][] = [[], []];
-    for (const round of rounds) for (const [name, url, headers] of targets) round.push(await measure(name, url, headers));
+    for (const round of rounds)
+      for (const [name, url, headers] of targets) round.push(await measure(name, url, headers));
     const results = targets.map((_, i) => (rounds[0][i].rps >= rounds[1][i].rps ? rounds[0][i] : rounds[1][i]));
 
     const [bare, restR, trpcR] = results;
-    console.log(`\nnode ${process.version}, ${os.cpus().length} cores, ${connections} connections, best of 2 x ${duration} s each\n`);
+    console.log(
+      `\nnode ${process.version}, ${os.cpus().length} cores, ${connections} connections, best of 2 x ${duration} s each\n`,
+    );
     console.log('target                          req/s     p50 ms  p99 ms  errors');
     for (const r of results) {
-      console.log(`${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${r.errors}`);
+      console.log(
+        `${r.name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)}  ${String(r.p50).padStart(7)} ${String(r.p99).padStart(7)}  ${r.errors}`,
+      );
     }
     const ratio = restR.rps / bare.rps;
     console.log(`\nREST / bare   = ${ratio.toFixed(2)}x   (goal >= 0.60x: ${ratio >= 0.6 ? 'met' : 'NOT met'})`);

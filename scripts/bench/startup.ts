@@ -18,8 +18,9 @@ import { embeddedClusterDir, freePort } from '../../db/embedded';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const settleMs = Number(process.env.SETTLE_MS ?? 5000);
-const startCommand = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts
-  .start;
+const startCommand = (
+  JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }
+).scripts.start;
 const password = 'Bench-startup-2026';
 
 interface Started {
@@ -105,7 +106,7 @@ function descendants(pid: number): number[] {
   }
   const out: number[] = [];
   const queue = [pid];
-  while (queue.length) for (const c of parents.get(queue.shift()!) ?? []) out.push(c), queue.push(c);
+  while (queue.length) for (const c of parents.get(queue.shift()!) ?? []) (out.push(c), queue.push(c));
   return out;
 }
 

@@ -39,7 +39,12 @@ async function main() {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-upload-'));
   const password = 'Bench-admin-2026';
   const runtime = await startRuntime(
-    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: process.env.DATABASE_URL ?? '', LOG_LEVEL: 'silent' }),
+    loadConfig({
+      DATA_DIR: dataDir,
+      ADMIN_PASSWORD: password,
+      DATABASE_URL: process.env.DATABASE_URL ?? '',
+      LOG_LEVEL: 'silent',
+    }),
   );
   const app = await buildApp(runtime.deps);
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -48,7 +53,9 @@ async function main() {
     const generated = performance.now();
     await writeCsv(csv);
     const size = (await fs.stat(csv)).size;
-    console.log(`generated ${rows} rows, ${(size / 1e6).toFixed(1)} MB in ${((performance.now() - generated) / 1000).toFixed(1)} s`);
+    console.log(
+      `generated ${rows} rows, ${(size / 1e6).toFixed(1)} MB in ${((performance.now() - generated) / 1000).toFixed(1)} s`,
+    );
 
     const login = await fetch(`${base}/api/auth/login`, {
       method: 'POST',
@@ -63,9 +70,14 @@ async function main() {
     form.append('file', await openAsBlob(csv), 'bench.csv');
     const started = performance.now();
     const res = await fetch(`${base}/api/files`, { method: 'POST', headers: auth, body: form });
-    const uploaded = (await res.json()) as { success: boolean; data?: { id: number; settings: { file: { tables: string[]; row_count: number } } }; error?: unknown };
+    const uploaded = (await res.json()) as {
+      success: boolean;
+      data?: { id: number; settings: { file: { tables: string[]; row_count: number } } };
+      error?: unknown;
+    };
     const seconds = (performance.now() - started) / 1000;
-    if (!uploaded.success || !uploaded.data) throw new Error(`upload failed: ${res.status} ${JSON.stringify(uploaded.error)}`);
+    if (!uploaded.success || !uploaded.data)
+      throw new Error(`upload failed: ${res.status} ${JSON.stringify(uploaded.error)}`);
     const { id, settings } = uploaded.data;
 
     const previewStarted = performance.now();
@@ -74,7 +86,9 @@ async function main() {
       headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ table: settings.file.tables[0], limit: 100 }),
     });
-    const previewBody = (await preview.json()) as { data: { columns: { name: string; db_type: string }[]; rows: unknown[][] } };
+    const previewBody = (await preview.json()) as {
+      data: { columns: { name: string; db_type: string }[]; rows: unknown[][] };
+    };
     const previewMs = performance.now() - previewStarted;
 
     console.log(

@@ -39,7 +39,8 @@ async function ensureSourceTable(): Promise<void> {
   const c = new pg.Client({ connectionString: SOURCE_URL });
   await c.connect();
   try {
-    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0].ok as boolean;
+    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0]
+      .ok as boolean;
     if (exists) return;
     console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
     const started = Date.now();
@@ -89,12 +90,18 @@ function post(base: URL, pathname: string, body: unknown, token?: string): Promi
         path: pathname,
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }),
+        );
       },
     );
     req.on('error', reject);
@@ -121,14 +128,18 @@ async function main() {
   const meta = await metadataDatabase();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-widget-'));
   const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }));
+  const runtime = await startRuntime(
+    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }),
+  );
   const { deps } = runtime;
   configureQueryEngine(deps, { ttlMs: 0 }); // no result cache: every request runs its query
   const app = await buildApp(deps);
   const base = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
   try {
     const token = (await post(base, '/api/auth/login', { username: 'admin', password })).json.data.token as string;
-    const me = await fetch(new URL('/api/users/me', base), { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json() as Promise<any>);
+    const me = await fetch(new URL('/api/users/me', base), { headers: { authorization: `Bearer ${token}` } }).then(
+      (r) => r.json() as Promise<any>,
+    );
     const workspaceId = me.data.personal_workspace_id as number;
     const u = new URL(SOURCE_URL);
     const [source] = await deps.db
@@ -137,18 +148,40 @@ async function main() {
         name: 'bench source',
         type: 'postgresql',
         workspaceId,
-        settings: { host: u.hostname, port: Number(u.port || 5432), username: decodeURIComponent(u.username), db: u.pathname.slice(1) },
+        settings: {
+          host: u.hostname,
+          port: Number(u.port || 5432),
+          username: decodeURIComponent(u.username),
+          db: u.pathname.slice(1),
+        },
       })
       .returning();
-    const dataset = await post(base, '/api/dataset', { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] }, token);
+    const dataset = await post(
+      base,
+      '/api/dataset',
+      { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
+      token,
+    );
     const datasetId = dataset.json.data.id as number;
-    const field = (id: number, name: string, primitive_type: string) => ({ id, object_id: -1, name, column: name, primitive_type });
+    const field = (id: number, name: string, primitive_type: string) => ({
+      id,
+      object_id: -1,
+      name,
+      column: name,
+      primitive_type,
+    });
     const schema = await put(
       base,
       `/api/dataset/${datasetId}/schema`,
       {
         objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
-        fields: [field(-2, 'id', 'integer'), field(-3, 'grp', 'integer'), field(-4, 'amount', 'float'), field(-5, 'qty', 'integer'), field(-6, 'sold_on', 'date')],
+        fields: [
+          field(-2, 'id', 'integer'),
+          field(-3, 'grp', 'integer'),
+          field(-4, 'amount', 'float'),
+          field(-5, 'qty', 'integer'),
+          field(-6, 'sold_on', 'date'),
+        ],
         relations: [],
         hierarchies: [],
         filters: [],
@@ -162,13 +195,20 @@ async function main() {
       large: {
         type: 'table',
         rows: [{ id: 'grp', sql: '[sales.grp]' }],
-        columns: [{ id: 'total', sql: 'SUM([sales.amount])' }, { id: 'n', sql: 'COUNT()' }, { id: 'q', sql: 'AVG([sales.qty])' }],
+        columns: [
+          { id: 'total', sql: 'SUM([sales.amount])' },
+          { id: 'n', sql: 'COUNT()' },
+          { id: 'q', sql: 'AVG([sales.qty])' },
+        ],
         sorts: [{ field_id: 'grp', direction: 'asc' as const }],
         page_size: 10_000,
       },
       tiny: {
         type: 'table',
-        rows: [{ id: 'id', sql: '[sales.id]' }, { id: 'amount', sql: '[sales.amount]' }],
+        rows: [
+          { id: 'id', sql: '[sales.id]' },
+          { id: 'amount', sql: '[sales.amount]' },
+        ],
         filters: [{ sql: '[sales.id]', op: 'eq', values: [4242], value_type: 'integer' }],
         page_size: 100,
       },
@@ -224,7 +264,10 @@ async function main() {
 
     console.log(`\nnode ${process.version}, ${os.cpus().length} cores; source ${TABLE}; result cache off\n`);
     const report: Record<string, { rest: number; raw: number }> = {};
-    for (const [name, runs, warmup] of [['tiny', TINY_RUNS, 50], ['large', LARGE_RUNS, 2]] as const) {
+    for (const [name, runs, warmup] of [
+      ['tiny', TINY_RUNS, 50],
+      ['large', LARGE_RUNS, 2],
+    ] as const) {
       for (let i = 0; i < warmup; i++) {
         await rest(name);
         await raw(name);
@@ -240,7 +283,9 @@ async function main() {
         }
       }
       report[name] = { rest: p50(times.rest), raw: p50(times.raw) };
-      console.log(`${name.padEnd(6)} (${runs} runs each)   REST p50 ${ms(report[name].rest).padStart(10)}   raw p50 ${ms(report[name].raw).padStart(10)}`);
+      console.log(
+        `${name.padEnd(6)} (${runs} runs each)   REST p50 ${ms(report[name].rest).padStart(10)}   raw p50 ${ms(report[name].raw).padStart(10)}`,
+      );
     }
     console.log('\ncompiled SQL of the large query:\n  ' + compiled.large.sql);
     const plan = await client.query(`EXPLAIN ${compiled.large.sql}`, compiled.large.params);
@@ -258,8 +303,12 @@ async function main() {
     const ratio = report.large.rest / report.large.raw;
     const added = report.tiny.rest - report.tiny.raw;
     console.log('\nfigures (goals in brackets):');
-    console.log(`  large aggregation:  REST / raw SQL = ${ratio.toFixed(3)}x   (<= 1.10x: ${ratio <= 1.1 ? 'met' : 'NOT met'})`);
-    console.log(`  tiny query:         REST - raw SQL = ${added >= 0 ? '+' : ''}${ms(added)} p50   (<= +2 ms: ${added <= 2 ? 'met' : 'NOT met'})`);
+    console.log(
+      `  large aggregation:  REST / raw SQL = ${ratio.toFixed(3)}x   (<= 1.10x: ${ratio <= 1.1 ? 'met' : 'NOT met'})`,
+    );
+    console.log(
+      `  tiny query:         REST - raw SQL = ${added >= 0 ? '+' : ''}${ms(added)} p50   (<= +2 ms: ${added <= 2 ? 'met' : 'NOT met'})`,
+    );
     console.log(`  cached widget read: ${ms(cached)} p50   (<= 2 ms: ${cached <= 2 ? 'met' : 'NOT met'})`);
     await client.end();
   } finally {

@@ -36,14 +36,28 @@ writeFileSync(entry, "import type { appRouter } from './routers/index';\nexport 
 mkdirSync(path.dirname(out), { recursive: true });
 execFileSync(
   bin('dts-bundle-generator'),
-  ['--silent', '--no-banner', '--external-imports', '@trpc/server', '--project', path.join(root, 'scripts/build-types/tsconfig.json'), '-o', out, entry],
+  [
+    '--silent',
+    '--no-banner',
+    '--external-imports',
+    '@trpc/server',
+    '--project',
+    path.join(root, 'scripts/build-types/tsconfig.json'),
+    '-o',
+    out,
+    entry,
+  ],
   { stdio: 'inherit' },
 );
 
 const bundle = readFileSync(out, 'utf8');
-const foreign = [...bundle.matchAll(/(?:from\s+|import\()["']([^"']+)["']/g)].map((m) => m[1]).filter((spec) => spec !== '@trpc/server');
+const foreign = [...bundle.matchAll(/(?:from\s+|import\()["']([^"']+)["']/g)]
+  .map((m) => m[1])
+  .filter((spec) => spec !== '@trpc/server');
 if (foreign.length) {
-  console.error(`dist/types/app-router.d.ts still imports ${[...new Set(foreign)].join(', ')}: add a stand-in or inline it`);
+  console.error(
+    `dist/types/app-router.d.ts still imports ${[...new Set(foreign)].join(', ')}: add a stand-in or inline it`,
+  );
   process.exit(1);
 }
 rmSync(work, { recursive: true, force: true });

@@ -39,13 +39,23 @@ export function ownsObject(actor: Actor, row: Pick<ObjectRowBase, 'authorId'>, r
  * The caller's standing on a row already loaded with their role (a list, or a hot path that reads both in one
  * query): 404 with the kind's message when they may not read it.
  */
-export function accessOf<K extends ObjectKindName>(actor: Actor, kind: K, row: ObjectRow<K>, role: WorkspaceRole | null): ObjectAccess<K> {
+export function accessOf<K extends ObjectKindName>(
+  actor: Actor,
+  kind: K,
+  row: ObjectRow<K>,
+  role: WorkspaceRole | null,
+): ObjectAccess<K> {
   if (!role && !actor.isSysadmin) throw OBJECT_KINDS[kind].notFound(row.id);
   return { row, role, isOwner: ownsObject(actor, row, role) };
 }
 
 /** accessOf for a row selected beside roleRankInSql (the rank of the caller's role, null when not a member). */
-export function accessOfRank<K extends ObjectKindName>(actor: Actor, kind: K, row: ObjectRow<K>, rank: number | null): ObjectAccess<K> {
+export function accessOfRank<K extends ObjectKindName>(
+  actor: Actor,
+  kind: K,
+  row: ObjectRow<K>,
+  rank: number | null,
+): ObjectAccess<K> {
   return accessOf(actor, kind, row, roleOfRank(rank));
 }
 

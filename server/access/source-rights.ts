@@ -41,14 +41,25 @@ const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
   new AppError('forbidden', `Нет доступа к источнику данных «${s.name}» (id ${s.id})`);
 
 /** Of the given workspaces, those the user can read now (one metadata query). */
-async function workspacesUserReads(deps: AppDeps, db: DbOrTx, userId: number, workspaceIds: number[]): Promise<Set<number>> {
+async function workspacesUserReads(
+  deps: AppDeps,
+  db: DbOrTx,
+  userId: number,
+  workspaceIds: number[],
+): Promise<Set<number>> {
   const userGroups = db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
   const rows = await db
-    .select({ id: workspaceMembers.workspaceId, admin: sql<boolean>`exists (select 1 from ${groupMembers} where ${groupMembers.userId} = ${userId} and ${groupMembers.groupId} = ${deps.systemGroups.platformAdmins})` })
+    .select({
+      id: workspaceMembers.workspaceId,
+      admin: sql<boolean>`exists (select 1 from ${groupMembers} where ${groupMembers.userId} = ${userId} and ${groupMembers.groupId} = ${deps.systemGroups.platformAdmins})`,
+    })
     .from(users)
     .leftJoin(
       workspaceMembers,
-      and(inArray(workspaceMembers.workspaceId, workspaceIds), or(eq(workspaceMembers.userId, users.id), inArray(workspaceMembers.groupId, userGroups))),
+      and(
+        inArray(workspaceMembers.workspaceId, workspaceIds),
+        or(eq(workspaceMembers.userId, users.id), inArray(workspaceMembers.groupId, userGroups)),
+      ),
     )
     .where(and(eq(users.id, userId), eq(users.active, true)));
   if (rows.some((r) => r.admin)) return new Set(workspaceIds);
@@ -71,7 +82,8 @@ export async function assertSourcesUsable(
   if (foreign.length === 0) return;
   const cache = deps.caches.sourceRights;
   const epoch = deps.caches.readEpoch.value;
-  const key = (s: SourceRef) => `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
+  const key = (s: SourceRef) =>
+    `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
   const allowed = new Map<number, boolean>();
   for (const s of foreign) {
     const hit = opts.cached ? cache.get(key(s)) : undefined;
@@ -79,7 +91,10 @@ export async function assertSourcesUsable(
   }
   const unknown = foreign.filter((s) => !allowed.has(s.id));
   if (unknown.length) {
-    const readable = dataset.authorId === null ? new Set<number>() : await workspacesUserReads(deps, db, dataset.authorId, [...new Set(unknown.map((s) => s.workspaceId))]);
+    const readable =
+      dataset.authorId === null
+        ? new Set<number>()
+        : await workspacesUserReads(deps, db, dataset.authorId, [...new Set(unknown.map((s) => s.workspaceId))]);
     for (const s of unknown) {
       allowed.set(s.id, readable.has(s.workspaceId));
       cache.set(key(s), readable.has(s.workspaceId));
@@ -90,7 +105,12 @@ export async function assertSourcesUsable(
 }
 
 /** At a schema save: every source the objects refer to must be usable by the dataset (fresh, never cached). */
-export async function assertSchemaSourcesUsable(deps: AppDeps, db: DbOrTx, dataset: DatasetOwnerRef, sourceIds: readonly number[]): Promise<void> {
+export async function assertSchemaSourcesUsable(
+  deps: AppDeps,
+  db: DbOrTx,
+  dataset: DatasetOwnerRef,
+  sourceIds: readonly number[],
+): Promise<void> {
   const ids = [...new Set(sourceIds)];
   if (ids.length === 0) return;
   const rows = await db

@@ -36,7 +36,10 @@ function frameworkError(err: FastifyError): { status: number; message: string } 
       return { status: 415, message: ERROR_TABLE.unsupported_media_type.message };
   }
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
-    return { status: err.statusCode, message: err.statusCode === 400 ? 'Некорректный запрос' : ERROR_TABLE.bad_request.message };
+    return {
+      status: err.statusCode,
+      message: err.statusCode === 400 ? 'Некорректный запрос' : ERROR_TABLE.bad_request.message,
+    };
   }
   return { status: 500, message: ERROR_TABLE.internal.message };
 }
@@ -83,7 +86,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   });
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
-  registerRestRoutes(app, appRouter, makeContext, (req, err) => req.log.error({ err, reqId: req.id }, 'procedure failed'));
+  registerRestRoutes(app, appRouter, makeContext, (req, err) =>
+    req.log.error({ err, reqId: req.id }, 'procedure failed'),
+  );
 
   registerRawRoutes(app, rawRoutes, {
     deps,
@@ -97,12 +102,16 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
       router: appRouter,
       createContext: ({ req }) => makeContext(req),
       onError: ({ error, req }) => {
-        if (error.code === 'INTERNAL_SERVER_ERROR') req.log.error({ err: error.cause ?? error }, 'trpc procedure failed');
+        if (error.code === 'INTERNAL_SERVER_ERROR')
+          req.log.error({ err: error.cause ?? error }, 'trpc procedure failed');
       },
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
   });
 
-  const document = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: rawOperationDocs(rawRoutes) });
+  const document = buildOpenApiDocument(appRouter, {
+    version: API_VERSION,
+    rawOperations: rawOperationDocs(rawRoutes),
+  });
   app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(document));
   await app.register(swagger, { mode: 'static', specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });

@@ -19,7 +19,10 @@ const BOOTSTRAP_LOCK = 724_513_902;
  * First-start seeding, idempotent and safe for several nodes starting together: the system groups, the signing key
  * and, on an empty installation, the first system administrator (member of both system groups).
  */
-export async function bootstrap(db: Db, opts: { adminUsername: string; adminPassword?: string }): Promise<BootstrapResult> {
+export async function bootstrap(
+  db: Db,
+  opts: { adminUsername: string; adminPassword?: string },
+): Promise<BootstrapResult> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
     const systemGroups = await ensureSystemGroups(tx);

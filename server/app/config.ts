@@ -8,11 +8,19 @@ const envSchema = z.object({
   DATABASE_URL: z.string().url().optional(),
   ADMIN_USERNAME: z.string().trim().min(1).default('admin'),
   ADMIN_PASSWORD: z.string().min(1).optional(),
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 1024 * 1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   PUBLIC_BASE_URL: z.string().optional(),
   SECRETS_KEY: z.string().optional(),
-  UPLOAD_LIMIT_BYTES: z.coerce.number().int().positive().default(1024 * 1024 * 1024),
+  UPLOAD_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(1024 * 1024 * 1024),
   SOURCE_CONNECTIONS_TOTAL: z.coerce.number().int().positive().default(50),
   SOURCE_CONNECTIONS_PER_SERVER: z.coerce.number().int().positive().default(10),
   SOURCE_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),

@@ -23,14 +23,20 @@ export interface Runtime {
 async function makeDirectory(dir: string): Promise<void> {
   const missing: string[] = [];
   let at = path.resolve(dir);
-  while (!(await fs.stat(at).then(() => true, () => false))) {
+  while (
+    !(await fs.stat(at).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     missing.unshift(at);
     if (path.dirname(at) === at) break;
     at = path.dirname(at);
   }
-  for (const d of missing) await fs.mkdir(d).catch((e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
+  for (const d of missing)
+    await fs.mkdir(d).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
 }
 
 /** Database (external or embedded) -> migrations -> first-start seeding. Shared by main.ts and scripts. */
@@ -39,7 +45,9 @@ export async function startRuntime(config: AppConfig, log: (m: string) => void =
     await makeDirectory(config.dataDir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code ?? String(e);
-    throw new StartupError(`Cannot start: DATA_DIR ${config.dataDir} cannot be created (${code}); set DATA_DIR to a folder this user can write.`);
+    throw new StartupError(
+      `Cannot start: DATA_DIR ${config.dataDir} cannot be created (${code}); set DATA_DIR to a folder this user can write.`,
+    );
   }
   let embedded: EmbeddedServer | undefined;
   let url = config.databaseUrl;
@@ -50,7 +58,10 @@ export async function startRuntime(config: AppConfig, log: (m: string) => void =
   const database = connectDatabase(url);
   try {
     await runMigrations(database.db);
-    const boot = await bootstrap(database.db, { adminUsername: config.adminUsername, adminPassword: config.adminPassword });
+    const boot = await bootstrap(database.db, {
+      adminUsername: config.adminUsername,
+      adminPassword: config.adminPassword,
+    });
     const deps = createAppDeps({
       db: database.db,
       config,

@@ -24,7 +24,11 @@ export async function getApiTokenSettings(deps: AppDeps): Promise<ApiTokenSettin
   }))) as ApiTokenSettings;
 }
 
-export async function saveApiTokenSettings(deps: AppDeps, db: DbOrTx, value: ApiTokenSettings): Promise<ApiTokenSettings> {
+export async function saveApiTokenSettings(
+  deps: AppDeps,
+  db: DbOrTx,
+  value: ApiTokenSettings,
+): Promise<ApiTokenSettings> {
   await writeSetting(db, KEY, value);
   deps.caches.settings.delete(KEY);
   return value;

@@ -13,7 +13,10 @@ export const API_TOKEN_PREFIX = 'apt_';
 const TOKENS_DISABLED = 'Выпуск и работа MCP-токенов отключены администратором платформы';
 
 /** Issue and use need the switch on, an allowed account type and (when set) the access group. */
-export async function assertApiTokensUsable(deps: AppDeps, who: { accountType: string; groupIds: number[] }): Promise<void> {
+export async function assertApiTokensUsable(
+  deps: AppDeps,
+  who: { accountType: string; groupIds: number[] },
+): Promise<void> {
   const s = await getApiTokenSettings(deps);
   const allowed =
     s.enabled &&
@@ -57,15 +60,25 @@ export async function listApiTokens(deps: AppDeps, actor: Actor, input: PageRequ
   const ownerId = input.userId !== undefined && actor.isSysadmin ? input.userId : actor.userId;
   if (input.userId !== undefined && !actor.isSysadmin && input.userId !== actor.userId) throw new AppError('forbidden');
   const where = eq(apiTokens.userId, ownerId);
-  const sortable = { id: apiTokens.id, name: apiTokens.name, created_at: apiTokens.createdAt, status: apiTokens.status };
-  const order = input.sort ? (sortable as Record<string, (typeof sortable)[keyof typeof sortable]>)[input.sort.field] : undefined;
+  const sortable = {
+    id: apiTokens.id,
+    name: apiTokens.name,
+    created_at: apiTokens.createdAt,
+    status: apiTokens.status,
+  };
+  const order = input.sort
+    ? (sortable as Record<string, (typeof sortable)[keyof typeof sortable]>)[input.sort.field]
+    : undefined;
   if (input.sort && !order) throw invalid({ sort: `unknown sort field: ${input.sort.field}` });
   const [{ total }] = await deps.db.select({ total: count() }).from(apiTokens).where(where);
   const rows = await deps.db
     .select()
     .from(apiTokens)
     .where(where)
-    .orderBy(order ? (input.sort!.direction === 'desc' ? desc(order) : asc(order)) : desc(apiTokens.id), desc(apiTokens.id))
+    .orderBy(
+      order ? (input.sort!.direction === 'desc' ? desc(order) : asc(order)) : desc(apiTokens.id),
+      desc(apiTokens.id),
+    )
     .limit(input.size)
     .offset(input.page * input.size);
   return pageOf(rows.map(tokenView), input, total);

@@ -18,7 +18,13 @@ async function userStatus(deps: AppDeps, userId: number): Promise<UserStatus | n
   });
 }
 
-function actorOf(deps: AppDeps, userId: number, status: UserStatus, groupIds: number[], kind: Actor['tokenKind']): Actor {
+function actorOf(
+  deps: AppDeps,
+  userId: number,
+  status: UserStatus,
+  groupIds: number[],
+  kind: Actor['tokenKind'],
+): Actor {
   return {
     userId,
     username: status.username,

@@ -32,7 +32,12 @@ export async function reserveLoginAttempt(db: Db, username: string, ip: string):
     const [{ n }] = await tx
       .select({ n: count() })
       .from(loginFailures)
-      .where(and(eq(loginFailures.key, key), gt(loginFailures.failedAt, sql`now() - make_interval(secs => ${THROTTLE_WINDOW_SECONDS})`)));
+      .where(
+        and(
+          eq(loginFailures.key, key),
+          gt(loginFailures.failedAt, sql`now() - make_interval(secs => ${THROTTLE_WINDOW_SECONDS})`),
+        ),
+      );
     if (n >= THROTTLE_MAX_FAILURES) return null;
     const [row] = await tx.insert(loginFailures).values({ key }).returning({ id: loginFailures.id });
     return row.id;

@@ -6,7 +6,13 @@ import { AppError } from '../kernel/errors';
 import { findUserByUsername, userGroupIds } from '../users/accounts';
 import { burnPasswordCheck, verifyPassword } from './passwords';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle';
-import { consumeRefreshToken, issueRefreshToken, revokeUserRefreshTokens, type ConsumeResult, type TokenLineage } from './refresh-tokens';
+import {
+  consumeRefreshToken,
+  issueRefreshToken,
+  revokeUserRefreshTokens,
+  type ConsumeResult,
+  type TokenLineage,
+} from './refresh-tokens';
 import { SESSION_TOKEN_TTL_SECONDS, issueSessionToken } from './session-tokens';
 
 export interface LoginResult {
@@ -28,7 +34,11 @@ async function sessionFor(deps: AppDeps, db: DbOrTx, userId: number, lineage?: T
   };
 }
 
-export async function login(deps: AppDeps, input: { username: string; password: string }, ip: string): Promise<LoginResult> {
+export async function login(
+  deps: AppDeps,
+  input: { username: string; password: string },
+  ip: string,
+): Promise<LoginResult> {
   // Booked before the hash is checked: a refused attempt never reaches argon2, and concurrent guesses cannot
   // overtake the count.
   const attempt = await reserveLoginAttempt(deps.db, input.username, ip);
@@ -72,7 +82,12 @@ export async function refresh(deps: AppDeps, refreshToken: string, log?: Securit
   if (!outcome.ok) {
     if (outcome.reused) {
       log?.warn(
-        { event: 'refresh_token_reuse', userId: outcome.reused.userId, familyId: outcome.reused.familyId, revoked: outcome.reused.revoked },
+        {
+          event: 'refresh_token_reuse',
+          userId: outcome.reused.userId,
+          familyId: outcome.reused.familyId,
+          revoked: outcome.reused.revoked,
+        },
         'spent refresh token presented again: its whole family is revoked',
       );
     }

@@ -34,6 +34,7 @@ export function passwordWeakness(password: string, username?: string): string | 
   if (password.length < 8) return 'Пароль должен содержать не менее 8 символов';
   if (password.length > 256) return 'Пароль должен содержать не более 256 символов';
   if (!/\p{L}/u.test(password) || !/\p{N}/u.test(password)) return 'Пароль должен содержать буквы и цифры';
-  if (username && password.toLowerCase() === username.toLowerCase()) return 'Пароль не должен совпадать с именем пользователя';
+  if (username && password.toLowerCase() === username.toLowerCase())
+    return 'Пароль не должен совпадать с именем пользователя';
   return null;
 }

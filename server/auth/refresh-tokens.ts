@@ -39,7 +39,13 @@ export async function consumeRefreshToken(db: DbOrTx, token: string): Promise<Co
   const [row] = await db
     .update(refreshTokens)
     .set({ usedAt: sql`now()`, revokedAt: sql`now()` })
-    .where(and(eq(refreshTokens.tokenHash, tokenHash), isNull(refreshTokens.revokedAt), gt(refreshTokens.expiresAt, sql`now()`)))
+    .where(
+      and(
+        eq(refreshTokens.tokenHash, tokenHash),
+        isNull(refreshTokens.revokedAt),
+        gt(refreshTokens.expiresAt, sql`now()`),
+      ),
+    )
     .returning({ id: refreshTokens.id, userId: refreshTokens.userId, familyId: refreshTokens.familyId });
   if (row) return { ok: true, userId: row.userId, lineage: { familyId: row.familyId, parentId: row.id } };
 

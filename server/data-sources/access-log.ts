@@ -15,8 +15,16 @@ export const ACCESS_LOG_SORT_FIELDS = ['created_at', 'action', 'user_id'] as con
  * (create, change, copy, file replace, metadata refresh). Written after access is granted, before the work runs,
  * so that failed attempts are on record too. Never holds secrets: `detail` names what was touched, not settings.
  */
-export async function logSourceAccess(db: DbOrTx, sourceId: number, actor: Actor, action: AccessAction, detail = ''): Promise<void> {
-  await db.insert(dataSourceAccessLog).values({ dataSourceId: sourceId, userId: actor.userId, action, detail: detail.slice(0, 2000) });
+export async function logSourceAccess(
+  db: DbOrTx,
+  sourceId: number,
+  actor: Actor,
+  action: AccessAction,
+  detail = '',
+): Promise<void> {
+  await db
+    .insert(dataSourceAccessLog)
+    .values({ dataSourceId: sourceId, userId: actor.userId, action, detail: detail.slice(0, 2000) });
 }
 
 export interface AccessLogFilter {
@@ -42,7 +50,11 @@ export async function listAccessLog(db: DbOrTx, actor: Actor, sourceId: number, 
     .orderBy(
       ...orderByOf(
         input.sort,
-        { created_at: dataSourceAccessLog.createdAt, action: dataSourceAccessLog.action, user_id: dataSourceAccessLog.userId },
+        {
+          created_at: dataSourceAccessLog.createdAt,
+          action: dataSourceAccessLog.action,
+          user_id: dataSourceAccessLog.userId,
+        },
         [desc(dataSourceAccessLog.createdAt)],
         dataSourceAccessLog.id,
       ),

@@ -1,4 +1,10 @@
-import { sourceKindInfo, type Dialect, type ResultColumn, type SourceKind, type TableInfo } from '../../adapters/sources';
+import {
+  sourceKindInfo,
+  type Dialect,
+  type ResultColumn,
+  type SourceKind,
+  type TableInfo,
+} from '../../adapters/sources';
 import { visibleWorkspaceIds } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
@@ -85,9 +91,20 @@ export async function previewTable(
   const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
   const dialect = dialectOf(row.type);
   const result = await viaConnector(() =>
-    connectorForSource(deps, row).query(previewSql(dialect, table, limit), [], { limit, timeoutMs: BROWSE_TIMEOUT_MS, readOnly: true }),
+    connectorForSource(deps, row).query(previewSql(dialect, table, limit), [], {
+      limit,
+      timeoutMs: BROWSE_TIMEOUT_MS,
+      readOnly: true,
+    }),
   );
-  return { schema: table.schema, table: table.name, columns: result.columns, rows: result.rows, truncated: result.truncated, limit };
+  return {
+    schema: table.schema,
+    table: table.name,
+    columns: result.columns,
+    rows: result.rows,
+    truncated: result.truncated,
+    limit,
+  };
 }
 
 export async function columnValues(
@@ -102,7 +119,9 @@ export async function columnValues(
   const column = await resolveColumn(deps, row, table, input.column);
   const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
   const { sql, params } = columnValuesSql(dialectOf(row.type), table, column.name, input.query || undefined, limit);
-  const result = await viaConnector(() => connectorForSource(deps, row).query(sql, params, { limit, timeoutMs: BROWSE_TIMEOUT_MS, readOnly: true }));
+  const result = await viaConnector(() =>
+    connectorForSource(deps, row).query(sql, params, { limit, timeoutMs: BROWSE_TIMEOUT_MS, readOnly: true }),
+  );
   return { column: column.name, values: result.rows.map((r) => r[0]), truncated: result.truncated };
 }
 

@@ -1,4 +1,10 @@
-import { ConnectorError, createConnector, type CheckHost, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import {
+  ConnectorError,
+  createConnector,
+  type CheckHost,
+  type SourceKind,
+  type SourceSettings,
+} from '../../adapters/sources';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest, invalid } from '../kernel/errors';
@@ -8,7 +14,14 @@ import { logSourceAccess } from './access-log';
 import { connectionSettings, openSecrets } from './connection';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets } from './secrets';
-import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, withheldSecrets, type SettingsInput } from './settings';
+import {
+  nextSecrets,
+  normalizeSettings,
+  overrideSettings,
+  secretChanges,
+  withheldSecrets,
+  type SettingsInput,
+} from './settings';
 
 const CHECK_OK_MESSAGE = 'Подключение успешно';
 /** Budget for reaching the server (TCP, TLS, SSH, login): an unreachable host fails within it. */
@@ -26,7 +39,11 @@ export interface CheckResult {
  * restarted server is really seen) and runs the kind's trivial query. A failure of the source is a result
  * (`ok: false` with the driver's words), not an error of the call: the call itself succeeded.
  */
-export async function checkConnection(kind: SourceKind, settings: SourceSettings, checkHost?: CheckHost): Promise<CheckResult> {
+export async function checkConnection(
+  kind: SourceKind,
+  settings: SourceSettings,
+  checkHost?: CheckHost,
+): Promise<CheckResult> {
   let connector;
   try {
     connector = createConnector(kind, settings, { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1, checkHost });
@@ -37,7 +54,13 @@ export async function checkConnection(kind: SourceKind, settings: SourceSettings
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new ConnectorError(`Сервер ${[settings.host, settings.http_port ?? settings.port].filter(Boolean).join(':')} не ответил за ${CHECK_TOTAL_TIMEOUT_MS / 1000} с`, 'timeout')),
+      () =>
+        reject(
+          new ConnectorError(
+            `Сервер ${[settings.host, settings.http_port ?? settings.port].filter(Boolean).join(':')} не ответил за ${CHECK_TOTAL_TIMEOUT_MS / 1000} с`,
+            'timeout',
+          ),
+        ),
       CHECK_TOTAL_TIMEOUT_MS,
     );
   });
@@ -55,7 +78,10 @@ export async function checkConnection(kind: SourceKind, settings: SourceSettings
 }
 
 /** POST /api/data-source/check: settings that are not saved yet. Nothing is written. */
-export async function checkSettings(deps: AppDeps, input: { type: string; settings: SettingsInput }): Promise<CheckResult> {
+export async function checkSettings(
+  deps: AppDeps,
+  input: { type: string; settings: SettingsInput },
+): Promise<CheckResult> {
   const kind = await assertKindEnabled(deps, input.type);
   const plain = normalizeSettings(kind, input.settings);
   await assertSourceAddressAllowed(deps, plain);
@@ -66,13 +92,25 @@ export async function checkSettings(deps: AppDeps, input: { type: string; settin
  * POST /api/data-source/{id}/check: the saved connection, optionally with some settings replaced. Overrides are
  * for owners only: with them a reader could send the saved password to a server of their choice.
  */
-export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, overrides?: SettingsInput): Promise<CheckResult> {
+export async function checkSavedSource(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  overrides?: SettingsInput,
+): Promise<CheckResult> {
   const { row, isOwner } = await readableObject(deps.db, actor, 'data_source', id);
   const hasOverrides = !!overrides && Object.values(overrides).some((v) => v !== undefined);
   if (hasOverrides && !isOwner) throw new AppError('forbidden');
-  await logSourceAccess(deps.db, id, actor, 'read', hasOverrides ? 'проверка подключения с изменёнными настройками' : 'проверка подключения');
+  await logSourceAccess(
+    deps.db,
+    id,
+    actor,
+    'read',
+    hasOverrides ? 'проверка подключения с изменёнными настройками' : 'проверка подключения',
+  );
   const kind = row.type as SourceKind;
-  if (hasOverrides && kind === 'file') throw invalid({ settings: 'file sources have no connection settings to override' });
+  if (hasOverrides && kind === 'file')
+    throw invalid({ settings: 'file sources have no connection settings to override' });
   if (!hasOverrides) {
     const settings = connectionSettings(deps, row);
     await assertSourceAddressAllowed(deps, settings);
@@ -85,5 +123,9 @@ export async function checkSavedSource(deps: AppDeps, actor: Actor, id: number, 
   const withheld = withheldSecrets(stored, overrides, plain, saved);
   if (withheld.includes('password')) throw badRequest('Адрес или защита подключения изменены: укажите пароль заново');
   if (withheld.length) throw badRequest('Адрес SSH-сервера изменён: укажите пароль или ключ SSH заново');
-  return checkConnection(kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)), sourceHostCheck(deps));
+  return checkConnection(
+    kind,
+    mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)),
+    sourceHostCheck(deps),
+  );
 }

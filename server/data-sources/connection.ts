@@ -28,7 +28,9 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
   try {
     return deps.secretBox.open<SourceSecrets>(row.secrets);
   } catch {
-    throw badRequest('Не удалось расшифровать пароли источника: ключ шифрования (SECRETS_KEY) изменился. Задайте пароли заново');
+    throw badRequest(
+      'Не удалось расшифровать пароли источника: ключ шифрования (SECRETS_KEY) изменился. Задайте пароли заново',
+    );
   }
 }
 

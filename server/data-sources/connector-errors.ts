@@ -8,8 +8,10 @@ import { AppError } from '../kernel/errors';
 export function asSourceError(err: unknown): unknown {
   // The platform's own connection budget is full: nothing for the caller to fix, worth retrying shortly.
   // The driver's own error goes along as the cause: the caller sees the short message, the log the whole story.
-  if (err instanceof ConnectorError && err.kind === 'busy') return new AppError('service_unavailable', err.message, { cause: err });
-  if (err instanceof ConnectorError) return new AppError('bad_request', err.message || 'Ошибка источника данных', { cause: err });
+  if (err instanceof ConnectorError && err.kind === 'busy')
+    return new AppError('service_unavailable', err.message, { cause: err });
+  if (err instanceof ConnectorError)
+    return new AppError('bad_request', err.message || 'Ошибка источника данных', { cause: err });
   return err;
 }
 
@@ -21,4 +23,3 @@ export async function viaConnector<T>(fn: () => Promise<T>): Promise<T> {
     throw asSourceError(err);
   }
 }
-

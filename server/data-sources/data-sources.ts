@@ -47,7 +47,8 @@ export interface UpdateDataSourceInput {
   check_connection?: boolean;
 }
 
-const sealOrNull = (deps: AppDeps, secrets: SourceSecrets) => (Object.keys(secrets).length ? deps.secretBox.seal(secrets) : null);
+const sealOrNull = (deps: AppDeps, secrets: SourceSecrets) =>
+  Object.keys(secrets).length ? deps.secretBox.seal(secrets) : null;
 
 export async function listDataSources(deps: AppDeps, actor: Actor, input: PageRequest & DataSourceListFilter) {
   const { db } = deps;
@@ -56,10 +57,18 @@ export async function listDataSources(deps: AppDeps, actor: Actor, input: PageRe
     actor,
     'data_source',
     input,
-    { where: [input.type ? eq(dataSources.type, input.type) : undefined], sort: { fields: DATA_SOURCE_SORT_FIELDS, columns: { type: dataSources.type } } },
+    {
+      where: [input.type ? eq(dataSources.type, input.type) : undefined],
+      sort: { fields: DATA_SOURCE_SORT_FIELDS, columns: { type: dataSources.type } },
+    },
     async (items) => {
-      const authors = await authorsById(db, items.map((i) => i.row.authorId));
-      return items.map(({ row, isOwner }) => dataSourceView(deps, row, row.authorId === null ? null : (authors.get(row.authorId) ?? null), isOwner));
+      const authors = await authorsById(
+        db,
+        items.map((i) => i.row.authorId),
+      );
+      return items.map(({ row, isOwner }) =>
+        dataSourceView(deps, row, row.authorId === null ? null : (authors.get(row.authorId) ?? null), isOwner),
+      );
     },
   );
 }
@@ -74,7 +83,11 @@ async function assertConnects(deps: AppDeps, kind: SourceKind, settings: SourceS
   if (!result.ok) throw badRequest(`Источник не сохранён: ${result.message}`);
 }
 
-export async function createDataSource(deps: AppDeps, actor: Actor, input: CreateDataSourceInput): Promise<DataSourceView> {
+export async function createDataSource(
+  deps: AppDeps,
+  actor: Actor,
+  input: CreateDataSourceInput,
+): Promise<DataSourceView> {
   const workspaceId = input.workspace_id ?? (await defaultWorkspaceFor(deps.db, actor));
   await assertWorkspaceEditable(deps.db, actor, workspaceId);
   const kind = await assertKindEnabled(deps, input.type);
@@ -85,16 +98,29 @@ export async function createDataSource(deps: AppDeps, actor: Actor, input: Creat
   if (input.check_connection) await assertConnects(deps, kind, mergeSecrets(plain, secrets));
 
   const row = await deps.db.transaction(async (tx) => {
-    const created = await insertSource(tx, { name: input.name, type: kind, workspaceId, authorId: actor.userId, settings: plain, secrets: sealOrNull(deps, secrets) });
+    const created = await insertSource(tx, {
+      name: input.name,
+      type: kind,
+      workspaceId,
+      authorId: actor.userId,
+      settings: plain,
+      secrets: sealOrNull(deps, secrets),
+    });
     await logSourceAccess(tx, created.id, actor, 'edit', 'создание источника');
     return created;
   });
   return dataSourceView(deps, row, { id: actor.userId, username: actor.username }, true);
 }
 
-export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, input: UpdateDataSourceInput): Promise<DataSourceView> {
+export async function updateDataSource(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: UpdateDataSourceInput,
+): Promise<DataSourceView> {
   const first = await ownedObject(deps.db, actor, 'data_source', id);
-  if (input.type !== undefined && input.type !== first.row.type) throw badRequest('Тип источника нельзя изменить: создайте новый источник');
+  if (input.type !== undefined && input.type !== first.row.type)
+    throw badRequest('Тип источника нельзя изменить: создайте новый источник');
   if (input.settings && first.row.type === 'file') {
     throw badRequest('Настройки файлового источника меняются загрузкой нового файла: PUT /api/files/{id}');
   }
@@ -102,7 +128,14 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
   if (input.settings) await assertSourceAddressAllowed(deps, normalizeSettings(kind, input.settings));
   if (input.settings && input.check_connection) {
     const plain = normalizeSettings(kind, input.settings);
-    await assertConnects(deps, kind, mergeSecrets(plain, nextSecrets(openSecrets(deps, first.row), input.settings, plain, first.row.settings as SourceSettings)));
+    await assertConnects(
+      deps,
+      kind,
+      mergeSecrets(
+        plain,
+        nextSecrets(openSecrets(deps, first.row), input.settings, plain, first.row.settings as SourceSettings),
+      ),
+    );
   }
 
   const { row, settingsChanged } = await deps.db.transaction(async (tx) => {
@@ -112,7 +145,10 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
     if (input.settings) {
       const plain = normalizeSettings(kind, input.settings);
       change.settings = plain;
-      change.secrets = sealOrNull(deps, nextSecrets(openSecrets(deps, locked), input.settings, plain, locked.settings as SourceSettings));
+      change.secrets = sealOrNull(
+        deps,
+        nextSecrets(openSecrets(deps, locked), input.settings, plain, locked.settings as SourceSettings),
+      );
     }
     // The store drops the metadata read over the old settings and moves updated_at even when nothing changes.
     const updated = await updateSource(tx, id, change);
@@ -125,7 +161,10 @@ export async function updateDataSource(deps: AppDeps, actor: Actor, id: number, 
 }
 
 function dependentsMessage(names: string[], total: number): string {
-  const shown = names.slice(0, 5).map((n) => `«${n}»`).join(', ');
+  const shown = names
+    .slice(0, 5)
+    .map((n) => `«${n}»`)
+    .join(', ');
   const more = total > 5 ? ` и ещё ${total - 5}` : '';
   return `Источник нельзя удалить: на нём построены датасеты (${total})${shown ? `: ${shown}${more}` : ''}. Сначала удалите их или переключите на другой источник`;
 }
@@ -136,7 +175,8 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
   try {
     deleted = await deps.db.transaction(async (tx) => {
       const { row } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
-      if (opts.onlyKind && row.type !== opts.onlyKind) throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
+      if (opts.onlyKind && row.type !== opts.onlyKind)
+        throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
       await assertNoDependents(tx, id);
       await tx.delete(dataSources).where(eq(dataSources.id, id));
       return row;
@@ -155,7 +195,13 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
 
 async function assertNoDependents(db: DbOrTx, id: number): Promise<void> {
   const dependents = await sourceDependents(db, id);
-  if (dependents.length) throw badRequest(dependentsMessage(dependents.map((d) => d.name), dependents.length));
+  if (dependents.length)
+    throw badRequest(
+      dependentsMessage(
+        dependents.map((d) => d.name),
+        dependents.length,
+      ),
+    );
 }
 
 export async function copyDataSource(
@@ -175,7 +221,13 @@ export async function copyDataSource(
   let created: DataSourceRow;
   try {
     created = await deps.db.transaction(async (tx) => {
-      const copyId = await cloneSource(tx, id, { workspaceId, authorId: actor.userId, name: input.name ?? `${row.name} (копия)` }, emptyIdMap(), files);
+      const copyId = await cloneSource(
+        tx,
+        id,
+        { workspaceId, authorId: actor.userId, name: input.name ?? `${row.name} (копия)` },
+        emptyIdMap(),
+        files,
+      );
       await logSourceAccess(tx, copyId, actor, 'edit', `копия источника ${row.id}`);
       await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copyId}`);
       return loadFullSource(tx, copyId);

@@ -33,7 +33,15 @@ export async function sourceObjects(db: DbOrTx, sourceId: number): Promise<Sourc
   const onThem = await db
     .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId })
     .from(widgets)
-    .where(inArray(widgets.datasetId, sets.map((d) => d.id)))
+    .where(
+      inArray(
+        widgets.datasetId,
+        sets.map((d) => d.id),
+      ),
+    )
     .orderBy(widgets.name, widgets.id);
-  return [...sets, ...onThem.map((w) => ({ type: 'widget' as const, id: w.id, name: w.name, workspace_id: w.workspaceId }))];
+  return [
+    ...sets,
+    ...onThem.map((w) => ({ type: 'widget' as const, id: w.id, name: w.name, workspace_id: w.workspaceId })),
+  ];
 }

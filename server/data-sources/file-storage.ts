@@ -41,7 +41,11 @@ export async function removeFileSourceFiles(deps: AppDeps, uuid: string): Promis
 
 /** Removes single files left over by a replace; missing ones are fine. */
 export async function removeFiles(deps: AppDeps, relativePaths: (string | undefined)[]): Promise<void> {
-  await Promise.all(relativePaths.filter((p): p is string => !!p).map((p) => rm(toAbsolute(deps, p), { force: true }).catch(() => undefined)));
+  await Promise.all(
+    relativePaths
+      .filter((p): p is string => !!p)
+      .map((p) => rm(toAbsolute(deps, p), { force: true }).catch(() => undefined)),
+  );
 }
 
 /** Copies a file source's folder for a copy of the source and rewrites the paths in its settings. */
@@ -54,7 +58,8 @@ export async function copyFileSourceFiles(
   const from = sourceDir(deps, fromUuid);
   const to = sourceDir(deps, toUuid);
   await cp(from, to, { recursive: true, errorOnExist: true, force: false });
-  const move = (p: unknown) => (typeof p === 'string' ? toRelative(deps, path.join(to, path.relative(from, toAbsolute(deps, p)))) : p);
+  const move = (p: unknown) =>
+    typeof p === 'string' ? toRelative(deps, path.join(to, path.relative(from, toAbsolute(deps, p)))) : p;
   const file = settings.file as { duckdb_path: string; tables: string[] } | undefined;
   const upload = settings.upload as Record<string, unknown> | undefined;
   return {

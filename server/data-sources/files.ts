@@ -104,7 +104,10 @@ async function importInto(
 ): Promise<FileSettings> {
   const dir = await ensureSourceDir(deps, uuid);
   const suffix = uniqueSuffix();
-  const storedFile = path.join(dir, `source-${suffix}${format === 'csv' ? path.extname(file.filename).toLowerCase() || '.csv' : `.${format}`}`);
+  const storedFile = path.join(
+    dir,
+    `source-${suffix}${format === 'csv' ? path.extname(file.filename).toLowerCase() || '.csv' : `.${format}`}`,
+  );
   const duckdbPath = path.join(dir, `data-${suffix}.duckdb`);
   await rename(file.path, storedFile);
   try {
@@ -127,7 +130,12 @@ async function importInto(
         stored_file: toRelative(deps, storedFile),
         uploaded_at: new Date().toISOString(),
         ...options,
-        table_details: result.details.map((d) => ({ name: d.name, sheet: d.sheet, row_count: d.row_count, column_count: d.columns.length })),
+        table_details: result.details.map((d) => ({
+          name: d.name,
+          sheet: d.sheet,
+          row_count: d.row_count,
+          column_count: d.columns.length,
+        })),
       },
     };
   } catch (err) {
@@ -183,10 +191,12 @@ export async function replaceFileSource(
   options: FileImportOptions,
 ): Promise<DataSourceView> {
   const { row } = await ownedObject(deps.db, actor, 'data_source', id);
-  if (row.type !== 'file') throw badRequest('Источник не является файловым: файл можно заменить только у файлового источника');
+  if (row.type !== 'file')
+    throw badRequest('Источник не является файловым: файл можно заменить только у файлового источника');
   const format = await detectFormat(file);
   const previous = row.settings as Partial<FileSettings>;
-  const keep = (key: keyof FileImportOptions) => (format === previous.upload?.format ? previous.upload?.[key] : undefined);
+  const keep = (key: keyof FileImportOptions) =>
+    format === previous.upload?.format ? previous.upload?.[key] : undefined;
   const merged: FileImportOptions = {
     sheet: options.sheet ?? (keep('sheet') as string | undefined),
     has_header: options.has_header ?? (keep('has_header') as boolean | undefined),

@@ -20,7 +20,13 @@ const SCHEMAS: CacheKey = 'schemas';
 const tablesKey = (schema: string): CacheKey => `tables:${JSON.stringify([schema])}`;
 const columnsKey = (schema: string, table: string): CacheKey => `columns:${JSON.stringify([schema, table])}`;
 
-async function cached<T>(deps: AppDeps, row: DataSourceRow, key: CacheKey, load: () => Promise<T>, fresh = false): Promise<T> {
+async function cached<T>(
+  deps: AppDeps,
+  row: DataSourceRow,
+  key: CacheKey,
+  load: () => Promise<T>,
+  fresh = false,
+): Promise<T> {
   if (!fresh) {
     const [hit] = await deps.db
       .select({ value: dataSourceMetadata.value })
@@ -46,7 +52,13 @@ const schemasOf = (deps: AppDeps, row: DataSourceRow, fresh = false) =>
 const tablesOf = (deps: AppDeps, row: DataSourceRow, schema: string, fresh = false) =>
   cached<TableInfo[]>(deps, row, tablesKey(schema), () => connectorForSource(deps, row).listTables(schema), fresh);
 const columnsOf = (deps: AppDeps, row: DataSourceRow, schema: string, table: string, fresh = false) =>
-  cached<ColumnInfo[]>(deps, row, columnsKey(schema, table), () => connectorForSource(deps, row).listColumns(schema, table), fresh);
+  cached<ColumnInfo[]>(
+    deps,
+    row,
+    columnsKey(schema, table),
+    () => connectorForSource(deps, row).listColumns(schema, table),
+    fresh,
+  );
 
 /** Where tables are looked for when the request names no schema. */
 function defaultSchema(row: DataSourceRow): string {
@@ -64,7 +76,10 @@ function defaultSchema(row: DataSourceRow): string {
 }
 
 /** Looks a name up in a cached list, re-reading the list from the source once when it is not there. */
-async function findFresh<T>(read: (fresh: boolean) => Promise<T[]>, match: (item: T) => boolean): Promise<T | undefined> {
+async function findFresh<T>(
+  read: (fresh: boolean) => Promise<T[]>,
+  match: (item: T) => boolean,
+): Promise<T | undefined> {
   const found = (await read(false)).find(match);
   return found ?? (await read(true)).find(match);
 }
@@ -72,14 +87,25 @@ async function findFresh<T>(read: (fresh: boolean) => Promise<T[]>, match: (item
 async function resolveSchema(deps: AppDeps, row: DataSourceRow, schema: string | undefined): Promise<string> {
   const name = schema ?? defaultSchema(row);
   if (!name) throw invalid({ schema: 'must not be blank' });
-  const found = await findFresh((fresh) => schemasOf(deps, row, fresh), (s) => s === name);
+  const found = await findFresh(
+    (fresh) => schemasOf(deps, row, fresh),
+    (s) => s === name,
+  );
   if (found === undefined) throw notFound(`Схема не найдена: ${name}`);
   return found;
 }
 
-export async function resolveTable(deps: AppDeps, row: DataSourceRow, schema: string | undefined, table: string): Promise<TableInfo> {
+export async function resolveTable(
+  deps: AppDeps,
+  row: DataSourceRow,
+  schema: string | undefined,
+  table: string,
+): Promise<TableInfo> {
   const s = await resolveSchema(deps, row, schema);
-  const found = await findFresh((fresh) => tablesOf(deps, row, s, fresh), (t) => t.name === table);
+  const found = await findFresh(
+    (fresh) => tablesOf(deps, row, s, fresh),
+    (t) => t.name === table,
+  );
   if (!found) throw notFound(`Таблица не найдена: ${s}.${table}`);
   return found;
 }
@@ -88,8 +114,16 @@ export async function tableColumns(deps: AppDeps, row: DataSourceRow, t: TableIn
   return columnsOf(deps, row, t.schema, t.name);
 }
 
-export async function resolveColumn(deps: AppDeps, row: DataSourceRow, t: TableInfo, column: string): Promise<ColumnInfo> {
-  const found = await findFresh((fresh) => columnsOf(deps, row, t.schema, t.name, fresh), (c) => c.name === column);
+export async function resolveColumn(
+  deps: AppDeps,
+  row: DataSourceRow,
+  t: TableInfo,
+  column: string,
+): Promise<ColumnInfo> {
+  const found = await findFresh(
+    (fresh) => columnsOf(deps, row, t.schema, t.name, fresh),
+    (c) => c.name === column,
+  );
   if (!found) throw invalid({ column: `no such column in ${t.schema}.${t.name}` }, `Столбец не найден: ${column}`);
   return found;
 }

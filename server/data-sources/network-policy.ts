@@ -27,7 +27,12 @@ async function judgeHost(
   return { refusal: judgeAddresses(policy, host, literal, resolved ?? (literal ? [host] : [])), resolved };
 }
 
-function judgeAddresses(policy: CompiledNetworkPolicy, host: string, literal: boolean, addresses: string[]): string | null {
+function judgeAddresses(
+  policy: CompiledNetworkPolicy,
+  host: string,
+  literal: boolean,
+  addresses: string[],
+): string | null {
   const where = (address: string) => (literal ? host : `${host} (${address})`);
   const denied = addresses.find((a) => policy.deny.hasAddress(a));
   if (denied) return refusedMessage(where(denied));

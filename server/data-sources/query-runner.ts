@@ -49,7 +49,13 @@ interface Outcome {
   truncated: boolean;
 }
 
-async function execute(connector: Connector, text: string, params: unknown[], limit: number, signal: AbortSignal): Promise<Outcome> {
+async function execute(
+  connector: Connector,
+  text: string,
+  params: unknown[],
+  limit: number,
+  signal: AbortSignal,
+): Promise<Outcome> {
   try {
     const stream = await connector.openStream(text, params, { signal, timeoutMs: QUERY_TIMEOUT_MS, limit: limit + 1 });
     const rows: unknown[][] = [];
@@ -78,7 +84,8 @@ async function execute(connector: Connector, text: string, params: unknown[], li
     if (signal.aborted || (err instanceof ConnectorError && err.kind === 'cancelled')) {
       return { state: 'cancelled', error: 'Запрос отменён', ...empty };
     }
-    if (err instanceof ConnectorError) return { state: 'failed', error: err.message || 'Ошибка выполнения запроса', ...empty };
+    if (err instanceof ConnectorError)
+      return { state: 'failed', error: err.message || 'Ошибка выполнения запроса', ...empty };
     return { state: 'failed', error: 'Внутренняя ошибка сервера', ...empty };
   }
 }
@@ -93,7 +100,14 @@ export class LocalQueries {
   constructor(private readonly db: Db) {}
 
   /** Starts a query already recorded as running; resolves when its outcome is stored. */
-  start(run: { queryId: string; sourceId: number; connector: Connector; sql: string; params: unknown[]; limit: number }): Promise<void> {
+  start(run: {
+    queryId: string;
+    sourceId: number;
+    connector: Connector;
+    sql: string;
+    params: unknown[];
+    limit: number;
+  }): Promise<void> {
     const db = this.db;
     const controller = new AbortController();
     const beat = setInterval(() => {
@@ -141,7 +155,10 @@ export class LocalQueries {
     if (!run) return false;
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([
-      run.done.then(() => true, () => true),
+      run.done.then(
+        () => true,
+        () => true,
+      ),
       new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), ms);
       }),

@@ -28,7 +28,11 @@ export function mergeSecrets(plain: SourceSettings, secrets: SourceSecrets): Sou
 }
 
 /** An update that omits a secret keeps the stored one; an explicit null clears it. */
-export function keepOmittedSecrets(stored: SourceSecrets, incoming: SourceSecrets, cleared: (keyof SourceSecrets)[] = []): SourceSecrets {
+export function keepOmittedSecrets(
+  stored: SourceSecrets,
+  incoming: SourceSecrets,
+  cleared: (keyof SourceSecrets)[] = [],
+): SourceSecrets {
   const next: SourceSecrets = { ...stored, ...incoming };
   for (const k of cleared) delete next[k];
   return next;

@@ -55,7 +55,8 @@ export function normalizeSettings(kind: SourceKind, input: SettingsInput, path =
   }
   const host = input.host?.trim();
   if (!host) errors[at('host')] = 'must not be blank';
-  if (input.http_port !== undefined && info.default_http_port === null) errors[at('httpPort')] = `is not used by ${kind} sources`;
+  if (input.http_port !== undefined && info.default_http_port === null)
+    errors[at('httpPort')] = `is not used by ${kind} sources`;
   if (input.use_ssh && !input.ssh_tunnel) errors[at('sshTunnel')] = 'must not be null when useSsh is true';
   if (input.ssh_tunnel && !input.ssh_tunnel.host?.trim()) errors[at('sshTunnel.host')] = 'must not be blank';
   if (input.ssh_tunnel && !input.ssh_tunnel.username?.trim()) errors[at('sshTunnel.username')] = 'must not be blank';
@@ -109,7 +110,12 @@ export function secretChanges(input: SettingsInput): { set: SourceSecrets; clear
  * gone from the settings dropped, so that a removed tunnel does not leave its key behind. With `previous` (the
  * saved settings) a stored secret is not carried over to another address either: see withheldSecrets.
  */
-export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings, previous?: SourceSettings): SourceSecrets {
+export function nextSecrets(
+  stored: SourceSecrets,
+  input: SettingsInput,
+  plain: SourceSettings,
+  previous?: SourceSettings,
+): SourceSecrets {
   const { set, cleared } = secretChanges(input);
   const next = keepOmittedSecrets(stored, set, cleared);
   if (previous) for (const key of withheldSecrets(stored, input, plain, previous)) delete next[key];
@@ -129,17 +135,25 @@ export function nextSecrets(stored: SourceSecrets, input: SettingsInput, plain: 
  * key and passphrase belong to the SSH server address (host, port, user). A secret sent again with the change is
  * the caller's own and is used. The client TLS key stays: it never leaves the platform, it only signs.
  */
-export function withheldSecrets(stored: SourceSecrets, input: SettingsInput, plain: SourceSettings, previous: SourceSettings): (keyof SourceSecrets)[] {
+export function withheldSecrets(
+  stored: SourceSecrets,
+  input: SettingsInput,
+  plain: SourceSettings,
+  previous: SourceSettings,
+): (keyof SourceSecrets)[] {
   const { set } = secretChanges(input);
   const sshMoved = sshAddress(plain) !== sshAddress(previous);
-  const dbMoved = dbAddress(plain) !== dbAddress(previous) || (!!plain.use_ssh && sshMoved) || tlsWeakened(previous, plain);
+  const dbMoved =
+    dbAddress(plain) !== dbAddress(previous) || (!!plain.use_ssh && sshMoved) || tlsWeakened(previous, plain);
   const owners: [keyof SourceSecrets, boolean][] = [
     ['password', dbMoved],
     ['ssh_password', sshMoved],
     ['ssh_private_key', sshMoved],
     ['ssh_passphrase', sshMoved],
   ];
-  return owners.filter(([key, moved]) => moved && stored[key] !== undefined && set[key] === undefined).map(([key]) => key);
+  return owners
+    .filter(([key, moved]) => moved && stored[key] !== undefined && set[key] === undefined)
+    .map(([key]) => key);
 }
 
 const hostOf = (host: string | undefined) => (host ?? '').trim().toLowerCase();
@@ -158,7 +172,14 @@ function tlsWeakened(previous: SourceSettings, next: SourceSettings): boolean {
 }
 
 function dbAddress(s: SourceSettings): string {
-  return JSON.stringify([hostOf(s.host), s.port ?? null, s.http_port ?? null, s.username ?? '', s.db ?? '', !!s.use_ssh]);
+  return JSON.stringify([
+    hostOf(s.host),
+    s.port ?? null,
+    s.http_port ?? null,
+    s.username ?? '',
+    s.db ?? '',
+    !!s.use_ssh,
+  ]);
 }
 
 function sshAddress(s: SourceSettings): string {
@@ -167,7 +188,11 @@ function sshAddress(s: SourceSettings): string {
 }
 
 /** Settings for a read: no secret values, only whether each one is stored. */
-export function settingsView(kind: string, plain: SourceSettings & Record<string, unknown>, secrets: SourceSecrets): Record<string, unknown> {
+export function settingsView(
+  kind: string,
+  plain: SourceSettings & Record<string, unknown>,
+  secrets: SourceSecrets,
+): Record<string, unknown> {
   if (kind === 'file') {
     // Where the files lie on the server is not the caller's business: what was uploaded and what it became is.
     const { file, upload } = plain as { file?: { tables?: string[] }; upload?: Record<string, unknown> };

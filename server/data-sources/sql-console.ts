@@ -11,12 +11,7 @@ import { logSourceAccess } from './access-log';
 import { dialectOf } from './browse';
 import { connectorForSource } from './connection';
 import { asSourceError } from './connector-errors';
-import {
-  HEARTBEAT_MS,
-  MAX_STORED_ROWS,
-  STALE_AFTER_MS,
-  type QueryState,
-} from './query-runner';
+import { HEARTBEAT_MS, MAX_STORED_ROWS, STALE_AFTER_MS, type QueryState } from './query-runner';
 import { validationPlan } from './sql-validation';
 
 /** How long POST /queries waits before answering 'running' (the client then polls GET /queries/{queryId}). */
@@ -86,7 +81,9 @@ async function queryView(deps: AppDeps, sourceId: number, queryId: string, page:
       row: historyColumns,
       columns: dataSourceQueries.columns,
       hasRows: sql<boolean>`${dataSourceQueries.rows} is not null`,
-      pageRows: sql<unknown[][] | null>`(select jsonb_agg(e order by i) from jsonb_array_elements(${dataSourceQueries.rows}) with ordinality as r(e, i)
+      pageRows: sql<
+        unknown[][] | null
+      >`(select jsonb_agg(e order by i) from jsonb_array_elements(${dataSourceQueries.rows}) with ordinality as r(e, i)
         where i > ${offset} and i <= ${offset + page.size})`,
       username: users.username,
     })
@@ -108,7 +105,11 @@ async function queryView(deps: AppDeps, sourceId: number, queryId: string, page:
 async function settleIfStale(deps: AppDeps, queryId: string): Promise<void> {
   await deps.db
     .update(dataSourceQueries)
-    .set({ state: 'failed', error: 'Выполнение прервано: узел, выполнявший запрос, остановился', finishedAt: sql`now()` })
+    .set({
+      state: 'failed',
+      error: 'Выполнение прервано: узел, выполнявший запрос, остановился',
+      finishedAt: sql`now()`,
+    })
     .where(
       and(
         eq(dataSourceQueries.id, queryId),
@@ -146,7 +147,13 @@ export async function runQuery(deps: AppDeps, actor: Actor, id: number, input: R
   return view;
 }
 
-export async function getQuery(deps: AppDeps, actor: Actor, id: number, queryId: string, page: { page: number; size: number }) {
+export async function getQuery(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  queryId: string,
+  page: { page: number; size: number },
+) {
   await ownedObject(deps.db, actor, 'data_source', id);
   await settleIfStale(deps, queryId);
   return queryView(deps, id, queryId, page);
@@ -161,7 +168,8 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
     .from(dataSourceQueries)
     .where(and(eq(dataSourceQueries.id, queryId), eq(dataSourceQueries.dataSourceId, id)));
   if (!current) throw queryNotFound(queryId);
-  if (current.state === 'finished' || current.state === 'failed') throw badRequest('Запрос уже завершён: отменять нечего');
+  if (current.state === 'finished' || current.state === 'failed')
+    throw badRequest('Запрос уже завершён: отменять нечего');
   if (current.state === 'running') {
     await deps.db
       .update(dataSourceQueries)
@@ -174,7 +182,10 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
       // Another node runs it: it sees the flag at its next beat.
       for (let waited = 0; waited < 2_000; waited += HEARTBEAT_MS) {
         await new Promise((r) => setTimeout(r, HEARTBEAT_MS));
-        const [now] = await deps.db.select({ state: dataSourceQueries.state }).from(dataSourceQueries).where(eq(dataSourceQueries.id, queryId));
+        const [now] = await deps.db
+          .select({ state: dataSourceQueries.state })
+          .from(dataSourceQueries)
+          .where(eq(dataSourceQueries.id, queryId));
         if (now?.state !== 'running') break;
       }
     }
@@ -182,7 +193,12 @@ export async function cancelQuery(deps: AppDeps, actor: Actor, id: number, query
   return queryView(deps, id, queryId, { page: 0, size: RESULT_PAGE_SIZE });
 }
 
-export async function listQueries(deps: AppDeps, actor: Actor, id: number, input: PageRequest & { createdAtFrom?: Date; createdAtTo?: Date }) {
+export async function listQueries(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: PageRequest & { createdAtFrom?: Date; createdAtTo?: Date },
+) {
   await ownedObject(deps.db, actor, 'data_source', id);
   const conditions: SQL[] = [eq(dataSourceQueries.dataSourceId, id)];
   conditions.push(...timeRange(dataSourceQueries.startedAt, input.createdAtFrom, input.createdAtTo));
@@ -199,7 +215,11 @@ export async function listQueries(deps: AppDeps, actor: Actor, id: number, input
     .orderBy(
       ...orderByOf(
         input.sort,
-        { started_at: dataSourceQueries.startedAt, finished_at: dataSourceQueries.finishedAt, state: dataSourceQueries.state },
+        {
+          started_at: dataSourceQueries.startedAt,
+          finished_at: dataSourceQueries.finishedAt,
+          state: dataSourceQueries.state,
+        },
         [desc(dataSourceQueries.startedAt)],
         dataSourceQueries.id,
       ),
@@ -222,7 +242,12 @@ export interface ValidationResult {
 }
 
 /** POST /api/data-source/{id}/sql/validate: nothing is executed (see sql-validation.ts). */
-export async function validateSql(deps: AppDeps, actor: Actor, id: number, input: { sql: string; parameters?: QueryParameter[] }): Promise<ValidationResult> {
+export async function validateSql(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { sql: string; parameters?: QueryParameter[] },
+): Promise<ValidationResult> {
   const { row } = await ownedObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'query', `проверка SQL: ${input.sql.slice(0, 1000)}`);
   const plan = validationPlan(dialectOf(row.type), input.sql);
@@ -230,14 +255,28 @@ export async function validateSql(deps: AppDeps, actor: Actor, id: number, input
   if (plan.kind === 'unchecked') return { valid: true, checked: false, columns: null, message: plan.message };
   const connector = connectorForSource(deps, row);
   try {
-    const result = await connector.query(plan.sql, input.parameters ?? [], { limit: plan.kind === 'wrap' ? 0 : 1000, timeoutMs: VALIDATE_TIMEOUT_MS });
-    return { valid: true, checked: true, columns: plan.kind === 'wrap' ? result.columns : null, message: 'Запрос корректен' };
+    const result = await connector.query(plan.sql, input.parameters ?? [], {
+      limit: plan.kind === 'wrap' ? 0 : 1000,
+      timeoutMs: VALIDATE_TIMEOUT_MS,
+    });
+    return {
+      valid: true,
+      checked: true,
+      columns: plan.kind === 'wrap' ? result.columns : null,
+      message: 'Запрос корректен',
+    };
   } catch (err) {
     if (!(err instanceof ConnectorError)) throw asSourceError(err);
-    if (err.kind === 'connection' || err.kind === 'auth' || err.kind === 'settings' || err.kind === 'busy') throw asSourceError(err);
+    if (err.kind === 'connection' || err.kind === 'auth' || err.kind === 'settings' || err.kind === 'busy')
+      throw asSourceError(err);
     // MySQL refuses repeated column names in a derived table, which the statement itself may have.
     if (plan.kind === 'wrap' && err.code === '1060') {
-      return { valid: true, checked: true, columns: null, message: 'Запрос корректен (в результате повторяются имена столбцов)' };
+      return {
+        valid: true,
+        checked: true,
+        columns: null,
+        message: 'Запрос корректен (в результате повторяются имена столбцов)',
+      };
     }
     return { valid: false, checked: true, columns: null, message: err.message };
   }

@@ -36,7 +36,12 @@ function secretsForView(deps: AppDeps, row: DataSourceRow): SourceSecrets {
   }
 }
 
-export function dataSourceView(deps: AppDeps, row: DataSourceRow, author: AuthorRef | null, canEdit: boolean): DataSourceView {
+export function dataSourceView(
+  deps: AppDeps,
+  row: DataSourceRow,
+  author: AuthorRef | null,
+  canEdit: boolean,
+): DataSourceView {
   return {
     id: row.id,
     uuid: row.uuid,
@@ -44,7 +49,11 @@ export function dataSourceView(deps: AppDeps, row: DataSourceRow, author: Author
     type: row.type,
     type_name: SOURCE_KIND_LABELS[row.type] ?? row.type,
     workspace_id: row.workspaceId,
-    settings: settingsView(row.type, row.settings as SourceSettings & Record<string, unknown>, secretsForView(deps, row)),
+    settings: settingsView(
+      row.type,
+      row.settings as SourceSettings & Record<string, unknown>,
+      secretsForView(deps, row),
+    ),
     author,
     can_edit: canEdit,
     created_at: row.createdAt.toISOString(),

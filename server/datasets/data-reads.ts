@@ -20,7 +20,12 @@ export interface FieldValuesInput {
 export async function datasetFieldValues(deps: AppDeps, actor: Actor, datasetId: number, input: FieldValuesInput) {
   const { row } = await readableObject(deps.db, actor, 'dataset', datasetId);
   const viewer = await viewerOf(deps.db, actor, undefined);
-  const { rows } = await readData(deps, viewer, row, { kind: 'field-values', fieldId: input.fieldId, query: input.query, limit: input.limit });
+  const { rows } = await readData(deps, viewer, row, {
+    kind: 'field-values',
+    fieldId: input.fieldId,
+    query: input.query,
+    limit: input.limit,
+  });
   return {
     field_id: input.fieldId,
     values: rows.slice(0, input.limit).map((r) => r[0] ?? null),

@@ -59,9 +59,15 @@ export async function listDatasets(db: DbOrTx, actor: Actor, input: PageRequest 
     actor,
     'dataset',
     input,
-    { where: [input.type ? eq(datasets.live, input.type === 'live') : undefined], sort: { fields: DATASET_SORT_FIELDS, columns: { type: datasets.live } } },
+    {
+      where: [input.type ? eq(datasets.live, input.type === 'live') : undefined],
+      sort: { fields: DATASET_SORT_FIELDS, columns: { type: datasets.live } },
+    },
     async (items) => {
-      const sources = await sourceIdsByDataset(db, items.map((i) => i.row.id));
+      const sources = await sourceIdsByDataset(
+        db,
+        items.map((i) => i.row.id),
+      );
       return items.map(({ row }) => datasetView(row, sources.get(row.id)!));
     },
   );
@@ -73,7 +79,8 @@ async function checkSources(db: DbOrTx, actor: Actor, ids: number[], alreadyAtta
   const readable = await readableSourceIds(db, actor, fresh);
   const errors: FieldErrors = {};
   ids.forEach((id, i) => {
-    if (fresh.includes(id) && !readable.has(id)) errors[formatFieldPath(['data_source_ids', i])] ??= MSG.sourceNotFound(id);
+    if (fresh.includes(id) && !readable.has(id))
+      errors[formatFieldPath(['data_source_ids', i])] ??= MSG.sourceNotFound(id);
   });
   if (Object.keys(errors).length) throw invalid(errors);
 }
@@ -89,7 +96,13 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
     await checkSources(tx, actor, sourceIds);
     const row = await insertDataset(
       tx,
-      { name: input.name, description: input.description ?? '', workspaceId, authorId: actor.userId, live: input.live ?? true },
+      {
+        name: input.name,
+        description: input.description ?? '',
+        workspaceId,
+        authorId: actor.userId,
+        live: input.live ?? true,
+      },
       sourceIds,
     );
     return datasetDetails(row, await modelOfRow(tx, row));
@@ -106,17 +119,19 @@ export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
 
 /** PUT /api/dataset/{id}: name, description, mode and sources; the schema stays. */
 export async function updateDataset(deps: AppDeps, actor: Actor, id: number, input: UpdateDatasetInput) {
-  return deps.db.transaction(async (tx) => {
-    await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
-    if (input.data_source_ids !== undefined) await checkReplacedSources(tx, actor, id, input.data_source_ids);
-    const row = await updateDatasetRow(tx, id, {
-      name: input.name,
-      description: input.description,
-      live: input.live,
-      dataSourceIds: input.data_source_ids,
-    });
-    return datasetDetails(row, await modelOfRow(tx, row));
-  }).finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
+  return deps.db
+    .transaction(async (tx) => {
+      await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
+      if (input.data_source_ids !== undefined) await checkReplacedSources(tx, actor, id, input.data_source_ids);
+      const row = await updateDatasetRow(tx, id, {
+        name: input.name,
+        description: input.description,
+        live: input.live,
+        dataSourceIds: input.data_source_ids,
+      });
+      return datasetDetails(row, await modelOfRow(tx, row));
+    })
+    .finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
 /** New sources must be readable; a source that objects of the dataset still use cannot be taken away (the store writes the list). */
@@ -146,13 +161,23 @@ export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Pr
 }
 
 /** POST /api/dataset/{id}/copy: a new dataset (new ids, the same schema) in a workspace where the caller edits. */
-export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input: { name?: string; workspace_id?: number }) {
+export async function copyDataset(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { name?: string; workspace_id?: number },
+) {
   return deps.db.transaction(async (tx) => {
     const { row: original } = await ownedObject(tx, actor, 'dataset', id);
     const workspaceId = input.workspace_id ?? original.workspaceId;
     await assertWorkspaceEditable(tx, actor, workspaceId);
     // An empty id map: the copy stays on the original's sources.
-    const copyId = await cloneDataset(tx, id, { workspaceId, authorId: actor.userId, name: input.name ?? `${original.name} (копия)` }, emptyIdMap());
+    const copyId = await cloneDataset(
+      tx,
+      id,
+      { workspaceId, authorId: actor.userId, name: input.name ?? `${original.name} (копия)` },
+      emptyIdMap(),
+    );
     const { row, model } = await loadFullDataset(tx, copyId);
     return datasetDetails(row, model);
   });
@@ -162,7 +187,12 @@ export async function copyDataset(deps: AppDeps, actor: Actor, id: number, input
 export async function datasetDependencies(db: DbOrTx, actor: Actor, id: number) {
   await readableObject(db, actor, 'dataset', id);
   const sources = await db
-    .select({ id: dataSources.id, name: dataSources.name, type: dataSources.type, workspace_id: dataSources.workspaceId })
+    .select({
+      id: dataSources.id,
+      name: dataSources.name,
+      type: dataSources.type,
+      workspace_id: dataSources.workspaceId,
+    })
     .from(datasetSources)
     .innerJoin(dataSources, eq(dataSources.id, datasetSources.dataSourceId))
     .where(eq(datasetSources.datasetId, id))

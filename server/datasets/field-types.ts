@@ -51,7 +51,12 @@ function typeOfColumn(types: ColumnTypes, column: string): PrimitiveType | undef
 }
 
 /** The types of a table's columns, or null when the source cannot tell (any failure: see above). */
-async function columnTypes(deps: AppDeps, row: DataSourceRow, schema: string | null, table: string): Promise<ColumnTypes | null> {
+async function columnTypes(
+  deps: AppDeps,
+  row: DataSourceRow,
+  schema: string | null,
+  table: string,
+): Promise<ColumnTypes | null> {
   try {
     const info = await resolveTable(deps, row, schema ?? undefined, table);
     const columns = await tableColumns(deps, row, info);
@@ -104,7 +109,13 @@ const tableKey = (sourceId: number, schema: string | null, table: string) => JSO
  * The schema body with the column types filled in for untyped physical fields of table objects. Only sources of
  * the dataset that the caller can read are asked; everything else is returned as it came.
  */
-export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, datasetId: number, input: SchemaInput): Promise<SchemaInput> {
+export async function withColumnTypes(
+  deps: AppDeps,
+  db: DbOrTx,
+  actor: Actor,
+  datasetId: number,
+  input: SchemaInput,
+): Promise<SchemaInput> {
   const tables = new Map<number, { sourceId: number; schema: string | null; table: string }>();
   const queries = new Map<number, { sourceId: number; sql: string; index: number }>();
   input.objects.forEach((o, index) => {
@@ -117,7 +128,12 @@ export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, d
   });
   const sourceOf = (objectId: number) => tables.get(objectId)?.sourceId ?? queries.get(objectId)?.sourceId;
   const wanted = input.fields.filter(
-    (f) => isPhysical(f) && untyped(f.primitive_type) && typeof f.column === 'string' && f.object_id != null && sourceOf(f.object_id) !== undefined,
+    (f) =>
+      isPhysical(f) &&
+      untyped(f.primitive_type) &&
+      typeof f.column === 'string' &&
+      f.object_id != null &&
+      sourceOf(f.object_id) !== undefined,
   );
   if (wanted.length === 0) return input;
   const toType = new Set(wanted);
@@ -144,7 +160,9 @@ export async function withColumnTypes(deps: AppDeps, db: DbOrTx, actor: Actor, d
     const q = queries.get(f.object_id!);
     lookups.set(
       key,
-      t ? () => columnTypes(deps, rows.get(t.sourceId)!, t.schema, t.table) : () => queryColumnTypes(deps, rows.get(q!.sourceId)!, q!.sql),
+      t
+        ? () => columnTypes(deps, rows.get(t.sourceId)!, t.schema, t.table)
+        : () => queryColumnTypes(deps, rows.get(q!.sourceId)!, q!.sql),
     );
   }
   const types = await lookUpAll([...lookups.keys()], (key) => lookups.get(key)!());
@@ -209,7 +227,11 @@ async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Promise<nu
   for (const [datasetId, fields] of updates) {
     typed += await deps.db.transaction(async (tx) => {
       // The same lock a schema save takes; a dataset deleted meanwhile has nothing left to type.
-      const [locked] = await tx.select({ id: datasets.id }).from(datasets).where(eq(datasets.id, datasetId)).for('update');
+      const [locked] = await tx
+        .select({ id: datasets.id })
+        .from(datasets)
+        .where(eq(datasets.id, datasetId))
+        .for('update');
       if (!locked) return 0;
       let n = 0;
       for (const f of fields) {
@@ -223,7 +245,10 @@ async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Promise<nu
       if (n === 0) return 0;
       await retypeCalculated(tx, datasetId);
       // As touchDataset does for every save (not imported: the schema save imports this file).
-      await tx.update(datasets).set({ version: sql`${datasets.version} + 1`, updatedAt: sql`now()` }).where(eq(datasets.id, datasetId));
+      await tx
+        .update(datasets)
+        .set({ version: sql`${datasets.version} + 1`, updatedAt: sql`now()` })
+        .where(eq(datasets.id, datasetId));
       return n;
     });
   }

@@ -11,7 +11,12 @@ import { MSG } from './messages';
  * while typing. With field_id (a saved calculated field) the formula is checked as that field's new formula, so a
  * reference back to it is reported as a cycle.
  */
-export async function validateFormula(deps: AppDeps, actor: Actor, id: number, input: { formula: string; field_id?: number }) {
+export async function validateFormula(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: { formula: string; field_id?: number },
+) {
   return inSnapshot(deps.db, async (tx) => {
     const { row } = await ownedObject(tx, actor, 'dataset', id);
     const model = await modelOfRow(tx, row);

@@ -1,4 +1,13 @@
-import { collectReferences, ExpressionError, inferType, isAggregate, lookupFunction, parseExpression, type Expr, type Position } from '../query/expr';
+import {
+  collectReferences,
+  ExpressionError,
+  inferType,
+  isAggregate,
+  lookupFunction,
+  parseExpression,
+  type Expr,
+  type Position,
+} from '../query/expr';
 import { cycleError, isAggregateCall } from '../query/expr/analysis';
 import { children } from '../query/expr/ast';
 import type { PrimitiveType } from '../../adapters/sources';
@@ -140,7 +149,8 @@ function tooLongChains(env: FormulaEnv): Map<string, ExpressionError> {
   }
   const errors = new Map<string, ExpressionError>();
   for (const [name, d] of depth) {
-    if (d > MAX_CHAIN) errors.set(name, new ExpressionError(`цепочка ссылок между вычисляемыми полями длиннее ${MAX_CHAIN}`));
+    if (d > MAX_CHAIN)
+      errors.set(name, new ExpressionError(`цепочка ссылок между вычисляемыми полями длиннее ${MAX_CHAIN}`));
   }
   return errors;
 }
@@ -175,7 +185,12 @@ export function analyzeCalculated(env: FormulaEnv): Map<string, FormulaResult> {
  * One formula against the environment. `resolveCalculated` gives the result of another calculated field; `self` is
  * the name of the field being checked (a reference into a cycle through it is that cycle's error).
  */
-function check(formula: string, env: FormulaEnv, resolveCalculated: (name: string) => FormulaResult, self: string | null): FormulaResult {
+function check(
+  formula: string,
+  env: FormulaEnv,
+  resolveCalculated: (name: string) => FormulaResult,
+  self: string | null,
+): FormulaResult {
   let ast: Expr;
   try {
     ast = parseExpression(formula);
@@ -198,7 +213,10 @@ function check(formula: string, env: FormulaEnv, resolveCalculated: (name: strin
         if (r) {
           if (r.ok) return r.type;
           if (self !== null && r.cycle?.includes(self)) {
-            throw new CycleSignal(r.cycle[0] === self ? new ExpressionError(r.error.detail, calcPos(ref)) : r.error, r.cycle);
+            throw new CycleSignal(
+              r.cycle[0] === self ? new ExpressionError(r.error.detail, calcPos(ref)) : r.error,
+              r.cycle,
+            );
           }
           return 'unknown';
         }
@@ -217,7 +235,8 @@ function check(formula: string, env: FormulaEnv, resolveCalculated: (name: strin
     // The engine substitutes calculated fields into the query: refuse what would grow beyond reason (A = [B] + [B],
     // B = [C] + [C] ... doubles at every link).
     const size = expandedSize(ast, resolved);
-    if (size > MAX_EXPANDED_NODES) throw new ExpressionError('выражение с подставленными вычисляемыми полями слишком велико');
+    if (size > MAX_EXPANDED_NODES)
+      throw new ExpressionError('выражение с подставленными вычисляемыми полями слишком велико');
     return { ok: true, type, aggregate, ast, measure, size };
   } catch (e) {
     if (e instanceof CycleSignal) return { ok: false, error: e.error, cycle: e.cycle };

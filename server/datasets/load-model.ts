@@ -12,7 +12,15 @@ import {
   datasets,
 } from '../../db/schema';
 import { datasetNotFound } from './messages';
-import type { DatasetField, DatasetModel, DatasetObject, DatasetParameter, DatasetRelation, Derivation, ParameterDomain } from '../query/compile/dataset-model';
+import type {
+  DatasetField,
+  DatasetModel,
+  DatasetObject,
+  DatasetParameter,
+  DatasetRelation,
+  Derivation,
+  ParameterDomain,
+} from '../query/compile/dataset-model';
 import { parameterPrimitiveType } from './parameters';
 import type { ParameterType } from './schema-types';
 
@@ -40,15 +48,31 @@ export async function modelOfRow(db: DbOrTx, row: DatasetRow): Promise<DatasetMo
   const id = row.id;
   // One after another: the reads may share a transaction's single connection.
   const dataSourceIds = await dataSourceIdsOf(db, id);
-  const objects = await db.select().from(datasetObjects).where(eq(datasetObjects.datasetId, id)).orderBy(asc(datasetObjects.position), asc(datasetObjects.id));
-  const fields = await db.select().from(datasetFields).where(eq(datasetFields.datasetId, id)).orderBy(asc(datasetFields.position), asc(datasetFields.id));
-  const relations = await db.select().from(datasetRelations).where(eq(datasetRelations.datasetId, id)).orderBy(asc(datasetRelations.position), asc(datasetRelations.id));
+  const objects = await db
+    .select()
+    .from(datasetObjects)
+    .where(eq(datasetObjects.datasetId, id))
+    .orderBy(asc(datasetObjects.position), asc(datasetObjects.id));
+  const fields = await db
+    .select()
+    .from(datasetFields)
+    .where(eq(datasetFields.datasetId, id))
+    .orderBy(asc(datasetFields.position), asc(datasetFields.id));
+  const relations = await db
+    .select()
+    .from(datasetRelations)
+    .where(eq(datasetRelations.datasetId, id))
+    .orderBy(asc(datasetRelations.position), asc(datasetRelations.id));
   const hierarchies = await db
     .select()
     .from(datasetHierarchies)
     .where(eq(datasetHierarchies.datasetId, id))
     .orderBy(asc(datasetHierarchies.position), asc(datasetHierarchies.id));
-  const filters = await db.select().from(datasetFilters).where(eq(datasetFilters.datasetId, id)).orderBy(asc(datasetFilters.position), asc(datasetFilters.id));
+  const filters = await db
+    .select()
+    .from(datasetFilters)
+    .where(eq(datasetFilters.datasetId, id))
+    .orderBy(asc(datasetFilters.position), asc(datasetFilters.id));
   const parameters = await db
     .select()
     .from(datasetParameters)
@@ -62,56 +86,54 @@ export async function modelOfRow(db: DbOrTx, row: DatasetRow): Promise<DatasetMo
     dataSourceIds,
     version: row.version,
     updatedAt: row.updatedAt,
-    objects: objects.map(
-      (o): DatasetObject => ({
-        id: o.id,
-        dataSourceId: o.dataSourceId,
-        name: o.name,
-        kind: o.kind as DatasetObject['kind'],
-        schema: o.schema,
-        table: o.table,
-        sql: o.sql,
-      }),
-    ),
-    fields: fields.map(
-      (f): DatasetField => ({
-        id: f.id,
-        objectId: f.objectId,
-        name: f.name,
-        title: f.title,
-        kind: f.kind as DatasetField['kind'],
-        column: f.column,
-        formula: f.formula,
-        derivation: (f.derivation as Derivation | null) ?? null,
-        primitiveType: f.primitiveType as PrimitiveType,
-        aggregation: f.aggregation as DatasetField['aggregation'],
-        hidden: f.hidden,
-        description: f.description,
-        sortByFieldId: f.sortByFieldId,
-      }),
-    ),
-    relations: relations.map(
-      (r): DatasetRelation => ({
-        id: r.id,
-        leftObjectId: r.leftObjectId,
-        rightObjectId: r.rightObjectId,
-        joinType: r.joinType as DatasetRelation['joinType'],
-        conditions: r.conditions as DatasetRelation['conditions'],
-      }),
-    ),
+    objects: objects.map((o): DatasetObject => ({
+      id: o.id,
+      dataSourceId: o.dataSourceId,
+      name: o.name,
+      kind: o.kind as DatasetObject['kind'],
+      schema: o.schema,
+      table: o.table,
+      sql: o.sql,
+    })),
+    fields: fields.map((f): DatasetField => ({
+      id: f.id,
+      objectId: f.objectId,
+      name: f.name,
+      title: f.title,
+      kind: f.kind as DatasetField['kind'],
+      column: f.column,
+      formula: f.formula,
+      derivation: (f.derivation as Derivation | null) ?? null,
+      primitiveType: f.primitiveType as PrimitiveType,
+      aggregation: f.aggregation as DatasetField['aggregation'],
+      hidden: f.hidden,
+      description: f.description,
+      sortByFieldId: f.sortByFieldId,
+    })),
+    relations: relations.map((r): DatasetRelation => ({
+      id: r.id,
+      leftObjectId: r.leftObjectId,
+      rightObjectId: r.rightObjectId,
+      joinType: r.joinType as DatasetRelation['joinType'],
+      conditions: r.conditions as DatasetRelation['conditions'],
+    })),
     hierarchies: hierarchies.map((h) => ({ id: h.id, name: h.name, fieldIds: h.fieldIds })),
-    filters: filters.map((f) => ({ id: f.id, fieldId: f.fieldId, op: f.op, values: f.values as unknown[], valueType: f.valueType })),
-    parameters: parameters.map(
-      (p): DatasetParameter => ({
-        id: p.id,
-        name: p.name,
-        primitiveType: parameterPrimitiveType(p.primitiveType as ParameterType),
-        declaredType: p.primitiveType,
-        defaultValue: p.defaultValue,
-        domain: p.domain as ParameterDomain,
-        order: p.order,
-      }),
-    ),
+    filters: filters.map((f) => ({
+      id: f.id,
+      fieldId: f.fieldId,
+      op: f.op,
+      values: f.values as unknown[],
+      valueType: f.valueType,
+    })),
+    parameters: parameters.map((p): DatasetParameter => ({
+      id: p.id,
+      name: p.name,
+      primitiveType: parameterPrimitiveType(p.primitiveType as ParameterType),
+      declaredType: p.primitiveType,
+      defaultValue: p.defaultValue,
+      domain: p.domain as ParameterDomain,
+      order: p.order,
+    })),
   };
 }
 

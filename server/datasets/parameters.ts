@@ -66,7 +66,10 @@ export function resolveParameters(input: SchemaInput, fields: DatasetField[], fa
           const v = domain[key];
           if (v === undefined || v === '') continue;
           // The step of a date range is a number of days.
-          const problem = parameterValueProblem(key === 'step' && (type === 'date' || type === 'datetime') ? 'number' : type, v);
+          const problem = parameterValueProblem(
+            key === 'step' && (type === 'date' || type === 'datetime') ? 'number' : type,
+            v,
+          );
           if (problem) fail(at('domain', key), problem);
         }
       }
@@ -86,7 +89,12 @@ export function resolveParameters(input: SchemaInput, fields: DatasetField[], fa
 function normalizeDomain(d: DatasetParameter['domain']): DatasetParameter['domain'] {
   if (d.kind === 'list') return { kind: 'list', values: d.values ?? [] };
   if (d.kind === 'range') {
-    return { kind: 'range', ...(d.min !== undefined && { min: d.min }), ...(d.max !== undefined && { max: d.max }), ...(d.step !== undefined && { step: d.step }) };
+    return {
+      kind: 'range',
+      ...(d.min !== undefined && { min: d.min }),
+      ...(d.max !== undefined && { max: d.max }),
+      ...(d.step !== undefined && { step: d.step }),
+    };
   }
   return { kind: 'any' };
 }

@@ -72,7 +72,12 @@ export function suggestJoins(objects: SuggestObject[]): SuggestedJoin[] {
         return [...names].some((s) => l === `${s}_id` || l === `${s}id`);
       });
       if (!key) continue;
-      out.push({ leftObjectId: left.id, rightObjectId: right.id, conditions: [{ leftColumn: key, rightColumn: rightId }], reason: 'key_name' });
+      out.push({
+        leftObjectId: left.id,
+        rightObjectId: right.id,
+        conditions: [{ leftColumn: key, rightColumn: rightId }],
+        reason: 'key_name',
+      });
       related.add(pairKey(left.id, right.id));
     }
   }
@@ -123,7 +128,9 @@ export async function suggestRelations(deps: AppDeps, actor: Actor, id: number, 
   requested.forEach((o, i) => {
     if (o.id > 0 && !savedObjects.has(o.id)) errors[formatFieldPath(['objects', i, 'id'])] = MSG.objectNotFound(o.id);
     else if (o.id < 0 && !o.columns && (!o.table || o.data_source_id === undefined)) {
-      errors[formatFieldPath(['objects', i, o.table ? 'data_source_id' : 'table'])] = o.table ? 'must not be null' : 'must not be blank';
+      errors[formatFieldPath(['objects', i, o.table ? 'data_source_id' : 'table'])] = o.table
+        ? 'must not be null'
+        : 'must not be blank';
     } else if (o.data_source_id !== undefined && !model.dataSourceIds.includes(o.data_source_id)) {
       errors[formatFieldPath(['objects', i, 'data_source_id'])] = MSG.sourceNotInDataset(o.data_source_id);
     }
@@ -135,7 +142,11 @@ export async function suggestRelations(deps: AppDeps, actor: Actor, id: number, 
   const columnsOf = new Map<number, string[]>();
   const fieldKey = (objectId: number, column: string) => `${objectId}\u0000${column.toLowerCase()}`;
   const known = [
-    ...model.fields.flatMap((f) => (f.kind === 'physical' && f.objectId !== null && f.column ? [{ id: f.id, objectId: f.objectId, column: f.column }] : [])),
+    ...model.fields.flatMap((f) =>
+      f.kind === 'physical' && f.objectId !== null && f.column
+        ? [{ id: f.id, objectId: f.objectId, column: f.column }]
+        : [],
+    ),
     ...(input.fields ?? []).map((f) => ({ id: f.id, objectId: f.object_id, column: f.column })),
   ];
   for (const f of known) {
@@ -151,11 +162,14 @@ export async function suggestRelations(deps: AppDeps, actor: Actor, id: number, 
     const schema = o.schema ?? saved?.schema ?? null;
     let columns = o.columns ?? [];
     if (columns.length === 0) columns = columnsOf.get(o.id) ?? [];
-    if (columns.length === 0 && table && sourceId !== undefined) columns = await sourceColumns(deps, sourceId, schema, table);
+    if (columns.length === 0 && table && sourceId !== undefined)
+      columns = await sourceColumns(deps, sourceId, schema, table);
     objects.push({ id: o.id, name: o.name ?? saved?.name ?? table ?? '', table, columns });
   }
 
-  const existing = new Set(model.relations.map((r) => [r.leftObjectId, r.rightObjectId].sort((a, b) => a - b).join(':')));
+  const existing = new Set(
+    model.relations.map((r) => [r.leftObjectId, r.rightObjectId].sort((a, b) => a - b).join(':')),
+  );
   const relations = suggestJoins(objects)
     .filter((j) => !existing.has([j.leftObjectId, j.rightObjectId].sort((a, b) => a - b).join(':')))
     .map((j) => ({

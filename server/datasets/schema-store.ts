@@ -31,9 +31,18 @@ import { datasetDetails } from './views';
  */
 
 async function savedIdsOf(db: DbOrTx, datasetId: number): Promise<SavedIds> {
-  const ids = async (table: typeof datasetObjects | typeof datasetRelations | typeof datasetHierarchies | typeof datasetFilters | typeof datasetParameters) =>
-    new Set((await db.select({ id: table.id }).from(table).where(eq(table.datasetId, datasetId))).map((r) => r.id));
-  const fields = await db.select({ id: datasetFields.id, kind: datasetFields.kind }).from(datasetFields).where(eq(datasetFields.datasetId, datasetId));
+  const ids = async (
+    table:
+      | typeof datasetObjects
+      | typeof datasetRelations
+      | typeof datasetHierarchies
+      | typeof datasetFilters
+      | typeof datasetParameters,
+  ) => new Set((await db.select({ id: table.id }).from(table).where(eq(table.datasetId, datasetId))).map((r) => r.id));
+  const fields = await db
+    .select({ id: datasetFields.id, kind: datasetFields.kind })
+    .from(datasetFields)
+    .where(eq(datasetFields.datasetId, datasetId));
   return {
     objects: await ids(datasetObjects),
     fields: new Map(fields.map((f) => [f.id, f.kind as 'physical' | 'calculated'])),
@@ -65,8 +74,21 @@ function upsertSet(table: PgTable): Record<string, SQL> {
   return set;
 }
 
-async function deleteOmitted(tx: Tx, table: typeof datasetObjects | typeof datasetFields | typeof datasetRelations | typeof datasetHierarchies | typeof datasetFilters | typeof datasetParameters, datasetId: number, keep: number[]) {
-  await tx.delete(table).where(and(eq(table.datasetId, datasetId), keep.length ? notInArray(table.id, keep) : undefined));
+async function deleteOmitted(
+  tx: Tx,
+  table:
+    | typeof datasetObjects
+    | typeof datasetFields
+    | typeof datasetRelations
+    | typeof datasetHierarchies
+    | typeof datasetFilters
+    | typeof datasetParameters,
+  datasetId: number,
+  keep: number[],
+) {
+  await tx
+    .delete(table)
+    .where(and(eq(table.datasetId, datasetId), keep.length ? notInArray(table.id, keep) : undefined));
 }
 
 /**
@@ -75,7 +97,11 @@ async function deleteOmitted(tx: Tx, table: typeof datasetObjects | typeof datas
  * and objects deleted (no kept row points at them any more). Answers the real ids given to the new fields (temporary
  * id -> real id): a clone records them in its id map.
  */
-export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema): Promise<{ newFieldIds: Map<number, number> }> {
+export async function writeSchema(
+  tx: Tx,
+  datasetId: number,
+  s: ResolvedSchema,
+): Promise<{ newFieldIds: Map<number, number> }> {
   const objectIds = await allocate(tx, 'dataset_objects', s.objects);
   const fieldIds = await allocate(tx, 'dataset_fields', s.fields);
   const relationIds = await allocate(tx, 'dataset_relations', s.relations);
@@ -90,10 +116,30 @@ export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema):
   const hierarchies = s.hierarchies.map((h) => ({ ...h, id: real(hierarchyIds)(h.id) }));
   const filters = s.filters.map((f) => ({ ...f, id: real(filterIds)(f.id) }));
   const parameters = s.parameters.map((p) => ({ ...p, id: real(parameterIds)(p.id) }));
-  await deleteOmitted(tx, datasetRelations, datasetId, relations.map((r) => r.id));
-  await deleteOmitted(tx, datasetHierarchies, datasetId, hierarchies.map((h) => h.id));
-  await deleteOmitted(tx, datasetFilters, datasetId, filters.map((f) => f.id));
-  await deleteOmitted(tx, datasetParameters, datasetId, parameters.map((p) => p.id));
+  await deleteOmitted(
+    tx,
+    datasetRelations,
+    datasetId,
+    relations.map((r) => r.id),
+  );
+  await deleteOmitted(
+    tx,
+    datasetHierarchies,
+    datasetId,
+    hierarchies.map((h) => h.id),
+  );
+  await deleteOmitted(
+    tx,
+    datasetFilters,
+    datasetId,
+    filters.map((f) => f.id),
+  );
+  await deleteOmitted(
+    tx,
+    datasetParameters,
+    datasetId,
+    parameters.map((p) => p.id),
+  );
 
   if (s.objects.length) {
     await tx
@@ -156,13 +202,31 @@ export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema):
   if (hierarchies.length) {
     await tx
       .insert(datasetHierarchies)
-      .values(hierarchies.map((h, position) => ({ id: h.id, datasetId, name: h.name, fieldIds: h.fieldIds.map(fld), position })))
+      .values(
+        hierarchies.map((h, position) => ({
+          id: h.id,
+          datasetId,
+          name: h.name,
+          fieldIds: h.fieldIds.map(fld),
+          position,
+        })),
+      )
       .onConflictDoUpdate({ target: datasetHierarchies.id, set: upsertSet(datasetHierarchies) });
   }
   if (filters.length) {
     await tx
       .insert(datasetFilters)
-      .values(filters.map((f, position) => ({ id: f.id, datasetId, fieldId: fld(f.fieldId), op: f.op, values: f.values, valueType: f.valueType, position })))
+      .values(
+        filters.map((f, position) => ({
+          id: f.id,
+          datasetId,
+          fieldId: fld(f.fieldId),
+          op: f.op,
+          values: f.values,
+          valueType: f.valueType,
+          position,
+        })),
+      )
       .onConflictDoUpdate({ target: datasetFilters.id, set: upsertSet(datasetFilters) });
   }
   if (parameters.length) {
@@ -182,8 +246,18 @@ export async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema):
       .onConflictDoUpdate({ target: datasetParameters.id, set: upsertSet(datasetParameters) });
   }
 
-  await deleteOmitted(tx, datasetFields, datasetId, s.fields.map((f) => fld(f.id)));
-  await deleteOmitted(tx, datasetObjects, datasetId, s.objects.map((o) => obj(o.id)));
+  await deleteOmitted(
+    tx,
+    datasetFields,
+    datasetId,
+    s.fields.map((f) => fld(f.id)),
+  );
+  await deleteOmitted(
+    tx,
+    datasetObjects,
+    datasetId,
+    s.objects.map((o) => obj(o.id)),
+  );
   return { newFieldIds: fieldIds };
 }
 
@@ -211,15 +285,22 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
 
 /** PUT /api/dataset/{id}/schema: the whole schema at once; answers the saved schema with real ids. */
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
-  return deps.db.transaction(async (tx) => {
-    const { row: saved } = await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
-    await assertSchemaSourcesUsable(deps, tx, saved, input.objects.map((o) => o.data_source_id));
-    // Column types are filled in before the checks, so calculated fields are typed from them too.
-    const typed = await withColumnTypes(deps, tx, actor, id, input);
-    await writeSchema(tx, id, await resolveFor(tx, actor, id, typed));
-    const row = await touchDataset(tx, id);
-    return datasetDetails(row, await modelOfRow(tx, row));
-  }).finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
+  return deps.db
+    .transaction(async (tx) => {
+      const { row: saved } = await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
+      await assertSchemaSourcesUsable(
+        deps,
+        tx,
+        saved,
+        input.objects.map((o) => o.data_source_id),
+      );
+      // Column types are filled in before the checks, so calculated fields are typed from them too.
+      const typed = await withColumnTypes(deps, tx, actor, id, input);
+      await writeSchema(tx, id, await resolveFor(tx, actor, id, typed));
+      const row = await touchDataset(tx, id);
+      return datasetDetails(row, await modelOfRow(tx, row));
+    })
+    .finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
 /** POST /api/dataset/{id}/schema/validate: the same checks and 422s as the save; nothing is written. */
@@ -227,11 +308,22 @@ export async function validateSchema(deps: AppDeps, actor: Actor, id: number, in
   return deps.db.transaction(
     async (tx) => {
       const { row } = await ownedObject(tx, actor, 'dataset', id);
-      await assertSchemaSourcesUsable(deps, tx, row, input.objects.map((o) => o.data_source_id));
+      await assertSchemaSourcesUsable(
+        deps,
+        tx,
+        row,
+        input.objects.map((o) => o.data_source_id),
+      );
       const s = await resolveFor(tx, actor, id, await withColumnTypes(deps, tx, actor, id, input));
       return {
         valid: true as const,
-        fields: s.fields.map((f) => ({ id: f.id, name: f.name, kind: f.kind, formula: f.formula, primitive_type: f.primitiveType })),
+        fields: s.fields.map((f) => ({
+          id: f.id,
+          name: f.name,
+          kind: f.kind,
+          formula: f.formula,
+          primitive_type: f.primitiveType,
+        })),
       };
     },
     { accessMode: 'read only' },
@@ -248,33 +340,50 @@ export function schemaInputOf(m: DatasetModel): SchemaInput {
   const f = temp(m.fields);
   const at = (map: Map<number, number>) => (id: number) => map.get(id) ?? id;
   return {
-    objects: m.objects.map((x) => ({ id: at(o)(x.id), data_source_id: x.dataSourceId, name: x.name, kind: x.kind, schema: x.schema, table: x.table, sql: x.sql })),
-    fields: m.fields.map(
-      (x): FieldInput => ({
-        id: at(f)(x.id),
-        object_id: x.objectId === null ? null : at(o)(x.objectId),
-        name: x.name,
-        title: x.title,
-        kind: x.kind,
-        column: x.column,
-        formula: x.derivation ? null : x.formula,
-        derivation: x.derivation ? { field_id: at(f)(x.derivation.fieldId), function: x.derivation.function, args: x.derivation.args } : null,
-        primitive_type: x.primitiveType,
-        aggregation: x.aggregation,
-        hidden: x.hidden,
-        description: x.description,
-        sort_by_field_id: x.sortByFieldId === null ? null : at(f)(x.sortByFieldId),
-      }),
-    ),
+    objects: m.objects.map((x) => ({
+      id: at(o)(x.id),
+      data_source_id: x.dataSourceId,
+      name: x.name,
+      kind: x.kind,
+      schema: x.schema,
+      table: x.table,
+      sql: x.sql,
+    })),
+    fields: m.fields.map((x): FieldInput => ({
+      id: at(f)(x.id),
+      object_id: x.objectId === null ? null : at(o)(x.objectId),
+      name: x.name,
+      title: x.title,
+      kind: x.kind,
+      column: x.column,
+      formula: x.derivation ? null : x.formula,
+      derivation: x.derivation
+        ? { field_id: at(f)(x.derivation.fieldId), function: x.derivation.function, args: x.derivation.args }
+        : null,
+      primitive_type: x.primitiveType,
+      aggregation: x.aggregation,
+      hidden: x.hidden,
+      description: x.description,
+      sort_by_field_id: x.sortByFieldId === null ? null : at(f)(x.sortByFieldId),
+    })),
     relations: m.relations.map((r, i) => ({
       id: -(i + 1),
       left_object_id: at(o)(r.leftObjectId),
       right_object_id: at(o)(r.rightObjectId),
       join_type: r.joinType,
-      conditions: r.conditions.map((c) => ({ left_field_id: at(f)(c.leftFieldId), right_field_id: at(f)(c.rightFieldId) })),
+      conditions: r.conditions.map((c) => ({
+        left_field_id: at(f)(c.leftFieldId),
+        right_field_id: at(f)(c.rightFieldId),
+      })),
     })),
     hierarchies: m.hierarchies.map((h, i) => ({ id: -(i + 1), name: h.name, field_ids: h.fieldIds.map(at(f)) })),
-    filters: m.filters.map((x, i) => ({ id: -(i + 1), field_id: at(f)(x.fieldId), op: x.op, values: x.values, value_type: x.valueType })),
+    filters: m.filters.map((x, i) => ({
+      id: -(i + 1),
+      field_id: at(f)(x.fieldId),
+      op: x.op,
+      values: x.values,
+      value_type: x.valueType,
+    })),
     parameters: m.parameters.map((p, i) => ({
       id: -(i + 1),
       name: p.name,

@@ -14,8 +14,24 @@ import type { DatasetField, DatasetRelation, ParameterDomain } from '../query/co
 export const FIELD_KINDS = ['physical', 'calculated'] as const;
 export const OBJECT_KINDS = ['table', 'sql'] as const;
 export const JOIN_TYPES = ['inner', 'left', 'right', 'full'] as const satisfies readonly DatasetRelation['joinType'][];
-export const AGGREGATIONS = ['none', 'sum', 'avg', 'min', 'max', 'count', 'countd'] as const satisfies readonly DatasetField['aggregation'][];
-export const FIELD_TYPES = ['string', 'integer', 'float', 'boolean', 'date', 'datetime', 'unknown'] as const satisfies readonly PrimitiveType[];
+export const AGGREGATIONS = [
+  'none',
+  'sum',
+  'avg',
+  'min',
+  'max',
+  'count',
+  'countd',
+] as const satisfies readonly DatasetField['aggregation'][];
+export const FIELD_TYPES = [
+  'string',
+  'integer',
+  'float',
+  'boolean',
+  'date',
+  'datetime',
+  'unknown',
+] as const satisfies readonly PrimitiveType[];
 /** Parameters also take `number` (the specification's example value): a number the engine reads as float. */
 export const PARAMETER_TYPES = ['number', 'string', 'integer', 'float', 'boolean', 'date', 'datetime'] as const;
 export type ParameterType = (typeof PARAMETER_TYPES)[number];

@@ -2,11 +2,25 @@ import type { FieldErrors } from '../kernel/errors';
 import { ExpressionError, FILTER_VALUE_TYPES, type FilterValueType } from '../query/expr';
 import { filterValueLiteral } from '../query/expr/filter-values';
 import { formatFieldPath } from '../kernel/validation';
-import { analyzeCalculated, calcRefText, columnRefText, derivationFunctionProblem, derivedFormula, type FormulaEnv } from './formulas';
+import {
+  analyzeCalculated,
+  calcRefText,
+  columnRefText,
+  derivationFunctionProblem,
+  derivedFormula,
+  type FormulaEnv,
+} from './formulas';
 import { MSG } from './messages';
 import { resolveParameters, type ResolvedParameter } from './parameters';
 import { blank, checkName, lower, type Fail, type Path } from './schema-paths';
-import type { DatasetField, DatasetFilter, DatasetHierarchy, DatasetObject, DatasetRelation, FieldKind } from '../query/compile/dataset-model';
+import type {
+  DatasetField,
+  DatasetFilter,
+  DatasetHierarchy,
+  DatasetObject,
+  DatasetRelation,
+  FieldKind,
+} from '../query/compile/dataset-model';
 import type { FieldInput, SchemaInput } from './schema-types';
 
 /*
@@ -46,9 +60,6 @@ export interface ResolvedSchema {
 
 export type Resolution = { ok: true; schema: ResolvedSchema } | { ok: false; errors: FieldErrors };
 
-
-
-
 export function resolveSchema(input: SchemaInput, saved: SavedIds, dataSourceIds: readonly number[]): Resolution {
   const errors: FieldErrors = {};
   const fail = (path: Path, message: string) => {
@@ -86,7 +97,6 @@ export function resolveSchema(input: SchemaInput, saved: SavedIds, dataSourceIds
   return { ok: true, schema: { objects, fields, relations, hierarchies, filters, parameters } };
 }
 
-
 // A read-only query: one statement that starts with SELECT or WITH (a trailing semicolon is dropped).
 export function normalizeObjectSql(sql: string): string | null {
   const text = sql.trim().replace(/;\s*$/, '').trim();
@@ -94,12 +104,12 @@ export function normalizeObjectSql(sql: string): string | null {
   return text;
 }
 
-
 function resolveObjects(input: SchemaInput, dataSourceIds: readonly number[], fail: Fail): DatasetObject[] {
   const names = new Set<string>();
   return input.objects.map((o, i) => {
     const kind = o.kind ?? 'table';
-    if (!dataSourceIds.includes(o.data_source_id)) fail(['objects', i, 'data_source_id'], MSG.sourceNotInDataset(o.data_source_id));
+    if (!dataSourceIds.includes(o.data_source_id))
+      fail(['objects', i, 'data_source_id'], MSG.sourceNotInDataset(o.data_source_id));
     let sql: string | null = null;
     if (kind === 'table') {
       if (blank(o.table)) fail(['objects', i, 'table'], 'must not be blank');
@@ -129,7 +139,10 @@ function resolveObjects(input: SchemaInput, dataSourceIds: readonly number[], fa
 }
 
 const kindOf = (f: FieldInput): FieldKind =>
-  f.kind ?? ((f.formula !== undefined && f.formula !== null) || (f.derivation !== undefined && f.derivation !== null) ? 'calculated' : 'physical');
+  f.kind ??
+  ((f.formula !== undefined && f.formula !== null) || (f.derivation !== undefined && f.derivation !== null)
+    ? 'calculated'
+    : 'physical');
 
 function resolveFields(
   input: SchemaInput,
@@ -166,8 +179,16 @@ function resolveFields(
         const d = f.derivation;
         if (!fieldIds.has(d.field_id)) fail(['fields', i, 'derivation', 'field_id'], MSG.fieldNotFound(d.field_id));
         const problem = derivationFunctionProblem(d.function);
-        if (problem) fail(['fields', i, 'derivation', 'function'], problem === 'unknown' ? MSG.unknownFunction(d.function) : MSG.aggregateDerivation(d.function.toUpperCase()));
-        derivation = { fieldId: d.field_id, function: d.function.toUpperCase(), ...(d.args?.length ? { args: d.args } : {}) };
+        if (problem)
+          fail(
+            ['fields', i, 'derivation', 'function'],
+            problem === 'unknown' ? MSG.unknownFunction(d.function) : MSG.aggregateDerivation(d.function.toUpperCase()),
+          );
+        derivation = {
+          fieldId: d.field_id,
+          function: d.function.toUpperCase(),
+          ...(d.args?.length ? { args: d.args } : {}),
+        };
       } else if (blank(f.formula)) {
         fail(at('formula'), 'must not be blank');
       } else {
@@ -232,7 +253,8 @@ function checkFormulas(
     const columns = env.columns.get(object)!;
     if (!columns.has(f.name)) columns.set(f.name, f.primitiveType);
   }
-  const refOf = (f: DatasetField) => (f.kind === 'physical' ? columnRefText(objectName.get(f.objectId!) ?? '', f.name) : calcRefText(f.name));
+  const refOf = (f: DatasetField) =>
+    f.kind === 'physical' ? columnRefText(objectName.get(f.objectId!) ?? '', f.name) : calcRefText(f.name);
   for (const f of fields) {
     if (f.kind !== 'calculated' || f.name === '') continue;
     if (f.derivation) {

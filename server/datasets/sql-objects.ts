@@ -19,13 +19,25 @@ import type { SchemaInput } from './schema-types';
  * `objects[i].sql`, reported with the schema's other problems (and by /schema/validate too). A copy of a dataset
  * keeps its objects' texts and sources, so it runs nothing new and is not checked here.
  */
-export async function sqlObjectErrors(db: DbOrTx, actor: Actor, datasetId: number, input: SchemaInput): Promise<FieldErrors> {
+export async function sqlObjectErrors(
+  db: DbOrTx,
+  actor: Actor,
+  datasetId: number,
+  input: SchemaInput,
+): Promise<FieldErrors> {
   if (!input.objects.some((o) => o.kind === 'sql')) return {};
   const saved = new Map(
-    (await db
-      .select({ id: datasetObjects.id, kind: datasetObjects.kind, dataSourceId: datasetObjects.dataSourceId, sql: datasetObjects.sql })
-      .from(datasetObjects)
-      .where(eq(datasetObjects.datasetId, datasetId))).map((o) => [o.id, o]),
+    (
+      await db
+        .select({
+          id: datasetObjects.id,
+          kind: datasetObjects.kind,
+          dataSourceId: datasetObjects.dataSourceId,
+          sql: datasetObjects.sql,
+        })
+        .from(datasetObjects)
+        .where(eq(datasetObjects.datasetId, datasetId))
+    ).map((o) => [o.id, o]),
   );
   const needed: { index: number; sourceId: number }[] = [];
   input.objects.forEach((o, index) => {

@@ -24,9 +24,19 @@ export function datasetView(row: DatasetRow, dataSourceIds: number[]) {
 }
 
 /** The six schema blocks on the wire. A calculated field has formula filled in and object_id null. */
-function schemaView(m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | 'hierarchies' | 'filters' | 'parameters'>): SchemaView {
+function schemaView(
+  m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | 'hierarchies' | 'filters' | 'parameters'>,
+): SchemaView {
   return {
-    objects: m.objects.map((o) => ({ id: o.id, data_source_id: o.dataSourceId, name: o.name, kind: o.kind, schema: o.schema, table: o.table, sql: o.sql })),
+    objects: m.objects.map((o) => ({
+      id: o.id,
+      data_source_id: o.dataSourceId,
+      name: o.name,
+      kind: o.kind,
+      schema: o.schema,
+      table: o.table,
+      sql: o.sql,
+    })),
     fields: m.fields.map((f) => ({
       id: f.id,
       object_id: f.objectId,
@@ -35,7 +45,9 @@ function schemaView(m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | '
       kind: f.kind,
       column: f.column,
       formula: f.formula,
-      derivation: f.derivation ? { field_id: f.derivation.fieldId, function: f.derivation.function, args: f.derivation.args ?? [] } : null,
+      derivation: f.derivation
+        ? { field_id: f.derivation.fieldId, function: f.derivation.function, args: f.derivation.args ?? [] }
+        : null,
       primitive_type: f.primitiveType,
       aggregation: f.aggregation,
       hidden: f.hidden,
@@ -50,7 +62,13 @@ function schemaView(m: Pick<DatasetModel, 'objects' | 'fields' | 'relations' | '
       conditions: r.conditions.map((c) => ({ left_field_id: c.leftFieldId, right_field_id: c.rightFieldId })),
     })),
     hierarchies: m.hierarchies.map((h) => ({ id: h.id, name: h.name, field_ids: h.fieldIds })),
-    filters: m.filters.map((f) => ({ id: f.id, field_id: f.fieldId, op: f.op, values: f.values, value_type: f.valueType })),
+    filters: m.filters.map((f) => ({
+      id: f.id,
+      field_id: f.fieldId,
+      op: f.op,
+      values: f.values,
+      value_type: f.valueType,
+    })),
     parameters: m.parameters.map((p) => ({
       id: p.id,
       name: p.name,

@@ -65,7 +65,10 @@ export async function listGroups(db: DbOrTx, input: PageRequest & { query?: stri
 
 export const getGroup = (db: DbOrTx, id: number): Promise<GroupView> => groupViewById(db, id);
 
-export async function createGroup(deps: AppDeps, input: Required<Pick<GroupInput, 'name'>> & GroupInput): Promise<GroupView> {
+export async function createGroup(
+  deps: AppDeps,
+  input: Required<Pick<GroupInput, 'name'>> & GroupInput,
+): Promise<GroupView> {
   return withNameGuard(input.name, () =>
     deps.db.transaction(async (tx) => {
       await assertNameFree(tx, input.name);
@@ -94,17 +97,19 @@ export async function updateGroup(deps: AppDeps, id: number, input: GroupInput):
 
 export async function deleteGroup(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
   try {
-    await deps.db.transaction(async (tx) => {
-      const group = await findGroupOr404(tx, id, { forUpdate: true });
-      if (group.systemKey !== null) throw badRequest('Системную группу нельзя удалить');
-      // Deleting the token access group would silently lock everyone out of API tokens.
-      const tokenSettings = await getApiTokenSettings(deps);
-      if (tokenSettings.access_group_id === id) {
-        throw badRequest('Группа задана как группа доступа к MCP-токенам: сначала измените настройки токенов');
-      }
-      // Group memberships and workspace memberships of the group go with it (foreign keys cascade).
-      await tx.delete(groups).where(eq(groups.id, id));
-    }).finally(() => readCachesChanged(deps)); // its workspace memberships went with it
+    await deps.db
+      .transaction(async (tx) => {
+        const group = await findGroupOr404(tx, id, { forUpdate: true });
+        if (group.systemKey !== null) throw badRequest('Системную группу нельзя удалить');
+        // Deleting the token access group would silently lock everyone out of API tokens.
+        const tokenSettings = await getApiTokenSettings(deps);
+        if (tokenSettings.access_group_id === id) {
+          throw badRequest('Группа задана как группа доступа к MCP-токенам: сначала измените настройки токенов');
+        }
+        // Group memberships and workspace memberships of the group go with it (foreign keys cascade).
+        await tx.delete(groups).where(eq(groups.id, id));
+      })
+      .finally(() => readCachesChanged(deps)); // its workspace memberships went with it
   } catch (e) {
     if (isForeignKeyViolation(e)) throw badRequest('Группу нельзя удалить: на неё ссылаются другие объекты');
     throw e;

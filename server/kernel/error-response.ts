@@ -21,7 +21,13 @@ export interface ErrorDescription {
 /** Turns anything thrown by a procedure into the one error table's status and message. */
 export function describeError(err: unknown): ErrorDescription {
   if (err instanceof AppError) {
-    return { status: err.status, message: err.message, errors: err.fieldErrors, headers: err.headers, cause: err.cause };
+    return {
+      status: err.status,
+      message: err.message,
+      errors: err.fieldErrors,
+      headers: err.headers,
+      cause: err.cause,
+    };
   }
   const cause = err instanceof TRPCError ? err.cause : undefined;
   if (cause instanceof AppError) return describeError(cause);
@@ -31,7 +37,8 @@ export function describeError(err: unknown): ErrorDescription {
   if (err instanceof TRPCError && err.code === 'BAD_REQUEST' && isZod(cause)) {
     return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(cause.issues) };
   }
-  if (isZod(err)) return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(err.issues) };
+  if (isZod(err))
+    return { status: 422, message: ERROR_TABLE.validation.message, errors: fieldErrorsFromIssues(err.issues) };
   const e = err;
   if (e instanceof TRPCError) {
     const row = Object.values(ERROR_TABLE).find((r) => r.trpc === e.code);

@@ -11,10 +11,18 @@ export const ERROR_TABLE = {
   forbidden: { status: 403, trpc: 'FORBIDDEN', message: 'Доступ запрещён' },
   not_found: { status: 404, trpc: 'NOT_FOUND', message: 'Объект не найден' },
   payload_too_large: { status: 413, trpc: 'PAYLOAD_TOO_LARGE', message: 'Слишком большой запрос' },
-  unsupported_media_type: { status: 415, trpc: 'UNSUPPORTED_MEDIA_TYPE', message: 'Неподдерживаемый формат тела запроса' },
+  unsupported_media_type: {
+    status: 415,
+    trpc: 'UNSUPPORTED_MEDIA_TYPE',
+    message: 'Неподдерживаемый формат тела запроса',
+  },
   validation: { status: 422, trpc: 'UNPROCESSABLE_CONTENT', message: 'Ошибка валидации' },
   too_many_requests: { status: 429, trpc: 'TOO_MANY_REQUESTS', message: 'Слишком много попыток, повторите позже' },
-  service_unavailable: { status: 503, trpc: 'SERVICE_UNAVAILABLE', message: 'Сервис временно недоступен, повторите позже' },
+  service_unavailable: {
+    status: 503,
+    trpc: 'SERVICE_UNAVAILABLE',
+    message: 'Сервис временно недоступен, повторите позже',
+  },
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', message: 'Внутренняя ошибка сервера' },
 } as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY; message: string }>;
 
@@ -31,7 +39,11 @@ export class AppError extends TRPCError {
   readonly fieldErrors?: FieldErrors;
   readonly headers?: Record<string, string>;
 
-  constructor(kind: ErrorKind, message?: string, opts: { fieldErrors?: FieldErrors; headers?: Record<string, string>; cause?: unknown } = {}) {
+  constructor(
+    kind: ErrorKind,
+    message?: string,
+    opts: { fieldErrors?: FieldErrors; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
     const row = ERROR_TABLE[kind];
     super({ code: row.trpc, message: message ?? row.message, cause: opts.cause });
     this.kind = kind;

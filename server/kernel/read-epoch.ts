@@ -11,4 +11,3 @@ export function readCachesChanged(deps: { caches: { readEpoch: { value: number }
 
 /** How long another node may still serve a read decision this node's write made stale. */
 export const READ_DECISION_TTL_MS = 2_000;
-

@@ -10,7 +10,8 @@ z.config({
   customError: (iss) => {
     switch (iss.code) {
       case 'invalid_type':
-        if (iss.input === undefined || iss.input === null) return iss.expected === 'string' ? 'must not be blank' : 'must not be null';
+        if (iss.input === undefined || iss.input === null)
+          return iss.expected === 'string' ? 'must not be blank' : 'must not be null';
         return `must be ${article(iss.expected)}`;
       case 'too_small':
         if (iss.origin === 'string' && Number(iss.minimum) === 1) return 'must not be blank';

@@ -52,7 +52,12 @@ function kind<T extends ObjectTable & ObjectColumns>(table: T, notFoundOf: (id: 
     columns,
     notFound: notFoundOf,
     // Names sort as a reader expects, case aside.
-    sortColumns: { id: table.id, name: sql`lower(${table.name})`, created_at: table.createdAt, updated_at: table.updatedAt },
+    sortColumns: {
+      id: table.id,
+      name: sql`lower(${table.name})`,
+      created_at: table.createdAt,
+      updated_at: table.updatedAt,
+    },
   };
 }
 

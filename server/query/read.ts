@@ -2,7 +2,12 @@ import type { Viewer } from '../access/viewer';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import type { DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../app/deps';
-import { compileFieldValuesQuery, compilePreviewQuery, type FieldValuesRequest, type PreviewRequest } from './compile/compile-dataset';
+import {
+  compileFieldValuesQuery,
+  compilePreviewQuery,
+  type FieldValuesRequest,
+  type PreviewRequest,
+} from './compile/compile-dataset';
 import { compileWidgetQuery } from './compile/compile-widget';
 import type { DatasetModel } from './compile/dataset-model';
 import type { CompiledQuery, WidgetQueryInput } from './compile/types';
@@ -44,11 +49,18 @@ export async function readData(
 ): Promise<ReadResult> {
   // Row- and column-level security will narrow the compiled query by viewer.readsAs here.
   const ctx = await datasetQueryContext(deps, dataset, sources);
-  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) => compileRequest(deps, ctx.model, request, dialectOf));
+  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) =>
+    compileRequest(deps, ctx.model, request, dialectOf),
+  );
   return { model: ctx.model, query, rows: result.rows, truncated: result.truncated };
 }
 
-function compileRequest(deps: AppDeps, model: DatasetModel, request: ReadRequest, dialectOf: (id: number) => Dialect): CompiledQuery {
+function compileRequest(
+  deps: AppDeps,
+  model: DatasetModel,
+  request: ReadRequest,
+  dialectOf: (id: number) => Dialect,
+): CompiledQuery {
   switch (request.kind) {
     case 'widget': {
       // Compiling depends on the model (its version), the request and the sources' dialects (fixed per source id) only.

@@ -44,8 +44,10 @@ export async function loadSecretsKey(dataDir: string, fromEnv?: string): Promise
   await fs.mkdir(dataDir, { recursive: true });
   const key = crypto.randomBytes(32);
   // wx: two processes starting at once must not both write a key.
-  await fs.writeFile(file, key.toString('base64'), { mode: 0o600, flag: 'wx' }).catch(async (e: NodeJS.ErrnoException) => {
-    if (e.code !== 'EEXIST') throw e;
-  });
+  await fs
+    .writeFile(file, key.toString('base64'), { mode: 0o600, flag: 'wx' })
+    .catch(async (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
   return new Uint8Array(Buffer.from((await fs.readFile(file, 'utf8')).trim(), 'base64'));
 }

@@ -22,8 +22,7 @@ const DEFAULTS: Omit<InstallationSettings, 'session_token_ttl'> = {
 
 export async function getInstallationSettings(deps: AppDeps): Promise<InstallationSettings> {
   const stored = (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting(deps.db, KEY)) ?? {})) as
-    | Partial<InstallationSettings>
-    | undefined;
+    Partial<InstallationSettings> | undefined;
   const merged = { ...DEFAULTS, ...stored, features: { ...DEFAULTS.features, ...stored?.features } };
   return {
     ...merged,
@@ -34,7 +33,10 @@ export async function getInstallationSettings(deps: AppDeps): Promise<Installati
 }
 
 /** A partial update: fields not sent keep their value; features are merged key by key. */
-export async function updateInstallationSettings(deps: AppDeps, input: InstallationSettingsUpdate): Promise<InstallationSettings> {
+export async function updateInstallationSettings(
+  deps: AppDeps,
+  input: InstallationSettingsUpdate,
+): Promise<InstallationSettings> {
   const current = await getInstallationSettings(deps);
   const next = {
     instance_name: input.instance_name ?? current.instance_name,

@@ -15,7 +15,8 @@ const KEY = 'source_network';
 /** Link-local networks hold cloud metadata services (169.254.169.254): a source has no business there. */
 const DEFAULT_SOURCE_NETWORK: SourceNetworkPolicy = { allow: [], deny: ['169.254.0.0/16', 'fe80::/10'] };
 
-export const NETWORK_ENTRY_MESSAGE = 'must be an IP address, a CIDR network (10.0.0.0/8, fd00::/8) or a host name pattern (db.example, *.corp.example)';
+export const NETWORK_ENTRY_MESSAGE =
+  'must be an IP address, a CIDR network (10.0.0.0/8, fd00::/8) or a host name pattern (db.example, *.corp.example)';
 
 const LABEL = '[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?';
 const HOST_PATTERN = new RegExp(`^(\\*\\.)?${LABEL}(\\.${LABEL})*\\.?$`, 'i');
@@ -87,7 +88,10 @@ export interface CompiledNetworkPolicy {
 }
 
 async function storedPolicy(deps: AppDeps): Promise<Partial<SourceNetworkPolicy>> {
-  return (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting(deps.db, KEY)) ?? {})) as Partial<SourceNetworkPolicy>;
+  return (await deps.caches.settings.getOrLoad(
+    KEY,
+    async () => (await readSetting(deps.db, KEY)) ?? {},
+  )) as Partial<SourceNetworkPolicy>;
 }
 
 export async function getSourceNetworkPolicy(deps: AppDeps): Promise<SourceNetworkPolicy> {
@@ -110,7 +114,10 @@ export async function compiledSourceNetworkPolicy(deps: AppDeps): Promise<Compil
 }
 
 /** Replaces both lists (entries validated by the caller's schema). Open pools reconnect under the new rules. */
-export async function updateSourceNetworkPolicy(deps: AppDeps, input: SourceNetworkPolicy): Promise<SourceNetworkPolicy> {
+export async function updateSourceNetworkPolicy(
+  deps: AppDeps,
+  input: SourceNetworkPolicy,
+): Promise<SourceNetworkPolicy> {
   const next: SourceNetworkPolicy = { allow: input.allow.map((e) => e.trim()), deny: input.deny.map((e) => e.trim()) };
   await writeSetting(deps.db, KEY, next);
   deps.caches.settings.delete(KEY);

@@ -62,7 +62,8 @@ export function settingsFormOf(info: SourceKindInfo): SettingsField[] {
     field('host', 'string', 'Адрес сервера', { required: true }),
     field('port', 'integer', 'Порт', { default: info.default_port }),
   ];
-  if (info.default_http_port !== null) fields.push(field('http_port', 'integer', 'HTTP-порт', { default: info.default_http_port }));
+  if (info.default_http_port !== null)
+    fields.push(field('http_port', 'integer', 'HTTP-порт', { default: info.default_http_port }));
   fields.push(
     field('username', 'string', 'Пользователь'),
     field('password', 'password', 'Пароль'),
@@ -73,6 +74,7 @@ export function settingsFormOf(info: SourceKindInfo): SettingsField[] {
     fields.push(field('use_ssh', 'boolean', 'Подключаться через SSH-туннель', { default: false }));
     fields.push(field('ssh_tunnel', 'object', 'SSH-туннель', { fields: SSH_FIELDS }));
   }
-  if (info.supports.initial_sql) fields.push(field('initial_sql', 'text', 'Начальный SQL (выполняется при каждом подключении)'));
+  if (info.supports.initial_sql)
+    fields.push(field('initial_sql', 'text', 'Начальный SQL (выполняется при каждом подключении)'));
   return fields;
 }

@@ -47,7 +47,10 @@ export interface SourceTypeDetails extends SourceTypeView {
 const sourceTypeNotFound = (type: string) => notFound(`Тип источника не найден: ${type}`);
 
 async function stored(deps: AppDeps): Promise<StoredSettings> {
-  return (await deps.caches.settings.getOrLoad(KEY, async () => (await readSetting<StoredSettings>(deps.db, KEY)) ?? {})) as StoredSettings;
+  return (await deps.caches.settings.getOrLoad(
+    KEY,
+    async () => (await readSetting<StoredSettings>(deps.db, KEY)) ?? {},
+  )) as StoredSettings;
 }
 
 function viewOf(info: SourceKindInfo, s: StoredKindSettings | undefined): SourceTypeView {

@@ -20,7 +20,10 @@ export interface NewAccount {
 }
 
 export async function findUserByUsername(db: DbOrTx, username: string) {
-  const rows = await db.select().from(users).where(sql`lower(${users.username}) = lower(${username})`);
+  const rows = await db
+    .select()
+    .from(users)
+    .where(sql`lower(${users.username}) = lower(${username})`);
   return rows[0];
 }
 

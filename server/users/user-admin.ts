@@ -34,7 +34,10 @@ const duplicateUsername = (username: string) => badRequest(`Пользовате
 /** 422 naming each id of `ids` that is not a group, at its position in the body (`groupIds[2]`). */
 async function assertGroupsExist(db: DbOrTx, ids: readonly number[], field: string): Promise<void> {
   if (ids.length === 0) return;
-  const found = await db.select({ id: groups.id }).from(groups).where(inArray(groups.id, [...ids]));
+  const found = await db
+    .select({ id: groups.id })
+    .from(groups)
+    .where(inArray(groups.id, [...ids]));
   const known = new Set(found.map((g) => g.id));
   const errors: Record<string, string> = {};
   ids.forEach((id, i) => {
@@ -111,7 +114,10 @@ export async function deleteUser(deps: AppDeps, actor: Actor, id: number): Promi
     });
   } catch (e) {
     if (isForeignKeyViolation(e)) {
-      throw new AppError('bad_request', 'Учётную запись нельзя удалить: на неё ссылаются другие объекты. Отключите её (active = false)');
+      throw new AppError(
+        'bad_request',
+        'Учётную запись нельзя удалить: на неё ссылаются другие объекты. Отключите её (active = false)',
+      );
     }
     throw e;
   } finally {

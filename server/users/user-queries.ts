@@ -3,7 +3,15 @@ import type { DbOrTx } from '../../db/client';
 import { groupMembers, groups, users } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import { findUserOr404, userRecord, userRecords, userSummary, type GroupRef, type UserRecord, type UserSummary } from './views';
+import {
+  findUserOr404,
+  userRecord,
+  userRecords,
+  userSummary,
+  type GroupRef,
+  type UserRecord,
+  type UserSummary,
+} from './views';
 
 export const USER_SORT_FIELDS = ['id', 'username', 'full_name', 'created_at'] as const;
 export const USER_GROUP_SORT_FIELDS = ['id', 'name', 'added_at'] as const;
@@ -42,7 +50,12 @@ export async function listUsers(db: DbOrTx, actor: Actor, input: PageRequest & U
     .orderBy(
       ...orderByOf(
         input.sort,
-        { id: users.id, username: sql`lower(${users.username})`, full_name: users.fullName, created_at: users.createdAt },
+        {
+          id: users.id,
+          username: sql`lower(${users.username})`,
+          full_name: users.fullName,
+          created_at: users.createdAt,
+        },
         [sql`lower(${users.username})`],
         users.id,
       ),
@@ -77,11 +90,24 @@ export async function listUserGroups(db: DbOrTx, userId: number, input: PageRequ
   const where = eq(groupMembers.userId, userId);
   const [{ total }] = await db.select({ total: count() }).from(groupMembers).where(where);
   const rows = await db
-    .select({ id: groups.id, name: groups.name, description: groups.description, systemKey: groups.systemKey, addedAt: groupMembers.createdAt })
+    .select({
+      id: groups.id,
+      name: groups.name,
+      description: groups.description,
+      systemKey: groups.systemKey,
+      addedAt: groupMembers.createdAt,
+    })
     .from(groupMembers)
     .innerJoin(groups, eq(groups.id, groupMembers.groupId))
     .where(where)
-    .orderBy(...orderByOf(input.sort, { id: groups.id, name: groups.name, added_at: groupMembers.createdAt }, [asc(groups.name)], groups.id))
+    .orderBy(
+      ...orderByOf(
+        input.sort,
+        { id: groups.id, name: groups.name, added_at: groupMembers.createdAt },
+        [asc(groups.name)],
+        groups.id,
+      ),
+    )
     .limit(input.size)
     .offset(input.page * input.size);
   const content = rows.map((g): GroupRef & { description: string; added_at: string } => ({

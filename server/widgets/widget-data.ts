@@ -31,7 +31,11 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
   const { row, dataset, sources } = await loadWidgetForData(deps, actor, id);
   const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
   const saved = configOf(row);
-  const shelves = { rows: req.rows ?? saved.rows, series: req.series ?? saved.series, columns: req.columns ?? saved.columns };
+  const shelves = {
+    rows: req.rows ?? saved.rows,
+    series: req.series ?? saved.series,
+    columns: req.columns ?? saved.columns,
+  };
   const replacesShelves = req.rows !== undefined || req.series !== undefined || req.columns !== undefined;
   // Saved sorts follow the saved shelves: when the request replaces the shelves, sorts of fields no longer there drop.
   const ids = new Set([...shelves.rows, ...shelves.series, ...shelves.columns].map((f) => f.id));
@@ -48,7 +52,9 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
     // request that keeps the saved shelves reads the definitions saved with them (never the dataset's own).
     calculatedFields: [
       ...(req.calculated_fields ?? []).map((def, i) => ({ path: `calculatedFields[${i}]`, def })),
-      ...(replacesShelves ? [] : saved.calculated_fields.map((def, i) => ({ path: `savedCalculatedFields[${i}]`, def }))),
+      ...(replacesShelves
+        ? []
+        : saved.calculated_fields.map((def, i) => ({ path: `savedCalculatedFields[${i}]`, def }))),
     ],
     parameters: req.parameters ?? {},
     page: req.page,
@@ -78,7 +84,10 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
 }
 
 /** The rows of one page (the target read one more to tell has_more), or the one row of a KPI. */
-function widgetDataOf(input: WidgetQueryInput, { query, rows, truncated }: Awaited<ReturnType<typeof readData>>): WidgetData {
+function widgetDataOf(
+  input: WidgetQueryInput,
+  { query, rows, truncated }: Awaited<ReturnType<typeof readData>>,
+): WidgetData {
   if (input.type === KPI_KIND) {
     const first = rows[0] ?? query.columns.map(() => null);
     return { kind: 'kpi', row: rowObject(query, first) };

@@ -79,7 +79,12 @@ async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number)
   if (!found) throw OBJECT_KINDS.widget.notFound(widgetId);
   return {
     ...accessOfRank(actor, 'widget', found.row, found.rank),
-    dataset: { id: found.row.datasetId, version: found.version, workspaceId: found.workspaceId, authorId: found.authorId },
+    dataset: {
+      id: found.row.datasetId,
+      version: found.version,
+      workspaceId: found.workspaceId,
+      authorId: found.authorId,
+    },
     sources: found.sources.map((r) => ({
       id: r.id,
       uuid: r.uuid,

@@ -84,29 +84,35 @@ export async function getWidget(db: DbOrTx, actor: Actor, id: number): Promise<W
 
 /** Replaces the whole configuration (the same body as create). Any save updates updated_at. */
 export async function updateWidget(deps: AppDeps, actor: Actor, id: number, input: WidgetInput): Promise<WidgetView> {
-  return deps.db.transaction(async (tx) => {
-    const { row: current } = await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
-    // Moving to another dataset needs the right to build widgets where that dataset lives.
-    const dataset =
-      input.dataset_id === current.datasetId ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row : await editableDataset(tx, actor, input.dataset_id);
-    await validateWidgetConfig(deps, dataset, input);
-    const row = await updateWidgetRow(tx, id, {
-      name: input.name,
-      type: input.type,
-      datasetId: dataset.id,
-      workspaceId: dataset.workspaceId,
-      config: configOfInput(input),
-    });
-    return widgetView(row);
-  }).finally(() => readCachesChanged(deps)); // data reads cache the widget row
+  return deps.db
+    .transaction(async (tx) => {
+      const { row: current } = await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
+      // Moving to another dataset needs the right to build widgets where that dataset lives.
+      const dataset =
+        input.dataset_id === current.datasetId
+          ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row
+          : await editableDataset(tx, actor, input.dataset_id);
+      await validateWidgetConfig(deps, dataset, input);
+      const row = await updateWidgetRow(tx, id, {
+        name: input.name,
+        type: input.type,
+        datasetId: dataset.id,
+        workspaceId: dataset.workspaceId,
+        config: configOfInput(input),
+      });
+      return widgetView(row);
+    })
+    .finally(() => readCachesChanged(deps)); // data reads cache the widget row
 }
 
 export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
-  await deps.db.transaction(async (tx) => {
-    await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
-    // Dashboards will drop their tiles of this widget here once they exist.
-    await tx.delete(widgets).where(eq(widgets.id, id));
-  }).finally(() => readCachesChanged(deps));
+  await deps.db
+    .transaction(async (tx) => {
+      await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
+      // Dashboards will drop their tiles of this widget here once they exist.
+      await tx.delete(widgets).where(eq(widgets.id, id));
+    })
+    .finally(() => readCachesChanged(deps));
   return { id, deleted: true };
 }
 
@@ -117,10 +123,12 @@ export async function listWidgets(db: DbOrTx, actor: Actor, input: PageRequest &
     'widget',
     input,
     {
-      where: [input.type ? eq(widgets.type, input.type) : undefined, input.datasetId !== undefined ? eq(widgets.datasetId, input.datasetId) : undefined],
+      where: [
+        input.type ? eq(widgets.type, input.type) : undefined,
+        input.datasetId !== undefined ? eq(widgets.datasetId, input.datasetId) : undefined,
+      ],
       sort: { fields: WIDGET_SORT_FIELDS, columns: { type: widgets.type } },
     },
     (items) => items.map(({ row }) => widgetView(row)),
   );
 }
-

@@ -13,7 +13,9 @@ import { lockWorkspace } from './views';
 
 export const MEMBER_SORT_FIELDS = ['member_id', 'name', 'role', 'created_at'] as const;
 
-export type NewMember = { role: WorkspaceRole } & ({ user_id: number; group_id?: undefined } | { group_id: number; user_id?: undefined });
+export type NewMember = { role: WorkspaceRole } & (
+  { user_id: number; group_id?: undefined } | { group_id: number; user_id?: undefined }
+);
 
 const memberName = sql<string>`coalesce(${users.username}, ${groups.name})`;
 const roleRankSql = sql<number>`case ${workspaceMembers.role} ${sql.join(
@@ -63,7 +65,9 @@ async function assertCanManageMembers(tx: DbOrTx, actor: Actor, workspaceId: num
 }
 
 async function findMemberOr404(tx: DbOrTx, workspaceId: number, memberId: number): Promise<MemberRow> {
-  const [m] = await memberQuery(tx).where(and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.id, memberId)));
+  const [m] = await memberQuery(tx).where(
+    and(eq(workspaceMembers.workspaceId, workspaceId), eq(workspaceMembers.id, memberId)),
+  );
   if (!m) throw memberNotFound(memberId);
   return m;
 }
@@ -87,7 +91,12 @@ export async function listMembers(db: DbOrTx, actor: Actor, workspaceId: number,
     .orderBy(
       ...orderByOf(
         input.sort,
-        { member_id: workspaceMembers.id, name: sql`lower(${memberName})`, role: roleRankSql, created_at: workspaceMembers.createdAt },
+        {
+          member_id: workspaceMembers.id,
+          name: sql`lower(${memberName})`,
+          role: roleRankSql,
+          created_at: workspaceMembers.createdAt,
+        },
         [sql`${roleRankSql} desc`, sql`lower(${memberName})`],
         workspaceMembers.id,
       ),
@@ -99,56 +108,91 @@ export async function listMembers(db: DbOrTx, actor: Actor, workspaceId: number,
 
 export async function addMember(deps: AppDeps, actor: Actor, workspaceId: number, input: NewMember) {
   const isUser = input.user_id !== undefined;
-  const duplicate = () => badRequest(isUser ? 'Пользователь уже является участником пространства' : 'Группа уже является участником пространства');
+  const duplicate = () =>
+    badRequest(
+      isUser ? 'Пользователь уже является участником пространства' : 'Группа уже является участником пространства',
+    );
   try {
-    return await deps.db.transaction(async (tx) => {
-      await lockWorkspace(tx, workspaceId);
-      const { workspace } = await assertCanManageMembers(tx, actor, workspaceId);
-      // A personal workspace is its owner's alone; sharing happens in shared workspaces (or by object rights).
-      if (workspace.type === 'personal') throw badRequest('В личное пространство нельзя добавлять участников');
-      const subject = isUser
-        ? await tx.select({ id: users.id }).from(users).where(eq(users.id, input.user_id!))
-        : await tx.select({ id: groups.id }).from(groups).where(eq(groups.id, input.group_id!));
-      if (subject.length === 0) {
-        throw invalid(isUser ? { userId: `Пользователь не найден (id ${input.user_id})` } : { groupId: `Группа не найдена (id ${input.group_id})` });
-      }
-      const same = isUser ? eq(workspaceMembers.userId, input.user_id!) : eq(workspaceMembers.groupId, input.group_id!);
-      const [existing] = await tx.select({ id: workspaceMembers.id }).from(workspaceMembers).where(and(eq(workspaceMembers.workspaceId, workspaceId), same));
-      if (existing) throw duplicate();
-      const [row] = await tx
-        .insert(workspaceMembers)
-        .values({ workspaceId, userId: input.user_id ?? null, groupId: input.group_id ?? null, role: input.role })
-        .returning({ id: workspaceMembers.id });
-      return memberView(await findMemberOr404(tx, workspaceId, row.id));
-    }).finally(() => readCachesChanged(deps)); // who reads what may have changed: cached read decisions go
+    return await deps.db
+      .transaction(async (tx) => {
+        await lockWorkspace(tx, workspaceId);
+        const { workspace } = await assertCanManageMembers(tx, actor, workspaceId);
+        // A personal workspace is its owner's alone; sharing happens in shared workspaces (or by object rights).
+        if (workspace.type === 'personal') throw badRequest('В личное пространство нельзя добавлять участников');
+        const subject = isUser
+          ? await tx.select({ id: users.id }).from(users).where(eq(users.id, input.user_id!))
+          : await tx.select({ id: groups.id }).from(groups).where(eq(groups.id, input.group_id!));
+        if (subject.length === 0) {
+          throw invalid(
+            isUser
+              ? { userId: `Пользователь не найден (id ${input.user_id})` }
+              : { groupId: `Группа не найдена (id ${input.group_id})` },
+          );
+        }
+        const same = isUser
+          ? eq(workspaceMembers.userId, input.user_id!)
+          : eq(workspaceMembers.groupId, input.group_id!);
+        const [existing] = await tx
+          .select({ id: workspaceMembers.id })
+          .from(workspaceMembers)
+          .where(and(eq(workspaceMembers.workspaceId, workspaceId), same));
+        if (existing) throw duplicate();
+        const [row] = await tx
+          .insert(workspaceMembers)
+          .values({ workspaceId, userId: input.user_id ?? null, groupId: input.group_id ?? null, role: input.role })
+          .returning({ id: workspaceMembers.id });
+        return memberView(await findMemberOr404(tx, workspaceId, row.id));
+      })
+      .finally(() => readCachesChanged(deps)); // who reads what may have changed: cached read decisions go
   } catch (e) {
     if (isUniqueViolation(e)) throw duplicate();
     // The user or group was deleted between our check and the insert.
-    if (isForeignKeyViolation(e)) throw invalid(isUser ? { userId: 'Пользователь не найден' } : { groupId: 'Группа не найдена' });
+    if (isForeignKeyViolation(e))
+      throw invalid(isUser ? { userId: 'Пользователь не найден' } : { groupId: 'Группа не найдена' });
     throw e;
   }
 }
 
-export async function updateMember(deps: AppDeps, actor: Actor, workspaceId: number, memberId: number, role: WorkspaceRole) {
-  return deps.db.transaction(async (tx) => {
-    await lockWorkspace(tx, workspaceId);
-    await assertCanManageMembers(tx, actor, workspaceId);
-    const member = await findMemberOr404(tx, workspaceId, memberId);
-    if (role !== ADMIN_ROLE) {
-      await assertNotLastAdmin(tx, workspaceId, member, 'Нельзя понизить роль последнего администратора: в пространстве должен остаться хотя бы один Администратор');
-    }
-    await tx.update(workspaceMembers).set({ role }).where(eq(workspaceMembers.id, memberId));
-    return memberView({ ...member, role });
-  }).finally(() => readCachesChanged(deps));
+export async function updateMember(
+  deps: AppDeps,
+  actor: Actor,
+  workspaceId: number,
+  memberId: number,
+  role: WorkspaceRole,
+) {
+  return deps.db
+    .transaction(async (tx) => {
+      await lockWorkspace(tx, workspaceId);
+      await assertCanManageMembers(tx, actor, workspaceId);
+      const member = await findMemberOr404(tx, workspaceId, memberId);
+      if (role !== ADMIN_ROLE) {
+        await assertNotLastAdmin(
+          tx,
+          workspaceId,
+          member,
+          'Нельзя понизить роль последнего администратора: в пространстве должен остаться хотя бы один Администратор',
+        );
+      }
+      await tx.update(workspaceMembers).set({ role }).where(eq(workspaceMembers.id, memberId));
+      return memberView({ ...member, role });
+    })
+    .finally(() => readCachesChanged(deps));
 }
 
 export async function removeMember(deps: AppDeps, actor: Actor, workspaceId: number, memberId: number) {
-  return deps.db.transaction(async (tx) => {
-    await lockWorkspace(tx, workspaceId);
-    await assertCanManageMembers(tx, actor, workspaceId);
-    const member = await findMemberOr404(tx, workspaceId, memberId);
-    await assertNotLastAdmin(tx, workspaceId, member, 'Нельзя удалить последнего администратора: в пространстве должен остаться хотя бы один Администратор');
-    await tx.delete(workspaceMembers).where(eq(workspaceMembers.id, memberId));
-    return { member_id: memberId, removed: true as const };
-  }).finally(() => readCachesChanged(deps));
+  return deps.db
+    .transaction(async (tx) => {
+      await lockWorkspace(tx, workspaceId);
+      await assertCanManageMembers(tx, actor, workspaceId);
+      const member = await findMemberOr404(tx, workspaceId, memberId);
+      await assertNotLastAdmin(
+        tx,
+        workspaceId,
+        member,
+        'Нельзя удалить последнего администратора: в пространстве должен остаться хотя бы один Администратор',
+      );
+      await tx.delete(workspaceMembers).where(eq(workspaceMembers.id, memberId));
+      return { member_id: memberId, removed: true as const };
+    })
+    .finally(() => readCachesChanged(deps));
 }

@@ -44,7 +44,13 @@ export async function listWorkspaces(db: DbOrTx, actor: Actor, input: PageReques
     .orderBy(
       ...orderByOf(
         input.sort,
-        { id: workspaces.id, name: sql`lower(${workspaces.name})`, type: workspaces.type, created_at: workspaces.createdAt, updated_at: workspaces.updatedAt },
+        {
+          id: workspaces.id,
+          name: sql`lower(${workspaces.name})`,
+          type: workspaces.type,
+          created_at: workspaces.createdAt,
+          updated_at: workspaces.updatedAt,
+        },
         // The caller's own personal workspace first, then the rest by name.
         [sql`${workspaces.ownerUserId} = ${actor.userId} is not true`, sql`lower(${workspaces.name})`],
         workspaces.id,
@@ -62,12 +68,23 @@ export async function listWorkspaces(db: DbOrTx, actor: Actor, input: PageReques
 export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'hooks'>, actor: Actor, id: number) {
   const { db } = deps;
   const { workspace, role } = await assertWorkspaceReadable(db, actor, id);
-  const [{ members }] = await db.select({ members: count() }).from(workspaceMembers).where(eq(workspaceMembers.workspaceId, id));
-  return { ...workspaceView(workspace, role), member_count: members, pipeline_stage: await stageBindingOf(deps.hooks.workspaceStageLookup, db, id) };
+  const [{ members }] = await db
+    .select({ members: count() })
+    .from(workspaceMembers)
+    .where(eq(workspaceMembers.workspaceId, id));
+  return {
+    ...workspaceView(workspace, role),
+    member_count: members,
+    pipeline_stage: await stageBindingOf(deps.hooks.workspaceStageLookup, db, id),
+  };
 }
 
 /** Only members of «Менеджеры рабочих пространств» (checked by the router before the body); the creator administers it. */
-export async function createWorkspace(deps: AppDeps, actor: Actor, input: Required<Pick<WorkspaceInput, 'name'>> & WorkspaceInput): Promise<WorkspaceView> {
+export async function createWorkspace(
+  deps: AppDeps,
+  actor: Actor,
+  input: Required<Pick<WorkspaceInput, 'name'>> & WorkspaceInput,
+): Promise<WorkspaceView> {
   if (!actor.isWorkspaceManager) throw new AppError('forbidden');
   return deps.db.transaction(async (tx) => {
     const row = await insertWorkspace(
@@ -79,7 +96,12 @@ export async function createWorkspace(deps: AppDeps, actor: Actor, input: Requir
   });
 }
 
-export async function updateWorkspace(deps: AppDeps, actor: Actor, id: number, input: WorkspaceInput): Promise<WorkspaceView> {
+export async function updateWorkspace(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+  input: WorkspaceInput,
+): Promise<WorkspaceView> {
   return deps.db.transaction(async (tx) => {
     await lockWorkspace(tx, id);
     const { role } = await assertWorkspaceAdmin(tx, actor, id);
@@ -93,16 +115,20 @@ export async function updateWorkspace(deps: AppDeps, actor: Actor, id: number, i
 
 export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   try {
-    await deps.db.transaction(async (tx) => {
-      await lockWorkspace(tx, id);
-      const { workspace } = await assertWorkspaceAdmin(tx, actor, id);
-      if (workspace.type === 'personal') throw badRequest('Личное пространство нельзя удалить');
-      // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
-      if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id)) throw badRequest(ERROR_TABLE.bad_request.message);
-      await tx.delete(workspaces).where(eq(workspaces.id, id));
-    }).finally(() => readCachesChanged(deps)); // its members lose their reads
+    await deps.db
+      .transaction(async (tx) => {
+        await lockWorkspace(tx, id);
+        const { workspace } = await assertWorkspaceAdmin(tx, actor, id);
+        if (workspace.type === 'personal') throw badRequest('Личное пространство нельзя удалить');
+        // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
+        if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id))
+          throw badRequest(ERROR_TABLE.bad_request.message);
+        await tx.delete(workspaces).where(eq(workspaces.id, id));
+      })
+      .finally(() => readCachesChanged(deps)); // its members lose their reads
   } catch (e) {
-    if (isForeignKeyViolation(e)) throw badRequest('Пространство нельзя удалить, пока на его объекты ссылаются другие объекты');
+    if (isForeignKeyViolation(e))
+      throw badRequest('Пространство нельзя удалить, пока на его объекты ссылаются другие объекты');
     throw e;
   }
   return { id, deleted: true };

@@ -2,7 +2,13 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { useTestApp } from '../support/app';
 import { createSharedWorkspace, createSysadmin, createUser, login } from '../support/factories';
-import { fillPath, listOperations, pathParams, type ApiOperation, type JsonSchema } from '../support/openapi-operations';
+import {
+  fillPath,
+  listOperations,
+  pathParams,
+  type ApiOperation,
+  type JsonSchema,
+} from '../support/openapi-operations';
 import type { Rest, RestResponse } from '../support/rest';
 import { createWorkspaceObjects, pathValuesFor, type WorkspaceObjects } from '../support/workspace-objects';
 
@@ -36,10 +42,50 @@ const HOSTILE_STRINGS = [
   '😀'.repeat(300),
   '\\',
 ];
-const HOSTILE_NUMBERS = [2 ** 31, 2 ** 31 - 1, 2 ** 53 + 1, -1, 0, 1.5, -0.5, 1e308, -(2 ** 31) - 1, Number.MAX_SAFE_INTEGER];
+const HOSTILE_NUMBERS = [
+  2 ** 31,
+  2 ** 31 - 1,
+  2 ** 53 + 1,
+  -1,
+  0,
+  1.5,
+  -0.5,
+  1e308,
+  -(2 ** 31) - 1,
+  Number.MAX_SAFE_INTEGER,
+];
 /** Query and path text that is not a number the schema can take. */
-const HOSTILE_NUMBER_TEXT = ['2147483648', '9007199254740993', '99999999999999999999', '-1', '0', '1.5', 'NaN', 'Infinity', '1e400', '0x10', 'abc', '', ' 1'];
-const HOSTILE_PATH_IDS = ['../', '..%2F..%2F', '%00', '%2500', '99999999999999999999', '2147483648', '-1', '0', '1.5', 'abc', 'NaN', '1e3', '%ED%A0%80', '%20'];
+const HOSTILE_NUMBER_TEXT = [
+  '2147483648',
+  '9007199254740993',
+  '99999999999999999999',
+  '-1',
+  '0',
+  '1.5',
+  'NaN',
+  'Infinity',
+  '1e400',
+  '0x10',
+  'abc',
+  '',
+  ' 1',
+];
+const HOSTILE_PATH_IDS = [
+  '../',
+  '..%2F..%2F',
+  '%00',
+  '%2500',
+  '99999999999999999999',
+  '2147483648',
+  '-1',
+  '0',
+  '1.5',
+  'abc',
+  'NaN',
+  '1e3',
+  '%ED%A0%80',
+  '%20',
+];
 
 // ---- values from the document's schemas ------------------------------------------------------------------------
 
@@ -55,7 +101,11 @@ const wrongType = fc.oneof(
   fc.constant([1, 'a', null]),
   fc.constant({ nested: { deeper: '\u0000' } }),
 );
-const anyHostile = fc.oneof({ weight: 3, arbitrary: hostileString }, { weight: 2, arbitrary: hostileNumber }, { weight: 1, arbitrary: wrongType });
+const anyHostile = fc.oneof(
+  { weight: 3, arbitrary: hostileString },
+  { weight: 2, arbitrary: hostileNumber },
+  { weight: 1, arbitrary: wrongType },
+);
 
 /**
  * How values are made: `fit` values satisfy the schema (so that one hostile value placed among them gets past the
@@ -75,7 +125,12 @@ function typesOf(s: JsonSchema): string[] {
   return [];
 }
 
-const mixed = <T>(g: Gen, fit: fc.Arbitrary<T>, hostile: fc.Arbitrary<unknown>, hostileWeight = 1): fc.Arbitrary<unknown> =>
+const mixed = <T>(
+  g: Gen,
+  fit: fc.Arbitrary<T>,
+  hostile: fc.Arbitrary<unknown>,
+  hostileWeight = 1,
+): fc.Arbitrary<unknown> =>
   g.hostile ? fc.oneof({ weight: 2, arbitrary: fit }, { weight: hostileWeight, arbitrary: hostile }) : fit;
 
 function valueOf(s: JsonSchema, name: string, depth: number, g: Gen): fc.Arbitrary<unknown> {
@@ -87,7 +142,8 @@ function valueOf(s: JsonSchema, name: string, depth: number, g: Gen): fc.Arbitra
   if (alternatives) return fc.oneof(...alternatives.map((a) => valueOf(a, name, depth, g)));
   if (s.allOf?.length) return valueOf(s.allOf[0], name, depth, g);
   const types = typesOf(s);
-  if (types.length === 0) return mixed(g, fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.constant(null)), hostileString);
+  if (types.length === 0)
+    return mixed(g, fc.oneof(fc.string({ maxLength: 10 }), fc.integer(), fc.constant(null)), hostileString);
   return fc.oneof(...types.map((t) => valueOfType(s, t, name, depth, g)));
 }
 
@@ -104,9 +160,11 @@ function valueOfType(s: JsonSchema, type: string, name: string, depth: number, g
       const clamp = (n: number) => Math.min(Math.max(n, -(2 ** 31)), 2 ** 31 - 1);
       const min = clamp(s.minimum ?? (s.exclusiveMinimum !== undefined ? s.exclusiveMinimum + 1 : -1000));
       const max = Math.max(min, clamp(Math.min(s.maximum ?? 1000, min + 10_000)));
-      let fitting: fc.Arbitrary<number> = type === 'integer' ? fc.integer({ min, max }) : fc.double({ min, max, noNaN: true });
+      let fitting: fc.Arbitrary<number> =
+        type === 'integer' ? fc.integer({ min, max }) : fc.double({ min, max, noNaN: true });
       const ids = g.ids[name] ?? (/(_id|Id)$/.test(name) ? g.ids.any : undefined);
-      if (ids?.length) fitting = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: fitting });
+      if (ids?.length)
+        fitting = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: fitting });
       return mixed(g, fitting, fc.oneof(hostileNumber, wrongType), 2);
     }
     case 'string': {
@@ -118,7 +176,12 @@ function valueOfType(s: JsonSchema, type: string, name: string, depth: number, g
             : s.pattern
               ? fc.stringMatching(new RegExp(s.pattern)).filter((v) => v.length <= (s.maxLength ?? 1000))
               : FITTING_TEXT.map((v) => v.slice(0, s.maxLength ?? 12));
-      return mixed(g, fitting, fc.oneof({ weight: 3, arbitrary: hostileString }, { weight: 1, arbitrary: wrongType }), 3);
+      return mixed(
+        g,
+        fitting,
+        fc.oneof({ weight: 3, arbitrary: hostileString }, { weight: 1, arbitrary: wrongType }),
+        3,
+      );
     }
     case 'array': {
       if (depth > 4) return fc.constant([]);
@@ -205,9 +268,18 @@ function textOf(v: unknown): string {
 }
 
 /** The text of one query parameter: a value of its schema, or hostile number text. */
-function queryValueOf(schema: JsonSchema | undefined, name: string, ids: Record<string, number[]>): fc.Arbitrary<string> {
-  const fromSchema = valueOf(schema ?? {}, name, 0, { hostile: true, ids }).map((v) => (v === MIB ? 'a'.repeat(8000) : textOf(v)));
-  return fc.oneof({ weight: 3, arbitrary: fromSchema }, { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_NUMBER_TEXT) });
+function queryValueOf(
+  schema: JsonSchema | undefined,
+  name: string,
+  ids: Record<string, number[]>,
+): fc.Arbitrary<string> {
+  const fromSchema = valueOf(schema ?? {}, name, 0, { hostile: true, ids }).map((v) =>
+    v === MIB ? 'a'.repeat(8000) : textOf(v),
+  );
+  return fc.oneof(
+    { weight: 3, arbitrary: fromSchema },
+    { weight: 1, arbitrary: fc.constantFrom(...HOSTILE_NUMBER_TEXT) },
+  );
 }
 
 interface FuzzRequest {
@@ -217,20 +289,39 @@ interface FuzzRequest {
   multipart?: Record<string, string>;
 }
 
-function requestsOf(op: ApiOperation, objects: WorkspaceObjects, ids: Record<string, number[]>): fc.Arbitrary<FuzzRequest> {
+function requestsOf(
+  op: ApiOperation,
+  objects: WorkspaceObjects,
+  ids: Record<string, number[]>,
+): fc.Arbitrary<FuzzRequest> {
   const fixture = pathValuesFor(op.path, objects) ?? {};
   const pathArb = fc.record(
     Object.fromEntries(
       pathParams(op.path).map((p) => {
         const real = fixture[p] !== undefined ? [encodeText(fixture[p])] : [];
-        const typed = p === 'queryId' ? [encodeText(objects.queryId), '00000000-0000-0000-0000-000000000000'] : ['1', '2147483647'];
-        const hostile = fc.constantFrom(...typed, ...HOSTILE_PATH_IDS, '%00abc', encodeText('\u0000'), encodeText('😀'));
-        return [p, real.length ? fc.oneof({ weight: 2, arbitrary: fc.constant(real[0]) }, { weight: 1, arbitrary: hostile }) : hostile];
+        const typed =
+          p === 'queryId' ? [encodeText(objects.queryId), '00000000-0000-0000-0000-000000000000'] : ['1', '2147483647'];
+        const hostile = fc.constantFrom(
+          ...typed,
+          ...HOSTILE_PATH_IDS,
+          '%00abc',
+          encodeText('\u0000'),
+          encodeText('😀'),
+        );
+        return [
+          p,
+          real.length
+            ? fc.oneof({ weight: 2, arbitrary: fc.constant(real[0]) }, { weight: 1, arbitrary: hostile })
+            : hostile,
+        ];
       }),
     ),
   );
   const queryParams = op.parameters.filter((p) => p.in === 'query');
-  const queryArb = fc.record(Object.fromEntries(queryParams.map((p) => [p.name, queryValueOf(p.schema, p.name, ids)])), { requiredKeys: [] }) as fc.Arbitrary<Record<string, string>>;
+  const queryArb = fc.record(
+    Object.fromEntries(queryParams.map((p) => [p.name, queryValueOf(p.schema, p.name, ids)])),
+    { requiredKeys: [] },
+  ) as fc.Arbitrary<Record<string, string>>;
   const extraQuery = fc.option(fc.constantFrom('unknown=1', 'page=1&page=2', '__proto__=x', 'size[]=1'), { freq: 4 });
   let bodyArb: fc.Arbitrary<unknown> = fc.constant(undefined);
   let multipartArb: fc.Arbitrary<Record<string, string> | undefined> = fc.constant(undefined);
@@ -239,7 +330,12 @@ function requestsOf(op: ApiOperation, objects: WorkspaceObjects, ids: Record<str
   } else if (op.body?.mediaType === 'multipart/form-data') {
     const fields = Object.entries(op.body.schema.properties ?? {}).filter(([k]) => k !== 'file');
     multipartArb = fc.record(
-      Object.fromEntries(fields.map(([k, s]) => [k, valueOf(s, k, 1, { hostile: true, ids }).map((v) => (v === MIB ? 'a'.repeat(8000) : textOf(v)))])),
+      Object.fromEntries(
+        fields.map(([k, s]) => [
+          k,
+          valueOf(s, k, 1, { hostile: true, ids }).map((v) => (v === MIB ? 'a'.repeat(8000) : textOf(v))),
+        ]),
+      ),
       { requiredKeys: [] },
     ) as fc.Arbitrary<Record<string, string>>;
   }
@@ -308,51 +404,64 @@ afterAll(async () => {
   await objects?.dispose();
 });
 
-test('no operation answers hostile input with a 5xx, a stack trace or database text', { timeout: 180_000 }, async () => {
-  const operations = await listOperations(api);
-  // Deletions last, so that the objects they remove are still there for everything else.
-  operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
-  const ids: Record<string, number[]> = {
-    workspace_id: [objects.workspaceId],
-    workspaceId: [objects.workspaceId],
-    data_source_id: [objects.sourceId, objects.fileSourceId],
-    data_source_ids: [objects.sourceId],
-    dataset_id: [objects.datasetId],
-    datasetId: [objects.datasetId],
-    field_id: [objects.fieldId],
-    fieldId: [objects.fieldId],
-    field_ids: [objects.fieldId],
-    user_id: [memberUserId],
-    user_ids: [memberUserId],
-    any: [objects.workspaceId, objects.sourceId, objects.datasetId, objects.fieldId, memberUserId],
-  };
-  let requests = 0;
-  let serverErrors = 0;
-  const failures: string[] = [];
-  const started = Date.now();
-  for (const op of operations) {
-    const found = new Map<string, string>();
-    const result = await fc.check(
-      fc.asyncProperty(requestsOf(op, objects, ids), async (r) => {
-        const res = await send(api, token, r);
-        requests++;
-        if (res.status >= 500) serverErrors++;
-        const problem = problemOf(op, res);
-        if (problem) found.set(problem.slice(0, 60), `${r.method} ${r.url.slice(0, 200)} body=${JSON.stringify(r.body ?? r.multipart ?? null)?.slice(0, 200)} -> ${problem}`);
-        return true;
-      }),
-      { seed: SEED, numRuns: RUNS },
+test(
+  'no operation answers hostile input with a 5xx, a stack trace or database text',
+  { timeout: 180_000 },
+  async () => {
+    const operations = await listOperations(api);
+    // Deletions last, so that the objects they remove are still there for everything else.
+    operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+    const ids: Record<string, number[]> = {
+      workspace_id: [objects.workspaceId],
+      workspaceId: [objects.workspaceId],
+      data_source_id: [objects.sourceId, objects.fileSourceId],
+      data_source_ids: [objects.sourceId],
+      dataset_id: [objects.datasetId],
+      datasetId: [objects.datasetId],
+      field_id: [objects.fieldId],
+      fieldId: [objects.fieldId],
+      field_ids: [objects.fieldId],
+      user_id: [memberUserId],
+      user_ids: [memberUserId],
+      any: [objects.workspaceId, objects.sourceId, objects.datasetId, objects.fieldId, memberUserId],
+    };
+    let requests = 0;
+    let serverErrors = 0;
+    const failures: string[] = [];
+    const started = Date.now();
+    for (const op of operations) {
+      const found = new Map<string, string>();
+      const result = await fc.check(
+        fc.asyncProperty(requestsOf(op, objects, ids), async (r) => {
+          const res = await send(api, token, r);
+          requests++;
+          if (res.status >= 500) serverErrors++;
+          const problem = problemOf(op, res);
+          if (problem)
+            found.set(
+              problem.slice(0, 60),
+              `${r.method} ${r.url.slice(0, 200)} body=${JSON.stringify(r.body ?? r.multipart ?? null)?.slice(0, 200)} -> ${problem}`,
+            );
+          return true;
+        }),
+        { seed: SEED, numRuns: RUNS },
+      );
+      if (result.failed) failures.push(`${op.key}: property error ${String(result.errorInstance)}`);
+      for (const f of found.values()) failures.push(`${op.key}: ${f}`);
+    }
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    console.log(
+      `fuzz: ${requests} requests over ${operations.length} operations, ${serverErrors} 5xx, ${failures.length} problems, ${seconds} s (FUZZ_SEED=${SEED})`,
     );
-    if (result.failed) failures.push(`${op.key}: property error ${String(result.errorInstance)}`);
-    for (const f of found.values()) failures.push(`${op.key}: ${f}`);
-  }
-  const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  console.log(`fuzz: ${requests} requests over ${operations.length} operations, ${serverErrors} 5xx, ${failures.length} problems, ${seconds} s (FUZZ_SEED=${SEED})`);
-  const failingOperations = [...new Set(failures.map((f) => f.split(':')[0]))];
-  if (failures.length) console.log(`fuzz: failing operations (${failingOperations.length}):\n${failingOperations.join('\n')}\n\n${failures.slice(0, 200).join('\n')}`);
-  expect(requests).toBeGreaterThanOrEqual(operations.length * RUNS);
-  expect(failures).toEqual([]);
-});
+    const failingOperations = [...new Set(failures.map((f) => f.split(':')[0]))];
+    if (failures.length)
+      console.log(
+        `fuzz: failing operations (${failingOperations.length}):\n${failingOperations.join('\n')}\n\n${failures.slice(0, 200).join('\n')}`,
+      );
+    expect(requests).toBeGreaterThanOrEqual(operations.length * RUNS);
+    expect(failures).toEqual([]);
+  },
+);
 
 test('a hostile Authorization header is a 401 on every protected operation, never a 5xx', async () => {
   const operations = await listOperations(api);
@@ -374,12 +483,21 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
   let cells = 0;
   const wrong: string[] = [];
   for (const op of operations) {
-    const url = fillPath(op.path, { id: '1', queryId: objects.queryId, memberId: '1', userId: '1', type: 'postgresql' });
+    const url = fillPath(op.path, {
+      id: '1',
+      queryId: objects.queryId,
+      memberId: '1',
+      userId: '1',
+      type: 'postgresql',
+    });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });
       cells++;
       const expected = op.isPublic ? res.status < 500 : res.status === 401;
-      if (!expected) wrong.push(`${op.key} with ${JSON.stringify(authorization.slice(0, 40))}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      if (!expected)
+        wrong.push(
+          `${op.key} with ${JSON.stringify(authorization.slice(0, 40))}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+        );
     }
   }
   console.log(`fuzz: ${cells} requests with hostile Authorization headers`);
@@ -400,9 +518,18 @@ test('the detector flags 5xx, stack traces and database text, and not ordinary m
     sqlText: problemOf(op, envelope(400, 'select "id" from "datasets" where "id" = $1')),
   };
   const passed = {
-    validation: problemOf(op, envelope(422, 'Ошибка валидации', { name: 'must not contain NUL or invalid characters', sort: 'must name one of the fields: name, created_at' })),
+    validation: problemOf(
+      op,
+      envelope(422, 'Ошибка валидации', {
+        name: 'must not contain NUL or invalid characters',
+        sort: 'must name one of the fields: name, created_at',
+      }),
+    ),
     notFound: problemOf(op, envelope(404, 'Датасет не найден (id 7)')),
-    consoleError: problemOf({ path: '/api/data-source/{id}/queries' } as ApiOperation, envelope(400, 'syntax error at or near "x"')),
+    consoleError: problemOf(
+      { path: '/api/data-source/{id}/queries' } as ApiOperation,
+      envelope(400, 'syntax error at or near "x"'),
+    ),
   };
   expect(Object.entries(flagged).filter(([, v]) => v === undefined)).toEqual([]);
   expect(Object.entries(passed).filter(([, v]) => v !== undefined)).toEqual([]);

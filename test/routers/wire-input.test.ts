@@ -38,7 +38,11 @@ describe('text with NUL or a lone surrogate', () => {
     const user = await api.put('/api/users/1', { full_name: 'w\u0000' }, token);
     expect([user.status, user.body.error?.errors]).toEqual([422, { fullName: INVALID }]);
 
-    const preview = await api.post('/api/widget/preview', { dataset_id: 1, rows: [{ id: 'a', settings: { k: ['ok', 'b\u0000'] } }] }, token);
+    const preview = await api.post(
+      '/api/widget/preview',
+      { dataset_id: 1, rows: [{ id: 'a', settings: { k: ['ok', 'b\u0000'] } }] },
+      token,
+    );
     expect(preview.status).toBe(422);
     expect(preview.body.error.errors).toEqual({ 'rows[0].settings.k[1]': INVALID });
 
@@ -50,7 +54,14 @@ describe('text with NUL or a lone surrogate', () => {
   });
 
   it('is a 422 in multipart fields of the file routes', async () => {
-    const res = await upload(api, 'POST', '/api/files', token, { name: 'a.csv', content: 'a\n1\n' }, { name: 'n\u0000' });
+    const res = await upload(
+      api,
+      'POST',
+      '/api/files',
+      token,
+      { name: 'a.csv', content: 'a\n1\n' },
+      { name: 'n\u0000' },
+    );
     expect([res.status, res.body.error?.errors]).toEqual([422, { name: INVALID }]);
   });
 
@@ -79,10 +90,20 @@ describe('ids outside 1..2147483647', () => {
       expect(Object.keys(res.body.error.errors), `${method} ${url}`).toContain('id');
     }
     const copy = await api.post('/api/dataset', { name: 'd', workspace_id: 2 ** 31 }, token);
-    expect([copy.status, copy.body.error?.errors]).toEqual([422, { workspaceId: 'must be less than or equal to 2147483647' }]);
+    expect([copy.status, copy.body.error?.errors]).toEqual([
+      422,
+      { workspaceId: 'must be less than or equal to 2147483647' },
+    ]);
     const sources = await api.post('/api/dataset', { name: 'd', data_source_ids: [2 ** 53 + 1] }, token);
     expect(sources.status).toBe(422);
-    const file = await upload(api, 'POST', '/api/files', token, { name: 'a.csv', content: 'a\n1\n' }, { workspace_id: '9007199254740993' });
+    const file = await upload(
+      api,
+      'POST',
+      '/api/files',
+      token,
+      { name: 'a.csv', content: 'a\n1\n' },
+      { workspace_id: '9007199254740993' },
+    );
     expect(file.status).toBe(422);
   });
 

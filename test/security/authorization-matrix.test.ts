@@ -3,7 +3,13 @@ import { useTestApp } from '../support/app';
 import { createRoleCast, type RoleCast } from '../support/factories';
 import { fillPath, listOperations, minimalValue, type ApiOperation } from '../support/openapi-operations';
 import type { RestResponse } from '../support/rest';
-import { createWorkspaceObjects, datasetSchemaOver, pathValuesFor, widgetOver, type WorkspaceObjects } from '../support/workspace-objects';
+import {
+  createWorkspaceObjects,
+  datasetSchemaOver,
+  pathValuesFor,
+  widgetOver,
+  type WorkspaceObjects,
+} from '../support/workspace-objects';
 
 /*
  * The authorization matrix, walked over every operation of the served OpenAPI document (a new operation is checked
@@ -61,7 +67,8 @@ function bodyFor(op: ApiOperation, refs: Reference[] = []): unknown {
   if (op.key === 'POST /api/workspaces/{id}/members') return { user_id: cast.users.plain.id, role: 'Наблюдатель' };
   if (!op.body) return undefined;
   // Bodies that replace a whole configuration carry the fixture's own, so that the objects stay usable.
-  if (/^\/api\/dataset\/\{id\}\/schema(\/validate)?$/.test(op.path) && !refs.length) return datasetSchemaOver(objects.sourceId, objects.table);
+  if (/^\/api\/dataset\/\{id\}\/schema(\/validate)?$/.test(op.path) && !refs.length)
+    return datasetSchemaOver(objects.sourceId, objects.table);
   if (op.key === 'PUT /api/widget/{id}') return widgetOver(objects.datasetId);
   if (op.body.mediaType === 'multipart/form-data') {
     const form = new FormData();
@@ -70,7 +77,11 @@ function bodyFor(op: ApiOperation, refs: Reference[] = []): unknown {
     return form;
   }
   // Fields of this body point at the caller's own objects unless a reference to W is asked for.
-  const body = minimalValue(op.body.schema, { dataset_id: objects.datasetId, field_id: objects.fieldId, user_id: cast.users.plain.id }) as Record<string, unknown>;
+  const body = minimalValue(op.body.schema, {
+    dataset_id: objects.datasetId,
+    field_id: objects.fieldId,
+    user_id: cast.users.plain.id,
+  }) as Record<string, unknown>;
   if (op.key === 'POST /api/data-source/{id}/preview') Object.assign(body, { schema: 'public', table: objects.table });
   if (body && typeof body === 'object' && !Array.isArray(body)) for (const ref of refs) body[ref] = refValue(ref);
   // A dataset schema names its sources inside its objects.
@@ -91,9 +102,16 @@ function referencesOf(op: ApiOperation): Reference[] {
   return refs;
 }
 
-async function call(op: ApiOperation, token: string | undefined, values: Record<string, string>, refs: Reference[] = []): Promise<RestResponse> {
+async function call(
+  op: ApiOperation,
+  token: string | undefined,
+  values: Record<string, string>,
+  refs: Reference[] = [],
+): Promise<RestResponse> {
   const query = Object.fromEntries(
-    op.parameters.filter((p) => p.in === 'query' && (p.required || p.name in QUERY_VALUES)).map((p) => [p.name, QUERY_VALUES[p.name] ?? 'x']),
+    op.parameters
+      .filter((p) => p.in === 'query' && (p.required || p.name in QUERY_VALUES))
+      .map((p) => [p.name, QUERY_VALUES[p.name] ?? 'x']),
   );
   const qs = new URLSearchParams(query).toString();
   const url = fillPath(op.path, values) + (qs ? `?${qs}` : '');
@@ -106,81 +124,95 @@ let QUERY_VALUES: Record<string, string> = {};
 const describe = (res: RestResponse) => `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
 const refused = (status: number) => status === 403 || status === 404;
 
-test('anonymous, outsider and Наблюдатель get no further than their rights on every operation', { timeout: 120_000 }, async () => {
-  const operations = await listOperations(api);
-  // Deletions last, so that the objects they remove are there for every other cell.
-  operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
-  const wrong: string[] = [];
-  let cells = 0;
-  const placeholder = { id: '1', queryId: objects.queryId, memberId: '1', userId: '1', type: 'postgresql' };
+test(
+  'anonymous, outsider and Наблюдатель get no further than their rights on every operation',
+  { timeout: 120_000 },
+  async () => {
+    const operations = await listOperations(api);
+    // Deletions last, so that the objects they remove are there for every other cell.
+    operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
+    const wrong: string[] = [];
+    let cells = 0;
+    const placeholder = { id: '1', queryId: objects.queryId, memberId: '1', userId: '1', type: 'postgresql' };
 
-  for (const op of operations) {
-    const own = pathValuesFor(op.path, objects);
-    const values = { ...placeholder, ...own };
-    const isWrite = WRITES.has(op.method) && !VIEWER_MAY_CALL.has(op.key);
+    for (const op of operations) {
+      const own = pathValuesFor(op.path, objects);
+      const values = { ...placeholder, ...own };
+      const isWrite = WRITES.has(op.method) && !VIEWER_MAY_CALL.has(op.key);
 
-    // The document's own claim: only the public operations go without a token.
-    cells++;
-    if (op.isPublic !== PUBLIC.test(op.path)) wrong.push(`${op.key}: documented ${op.isPublic ? 'public' : 'protected'}`);
-    if (!PUBLIC.test(op.path)) {
+      // The document's own claim: only the public operations go without a token.
       cells++;
-      const res = await call(op, undefined, values);
-      if (res.status !== 401) wrong.push(`${op.key} anonymous: ${describe(res)}`);
-    }
-
-    if (own) {
-      cells++;
-      const outsider = await call(op, cast.tokens.plain, values);
-      if (!refused(outsider.status)) wrong.push(`${op.key} non-member: ${describe(outsider)}`);
-      if (isWrite) {
+      if (op.isPublic !== PUBLIC.test(op.path))
+        wrong.push(`${op.key}: documented ${op.isPublic ? 'public' : 'protected'}`);
+      if (!PUBLIC.test(op.path)) {
         cells++;
-        const viewer = await call(op, cast.tokens.viewer, values);
-        if (viewer.status !== 403) wrong.push(`${op.key} Наблюдатель: ${describe(viewer)}`);
+        const res = await call(op, undefined, values);
+        if (res.status !== 401) wrong.push(`${op.key} anonymous: ${describe(res)}`);
+      }
+
+      if (own) {
+        cells++;
+        const outsider = await call(op, cast.tokens.plain, values);
+        if (!refused(outsider.status)) wrong.push(`${op.key} non-member: ${describe(outsider)}`);
+        if (isWrite) {
+          cells++;
+          const viewer = await call(op, cast.tokens.viewer, values);
+          if (viewer.status !== 403) wrong.push(`${op.key} Наблюдатель: ${describe(viewer)}`);
+        }
+      }
+
+      // W's query or membership under an object of the caller's own: the second id must belong to the first.
+      const ownPath = pathValuesFor(op.path, outsiderOwn);
+      if (ownPath && /\{(queryId|memberId)\}/.test(op.path)) {
+        cells++;
+        const crossed = await call(op, cast.tokens.plain, {
+          ...ownPath,
+          queryId: objects.queryId,
+          memberId: String(objects.memberId),
+        });
+        if (crossed.status < 400)
+          wrong.push(
+            `${op.key} non-member, own object with W's ${op.path.includes('queryId') ? 'query' : 'member'}: ${describe(crossed)}`,
+          );
+      }
+
+      // A list filtered to W shows a non-member nothing of W.
+      if (op.method === 'GET' && op.parameters.some((p) => p.in === 'query' && p.name === 'workspaceId')) {
+        cells++;
+        const list = await api.get(op.path, cast.tokens.plain, { workspaceId: String(objects.workspaceId) });
+        const content = (list.body as { data?: { content?: unknown[] } })?.data?.content;
+        if (!refused(list.status) && !(list.status === 200 && content?.length === 0))
+          wrong.push(`${op.key}?workspaceId=W non-member: ${describe(list)}`);
+        cells++;
+        const mine = await api.get(op.path, cast.tokens.wsAdmin, { workspaceId: String(objects.workspaceId) });
+        if (!(mine.status === 200 && (mine.body.data?.content?.length ?? 0) > 0))
+          wrong.push(`${op.key}?workspaceId=W Администратор sees nothing: ${describe(mine)}`);
+      }
+
+      // Objects of W named in the body: from the caller's own objects (or from nothing, on a create).
+      const outsiderPath = pathValuesFor(op.path, outsiderOwn);
+      const viewerPath = pathValuesFor(op.path, viewerOwn);
+      const takesPath = op.path.includes('{');
+      for (const ref of referencesOf(op)) {
+        if (takesPath && !outsiderPath) continue;
+        cells++;
+        const outsider = await call(op, cast.tokens.plain, { ...placeholder, ...outsiderPath }, [ref]);
+        if (outsider.status < 400) wrong.push(`${op.key} non-member naming W's ${ref}: ${describe(outsider)}`);
+        // Reading W's objects is the Наблюдатель's right; putting something into W is not.
+        if (isWrite && ref === 'workspace_id' && (!takesPath || viewerPath)) {
+          cells++;
+          const viewer = await call(op, cast.tokens.viewer, { ...placeholder, ...viewerPath }, [ref]);
+          if (viewer.status !== 403) wrong.push(`${op.key} Наблюдатель into W: ${describe(viewer)}`);
+        }
       }
     }
+    console.log(`authorization matrix: ${cells} cells over ${operations.length} operations, ${wrong.length} wrong`);
+    if (wrong.length) console.log(wrong.join('\n'));
+    expect(wrong).toEqual([]);
+  },
+);
 
-    // W's query or membership under an object of the caller's own: the second id must belong to the first.
-    const ownPath = pathValuesFor(op.path, outsiderOwn);
-    if (ownPath && /\{(queryId|memberId)\}/.test(op.path)) {
-      cells++;
-      const crossed = await call(op, cast.tokens.plain, { ...ownPath, queryId: objects.queryId, memberId: String(objects.memberId) });
-      if (crossed.status < 400) wrong.push(`${op.key} non-member, own object with W's ${op.path.includes('queryId') ? 'query' : 'member'}: ${describe(crossed)}`);
-    }
-
-    // A list filtered to W shows a non-member nothing of W.
-    if (op.method === 'GET' && op.parameters.some((p) => p.in === 'query' && p.name === 'workspaceId')) {
-      cells++;
-      const list = await api.get(op.path, cast.tokens.plain, { workspaceId: String(objects.workspaceId) });
-      const content = (list.body as { data?: { content?: unknown[] } })?.data?.content;
-      if (!refused(list.status) && !(list.status === 200 && content?.length === 0)) wrong.push(`${op.key}?workspaceId=W non-member: ${describe(list)}`);
-      cells++;
-      const mine = await api.get(op.path, cast.tokens.wsAdmin, { workspaceId: String(objects.workspaceId) });
-      if (!(mine.status === 200 && (mine.body.data?.content?.length ?? 0) > 0)) wrong.push(`${op.key}?workspaceId=W Администратор sees nothing: ${describe(mine)}`);
-    }
-
-    // Objects of W named in the body: from the caller's own objects (or from nothing, on a create).
-    const outsiderPath = pathValuesFor(op.path, outsiderOwn);
-    const viewerPath = pathValuesFor(op.path, viewerOwn);
-    const takesPath = op.path.includes('{');
-    for (const ref of referencesOf(op)) {
-      if (takesPath && !outsiderPath) continue;
-      cells++;
-      const outsider = await call(op, cast.tokens.plain, { ...placeholder, ...outsiderPath }, [ref]);
-      if (outsider.status < 400) wrong.push(`${op.key} non-member naming W's ${ref}: ${describe(outsider)}`);
-      // Reading W's objects is the Наблюдатель's right; putting something into W is not.
-      if (isWrite && ref === 'workspace_id' && (!takesPath || viewerPath)) {
-        cells++;
-        const viewer = await call(op, cast.tokens.viewer, { ...placeholder, ...viewerPath }, [ref]);
-        if (viewer.status !== 403) wrong.push(`${op.key} Наблюдатель into W: ${describe(viewer)}`);
-      }
-    }
-  }
-  console.log(`authorization matrix: ${cells} cells over ${operations.length} operations, ${wrong.length} wrong`);
-  if (wrong.length) console.log(wrong.join('\n'));
-  expect(wrong).toEqual([]);
-});
-
-test('the same requests get through for W\'s Администратор, so the refusals above are about rights', async () => {
+test("the same requests get through for W's Администратор, so the refusals above are about rights", async () => {
   const order = ['GET', 'POST', 'PUT'];
   const operations = (await listOperations(api))
     .filter((op) => op.method !== 'DELETE' && pathValuesFor(op.path, objects))

@@ -53,7 +53,10 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
  * after this call see a started app and run their clean-up before it closes. `t` and `api` may be taken at module
  * level; they reach the app only when used inside a hook or a test.
  */
-export function useTestApp(env: Record<string, string> = {}, opts: { timeout?: number } = {}): { t: TestApp; api: Rest } {
+export function useTestApp(
+  env: Record<string, string> = {},
+  opts: { timeout?: number } = {},
+): { t: TestApp; api: Rest } {
   let current: TestApp | undefined;
   const started = (): TestApp => {
     if (!current) throw new Error('useTestApp: the app is used before its beforeAll has run (or after it closed)');

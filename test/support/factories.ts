@@ -70,9 +70,14 @@ export async function createSharedWorkspace(
       .values({ name: opts.name ?? uniq('ws'), type: 'shared', createdBy: creator })
       .returning({ id: workspaces.id });
     if (members.length) {
-      await tx
-        .insert(workspaceMembers)
-        .values(members.map((m) => ({ workspaceId: ws.id, userId: m.userId ?? null, groupId: m.groupId ?? null, role: m.role })));
+      await tx.insert(workspaceMembers).values(
+        members.map((m) => ({
+          workspaceId: ws.id,
+          userId: m.userId ?? null,
+          groupId: m.groupId ?? null,
+          role: m.role,
+        })),
+      );
     }
     return ws.id;
   });

@@ -45,7 +45,17 @@ export async function listOperations(api: Rest): Promise<ApiOperation[]> {
   if (res.status !== 200) throw new Error(`GET /api/v3/api-docs answered ${res.status}`);
   const doc = res.body as {
     security?: unknown[];
-    paths: Record<string, Record<string, { security?: unknown[]; parameters?: ApiOperation['parameters']; requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> } }>>;
+    paths: Record<
+      string,
+      Record<
+        string,
+        {
+          security?: unknown[];
+          parameters?: ApiOperation['parameters'];
+          requestBody?: { required?: boolean; content: Record<string, { schema: JsonSchema }> };
+        }
+      >
+    >;
   };
   const out: ApiOperation[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -61,7 +71,9 @@ export async function listOperations(api: Rest): Promise<ApiOperation[]> {
         key: `${method} ${path}`,
         isPublic: security.length === 0,
         parameters: op.parameters ?? [],
-        body: mediaType ? { mediaType, schema: content!.schema, required: op.requestBody?.required ?? false } : undefined,
+        body: mediaType
+          ? { mediaType, schema: content!.schema, required: op.requestBody?.required ?? false }
+          : undefined,
       });
     }
   }

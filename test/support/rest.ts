@@ -28,14 +28,16 @@ export interface RestResponse<B = any> {
  */
 export function ok<T = unknown>(res: RestResponse): T {
   const body = res.body as Envelope<T> | undefined;
-  if (res.status !== 200 || body?.success !== true) throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status !== 200 || body?.success !== true)
+    throw new Error(`expected 200, got ${res.status}: ${JSON.stringify(res.body)}`);
   return body.data;
 }
 
 /** The `error` of an error envelope; a success or a body without one fails the test with the body. */
 export function failure(res: RestResponse): ApiError {
   const body = res.body as Envelope<unknown> | undefined;
-  if (body?.success !== false || !body.error) throw new Error(`expected an error envelope, got ${res.status}: ${JSON.stringify(res.body)}`);
+  if (body?.success !== false || !body.error)
+    throw new Error(`expected an error envelope, got ${res.status}: ${JSON.stringify(res.body)}`);
   return body.error;
 }
 
@@ -43,7 +45,11 @@ export function failure(res: RestResponse): ApiError {
 export function rest(app: FastifyInstance | (() => FastifyInstance)) {
   // A getter lets a file build its client before the app starts (see useTestApp).
   const appOf = typeof app === 'function' ? app : () => app;
-  const call = async (method: InjectOptions['method'], url: string, opts: { token?: string; body?: unknown; headers?: Record<string, string>; query?: Record<string, string> } = {}): Promise<RestResponse> => {
+  const call = async (
+    method: InjectOptions['method'],
+    url: string,
+    opts: { token?: string; body?: unknown; headers?: Record<string, string>; query?: Record<string, string> } = {},
+  ): Promise<RestResponse> => {
     const headers: Record<string, string> = { ...opts.headers };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     const res = await appOf().inject({

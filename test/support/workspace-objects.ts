@@ -55,20 +55,40 @@ function data<T>(what: string, res: RestResponse): T {
  * widget on it and a finished SQL console query, all in `workspaceId`, as `token` (who must be able to edit there).
  * `memberId` is the membership of `memberUserId` in the workspace (0 when none is asked for).
  */
-export async function createWorkspaceObjects(api: Rest, token: string, workspaceId: number, memberUserId?: number): Promise<WorkspaceObjects> {
+export async function createWorkspaceObjects(
+  api: Rest,
+  token: string,
+  workspaceId: number,
+  memberUserId?: number,
+): Promise<WorkspaceObjects> {
   const table = randomName('objects');
   await createCitiesTable('postgresql', table);
   const source = data<z.output<typeof dataSourceView>>(
     'source',
-    await api.post('/api/data-source', { name: uniq('src'), type: 'postgresql', settings: pgSettings(), workspace_id: workspaceId }, token),
+    await api.post(
+      '/api/data-source',
+      { name: uniq('src'), type: 'postgresql', settings: pgSettings(), workspace_id: workspaceId },
+      token,
+    ),
   );
   const file = data<{ id: number }>(
     'file source',
-    await upload(api, 'POST', '/api/files', token, { name: 'cities.csv', content: 'id,city\n1,Москва\n2,Казань\n' }, { workspace_id: String(workspaceId) }),
+    await upload(
+      api,
+      'POST',
+      '/api/files',
+      token,
+      { name: 'cities.csv', content: 'id,city\n1,Москва\n2,Казань\n' },
+      { workspace_id: String(workspaceId) },
+    ),
   );
   const dataset = data<z.output<typeof datasetDetails>>(
     'dataset',
-    await api.post('/api/dataset', { name: uniq('ds'), workspace_id: workspaceId, data_source_ids: [source.id] }, token),
+    await api.post(
+      '/api/dataset',
+      { name: uniq('ds'), workspace_id: workspaceId, data_source_ids: [source.id] },
+      token,
+    ),
   );
   const schema = data<z.output<typeof datasetDetails>>(
     'dataset schema',
@@ -78,7 +98,10 @@ export async function createWorkspaceObjects(api: Rest, token: string, workspace
     'widget',
     await api.post('/api/widget', widgetOver(dataset.id), token),
   );
-  const query = data<z.output<typeof queryView>>('query', await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token));
+  const query = data<z.output<typeof queryView>>(
+    'query',
+    await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token),
+  );
   let memberId = 0;
   if (memberUserId !== undefined) {
     const members = data<z.output<typeof listMembersOutput>>(

@@ -50,6 +50,10 @@ export async function compileClient(dir: string, files: string[]): Promise<{ ok:
 
 /** The line numbers of `file` that tsc reported errors on, ascending. */
 export function reportedLines(output: string, file: string): number[] {
-  const lines = new Set([...output.matchAll(new RegExp(`^${file.replace('.', '\\.')}\\((\\d+),\\d+\\): error`, 'gm'))].map((m) => Number(m[1])));
+  const lines = new Set(
+    [...output.matchAll(new RegExp(`^${file.replace('.', '\\.')}\\((\\d+),\\d+\\): error`, 'gm'))].map((m) =>
+      Number(m[1]),
+    ),
+  );
   return [...lines].sort((a, b) => a - b);
 }

@@ -41,9 +41,10 @@ export async function wrong() {
 `;
 const WRONG_LINES = [5, 6, 7, 8, 9];
 
-
 beforeAll(async () => {
-  await run(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'scripts/build-types/build-types.ts')], { cwd: root });
+  await run(path.join(root, 'node_modules/.bin/tsx'), [path.join(root, 'scripts/build-types/build-types.ts')], {
+    cwd: root,
+  });
   dir = await clientProject('client-types-', ['@trpc/client', '@trpc/server', 'superjson']);
   await copyFile(path.join(root, 'dist/types/app-router.d.ts'), path.join(dir, 'app-router.d.ts'));
   await writeFile(path.join(dir, 'client.ts'), CLIENT);

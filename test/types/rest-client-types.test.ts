@@ -48,11 +48,13 @@ export async function wrong() {
 `;
 const WRONG_LINES = [8, 9, 10, 11];
 
-
 beforeAll(async () => {
   dir = await clientProject('rest-client-types-', ['openapi-fetch', 'openapi-typescript-helpers']);
   const rawOperations: RawOperationDoc[] = rawOperationDocs(rawRoutes);
-  await writeFile(path.join(dir, 'openapi.json'), JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations })));
+  await writeFile(
+    path.join(dir, 'openapi.json'),
+    JSON.stringify(buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations })),
+  );
   await run(path.join(root, 'node_modules/.bin/openapi-typescript'), ['openapi.json', '-o', 'api.d.ts'], { cwd: dir });
   await writeFile(path.join(dir, 'client.ts'), CLIENT);
   await writeFile(path.join(dir, 'wrong.ts'), WRONG);

@@ -8,7 +8,15 @@ import { budgetAgent } from '../budgeted-socket';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword } from '../split-statements';
-import type { ColumnInfo, ConnectorOptions, QueryOptions, ResultColumn, RowStream, SourceSettings, TableInfo } from '../types';
+import type {
+  ColumnInfo,
+  ConnectorOptions,
+  QueryOptions,
+  ResultColumn,
+  RowStream,
+  SourceSettings,
+  TableInfo,
+} from '../types';
 import { ConnectorError } from '../types';
 import { clickhouseString, clickhouseType, clickhouseValueConverter, parseTsvLine } from './types';
 import { parseInitialSql } from './initial-sql';
@@ -56,7 +64,11 @@ export class ClickHouseConnector extends ConnectorBase {
       if (rows.length !== 1 || rows[0][0] !== '1') throw new NotClickHouseError();
     } catch (err) {
       if (signal.aborted) {
-        throw connectionError(this.server, err, { product: PRODUCT, timeoutMs: this.connectTimeoutMs * 2, outcome: 'timeout' });
+        throw connectionError(this.server, err, {
+          product: PRODUCT,
+          timeoutMs: this.connectTimeoutMs * 2,
+          outcome: 'timeout',
+        });
       }
       const e = this.mapError(err);
       // An unknown database named in the settings is a connection problem at check time.
@@ -67,23 +79,31 @@ export class ClickHouseConnector extends ConnectorBase {
 
   async listSchemas(): Promise<string[]> {
     const rows = await this.textRows(
-      `SELECT name FROM system.databases WHERE name NOT IN (${SYSTEM_DATABASES.map(clickhouseString).join(', ')}) ORDER BY name`);
+      `SELECT name FROM system.databases WHERE name NOT IN (${SYSTEM_DATABASES.map(clickhouseString).join(', ')}) ORDER BY name`,
+    );
     return rows.map((r) => r[0] ?? '');
   }
 
   async listTables(schema: string): Promise<TableInfo[]> {
     const rows = await this.textRows(
-      `SELECT name, engine FROM system.tables WHERE database = ${clickhouseString(schema)} ORDER BY name`);
+      `SELECT name, engine FROM system.tables WHERE database = ${clickhouseString(schema)} ORDER BY name`,
+    );
     return rows.map((r) => ({ schema, name: r[0] ?? '', kind: /View$/.test(r[1] ?? '') ? 'view' : 'table' }));
   }
 
   async listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
     const rows = await this.textRows(
-      `SELECT name, type FROM system.columns WHERE database = ${clickhouseString(schema)} AND table = ${clickhouseString(table)}`);
+      `SELECT name, type FROM system.columns WHERE database = ${clickhouseString(schema)} AND table = ${clickhouseString(table)}`,
+    );
     if (rows.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
     return rows.map((r) => {
       const type = r[1] ?? '';
-      return { name: r[0] ?? '', db_type: type, primitive_type: clickhouseType(type).primitive, nullable: type.startsWith('Nullable(') };
+      return {
+        name: r[0] ?? '',
+        db_type: type,
+        primitive_type: clickhouseType(type).primitive,
+        nullable: type.startsWith('Nullable('),
+      };
     });
   }
 
@@ -109,7 +129,12 @@ export class ClickHouseConnector extends ConnectorBase {
       if (opts.readOnly && String(settings.readonly ?? '0') !== '1') settings.readonly = '2';
 
       if (!RESULT_STATEMENTS.has(leadingKeyword(text))) {
-        const res = await client.command({ query: text, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });
+        const res = await client.command({
+          query: text,
+          query_id: queryId,
+          abort_signal: abort.signal,
+          clickhouse_settings: settings,
+        });
         assertClickHouse(res.response_headers);
         control.dispose();
         return emptyStream();
@@ -119,7 +144,13 @@ export class ClickHouseConnector extends ConnectorBase {
         settings.max_result_rows = String(Math.max(1, opts.limit));
         settings.result_overflow_mode = 'break';
       }
-      const rs = await client.query({ query: text, format: FORMAT, query_id: queryId, abort_signal: abort.signal, clickhouse_settings: settings });
+      const rs = await client.query({
+        query: text,
+        format: FORMAT,
+        query_id: queryId,
+        abort_signal: abort.signal,
+        clickhouse_settings: settings,
+      });
       if (!isClickHouse(rs.response_headers)) {
         rs.close();
         throw new NotClickHouseError();
@@ -131,19 +162,24 @@ export class ClickHouseConnector extends ConnectorBase {
       const typeFields = types.done ? [] : parseTsvLine(types.value);
       const infos = typeFields.map((t) => clickhouseType(t ?? ''));
       const zone = infos.some((i) => i.usesServerZone) ? await this.zone() : undefined;
-      const columns: ResultColumn[] = nameFields.map((n, i) => ({ name: n ?? '', db_type: typeFields[i] ?? '', primitive_type: infos[i]?.primitive ?? 'unknown' }));
+      const columns: ResultColumn[] = nameFields.map((n, i) => ({
+        name: n ?? '',
+        db_type: typeFields[i] ?? '',
+        primitive_type: infos[i]?.primitive ?? 'unknown',
+      }));
       const converters = infos.map((i) => clickhouseValueConverter(i, zone));
       const self = this;
       let closing: Promise<void> | undefined;
       let finished = false;
-      const close = () => (closing ??= (async () => {
-        control.dispose();
-        if (!finished) {
-          abort.abort(); // stops the download; the server notices when it next writes
-          rs.close();
-        }
-        await lines.return(undefined).catch(() => {});
-      })());
+      const close = () =>
+        (closing ??= (async () => {
+          control.dispose();
+          if (!finished) {
+            abort.abort(); // stops the download; the server notices when it next writes
+            rs.close();
+          }
+          await lines.return(undefined).catch(() => {});
+        })());
       return {
         columns,
         close,
@@ -197,7 +233,9 @@ export class ClickHouseConnector extends ConnectorBase {
     if (!this.client) {
       const creating = this.createClient();
       this.client = creating;
-      creating.catch(() => { if (this.client === creating) this.client = undefined; });
+      creating.catch(() => {
+        if (this.client === creating) this.client = undefined;
+      });
     }
     return this.client;
   }
@@ -248,15 +286,23 @@ export class ClickHouseConnector extends ConnectorBase {
       const running = (async () => {
         for (const stmt of this.initialStatements) {
           try {
-            assertClickHouse((await client.command({ query: stmt, clickhouse_settings: this.sessionSettings })).response_headers);
+            assertClickHouse(
+              (await client.command({ query: stmt, clickhouse_settings: this.sessionSettings })).response_headers,
+            );
           } catch (err) {
             const e = this.mapError(err);
-            throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
+            throw new ConnectorError(
+              `Ошибка в начальном SQL (initial_sql): ${e.message}`,
+              e.kind === 'query' ? 'settings' : e.kind,
+              { cause: err },
+            );
           }
         }
       })();
       this.initialised = running;
-      running.catch(() => { if (this.initialised === running) this.initialised = undefined; });
+      running.catch(() => {
+        if (this.initialised === running) this.initialised = undefined;
+      });
     }
     await this.initialised;
     return client;
@@ -265,13 +311,21 @@ export class ClickHouseConnector extends ConnectorBase {
   private async textRows(sql: string, signal?: AbortSignal): Promise<(string | null)[][]> {
     try {
       const client = await this.ready();
-      const rs = await client.query({ query: sql, format: 'TabSeparated', abort_signal: signal, clickhouse_settings: this.sessionSettings });
+      const rs = await client.query({
+        query: sql,
+        format: 'TabSeparated',
+        abort_signal: signal,
+        clickhouse_settings: this.sessionSettings,
+      });
       if (!isClickHouse(rs.response_headers)) {
         rs.close();
         throw new NotClickHouseError();
       }
       const text = await rs.text();
-      return text.split('\n').filter((l) => l.length > 0).map(parseTsvLine);
+      return text
+        .split('\n')
+        .filter((l) => l.length > 0)
+        .map(parseTsvLine);
     } catch (err) {
       throw this.mapError(err);
     }
@@ -282,7 +336,9 @@ export class ClickHouseConnector extends ConnectorBase {
     if (!this.serverZone) {
       const loading = this.textRows('SELECT timezone()').then((r) => r[0]?.[0] ?? 'UTC');
       this.serverZone = loading;
-      loading.catch(() => { if (this.serverZone === loading) this.serverZone = undefined; });
+      loading.catch(() => {
+        if (this.serverZone === loading) this.serverZone = undefined;
+      });
     }
     return this.serverZone;
   }

@@ -27,7 +27,11 @@ function parseAssignments(text: string): Record<string, string | number> | undef
     const m = ASSIGNMENT.exec(rest);
     if (!m) return undefined;
     const raw = m[2];
-    out[m[1]] = raw.startsWith("'") ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : /^-?[\d.]+$/.test(raw) ? Number(raw) : raw;
+    out[m[1]] = raw.startsWith("'")
+      ? raw.slice(1, -1).replace(/\\(.)/g, '$1')
+      : /^-?[\d.]+$/.test(raw)
+        ? Number(raw)
+        : raw;
     rest = rest.slice(m[0].length).trim();
   }
   return out;

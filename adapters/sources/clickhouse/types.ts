@@ -27,17 +27,30 @@ export function clickhouseType(type: string): ClickHouseType {
   if (t === 'Date' || t === 'Date32') return { primitive: 'date', usesServerZone: false };
   const dt = /^DateTime(?:64)?(?:\((?:\s*\d+\s*,?)?\s*(?:'([^']+)')?\s*\))?$/.exec(t);
   if (dt) return { primitive: 'datetime', zone: dt[1], usesServerZone: !dt[1] };
-  if (/^(String|FixedString\(\d+\)|UUID|Enum(8|16)?\(|IPv4|IPv6)/.test(t)) return { primitive: 'string', usesServerZone: false };
+  if (/^(String|FixedString\(\d+\)|UUID|Enum(8|16)?\(|IPv4|IPv6)/.test(t))
+    return { primitive: 'string', usesServerZone: false };
   return { primitive: 'unknown', usesServerZone: false };
 }
 
 /** Converts one unescaped TSV field (null for \N) to the common value form. DateTime is an instant printed as
  * wall-clock time in its column's zone (else the server's): it is converted to UTC (see values.ts). */
-export function clickhouseValueConverter(info: ClickHouseType, serverZone: string | undefined): (v: string | null) => unknown {
+export function clickhouseValueConverter(
+  info: ClickHouseType,
+  serverZone: string | undefined,
+): (v: string | null) => unknown {
   return textValueConverter(info.primitive, info.primitive === 'datetime' ? (info.zone ?? serverZone) : undefined);
 }
 
-const ESCAPES: Record<string, string> = { b: '\b', f: '\f', r: '\r', n: '\n', t: '\t', '0': '\0', "'": "'", '\\': '\\' };
+const ESCAPES: Record<string, string> = {
+  b: '\b',
+  f: '\f',
+  r: '\r',
+  n: '\n',
+  t: '\t',
+  '0': '\0',
+  "'": "'",
+  '\\': '\\',
+};
 
 /** Splits one TabSeparated line into fields, undoing ClickHouse's escaping; \N is NULL. */
 export function parseTsvLine(line: string): (string | null)[] {

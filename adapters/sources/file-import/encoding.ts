@@ -22,11 +22,15 @@ export async function detectEncoding(path: string): Promise<string> {
   } finally {
     await fh.close();
   }
-  if (sample.length >= 2 && ((sample[0] === 0xff && sample[1] === 0xfe) || (sample[0] === 0xfe && sample[1] === 0xff))) {
+  if (
+    sample.length >= 2 &&
+    ((sample[0] === 0xff && sample[1] === 0xfe) || (sample[0] === 0xfe && sample[1] === 0xff))
+  ) {
     return sample[0] === 0xff ? 'utf-16le' : 'utf-16be';
   }
   // NUL bytes do not occur in text outside UTF-16/32: this is a binary file under a .csv name.
-  if (sample.includes(0)) throw new ConnectorError('Файл не похож на текстовый CSV: в нём есть двоичные данные', 'settings');
+  if (sample.includes(0))
+    throw new ConnectorError('Файл не похож на текстовый CSV: в нём есть двоичные данные', 'settings');
   if (isUtf8(sample)) return 'utf-8';
   const candidates = chardet.analyse(sample).filter((c) => iconv.encodingExists(c.name));
   const top = candidates[0];
@@ -60,7 +64,12 @@ function cyrillicGuess(sample: Buffer): string | undefined {
 
 /** Re-encodes a file to UTF-8 as a stream (memory stays flat whatever the file size). */
 export async function convertToUtf8(src: string, dst: string, encoding: string): Promise<void> {
-  await pipeline(createReadStream(src), iconv.decodeStream(encoding, { stripBOM: true }), iconv.encodeStream('utf-8'), createWriteStream(dst));
+  await pipeline(
+    createReadStream(src),
+    iconv.decodeStream(encoding, { stripBOM: true }),
+    iconv.encodeStream('utf-8'),
+    createWriteStream(dst),
+  );
 }
 
 function isUtf8(sample: Buffer): boolean {

@@ -76,7 +76,10 @@ export async function importFile(input: ImportFileInput): Promise<ImportFileResu
 
 async function doImport(input: ImportFileInput): Promise<ImportFileResult> {
   validate(input);
-  const size = await stat(input.input_path).then((s) => s.size, () => -1);
+  const size = await stat(input.input_path).then(
+    (s) => s.size,
+    () => -1,
+  );
   if (size < 0) throw new ConnectorError('Загруженный файл не найден', 'settings');
   if (size === 0) throw new ConnectorError('Файл пуст', 'settings');
 
@@ -118,7 +121,11 @@ async function prepare(input: ImportFileInput, work: string): Promise<CsvLoad[] 
       try {
         await convertToUtf8(input.input_path, path, encoding);
       } catch (err) {
-        throw new ConnectorError(`Не удалось перекодировать файл из ${encoding} в UTF-8: ${errorMessage(err)}`, 'settings', { cause: err });
+        throw new ConnectorError(
+          `Не удалось перекодировать файл из ${encoding} в UTF-8: ${errorMessage(err)}`,
+          'settings',
+          { cause: err },
+        );
       }
     }
     return [{ table: input.table_name, path, hasHeader: input.has_header, delimiter: input.delimiter }];
@@ -127,19 +134,35 @@ async function prepare(input: ImportFileInput, work: string): Promise<CsvLoad[] 
   try {
     sheets = await xlsxToCsv(input.input_path, work, input.sheet);
   } catch (err) {
-    throw new ConnectorError(`Не удалось прочитать файл XLSX: файл повреждён или не является книгой Excel (${errorMessage(err)})`, 'settings', { cause: err });
+    throw new ConnectorError(
+      `Не удалось прочитать файл XLSX: файл повреждён или не является книгой Excel (${errorMessage(err)})`,
+      'settings',
+      { cause: err },
+    );
   }
   if (input.sheet !== undefined && sheets.length === 0) {
     throw new ConnectorError(`В файле нет листа «${input.sheet}»`, 'settings');
   }
   const filled = sheets.filter((s) => s.rows > 0);
-  if (filled.length === 0) throw new ConnectorError(input.sheet ? `Лист «${input.sheet}» пуст` : 'В файле нет данных', 'settings');
+  if (filled.length === 0)
+    throw new ConnectorError(input.sheet ? `Лист «${input.sheet}» пуст` : 'В файле нет данных', 'settings');
   // One sheet -> the requested table name; several -> one table per sheet, named after the sheet.
   const names = filled.length === 1 ? [input.table_name] : uniqueNames(filled.map((s) => s.sheet));
-  return filled.map((s, i) => ({ table: names[i], sheet: s.sheet, path: s.csvPath, hasHeader: input.has_header ?? true, delimiter: ',', nullPadding: true }));
+  return filled.map((s, i) => ({
+    table: names[i],
+    sheet: s.sheet,
+    path: s.csvPath,
+    hasHeader: input.has_header ?? true,
+    delimiter: ',',
+    nullPadding: true,
+  }));
 }
 
-async function writeDatabase(path: string, input: ImportFileInput, loads: CsvLoad[] | 'parquet'): Promise<ImportedTable[]> {
+async function writeDatabase(
+  path: string,
+  input: ImportFileInput,
+  loads: CsvLoad[] | 'parquet',
+): Promise<ImportedTable[]> {
   let instance: DuckDBInstance | undefined;
   let conn: DuckDBConnection | undefined;
   try {
@@ -181,17 +204,24 @@ async function load(conn: DuckDBConnection, table: string, source: string, what:
   try {
     await conn.run(`CREATE TABLE ${quoteIdent(table)} AS SELECT * FROM ${source}`);
   } catch (err) {
-    throw new ConnectorError(`Не удалось прочитать файл ${what}: ${firstLine(errorMessage(err))}`, 'settings', { cause: err });
+    throw new ConnectorError(`Не удалось прочитать файл ${what}: ${firstLine(errorMessage(err))}`, 'settings', {
+      cause: err,
+    });
   }
 }
 
 async function describe(conn: DuckDBConnection, table: string): Promise<ImportedTable> {
   const cols = await conn.runAndReadAll(
     `SELECT column_name, data_type, is_nullable FROM information_schema.columns
-     WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $1 ORDER BY ordinal_position`, [table]);
+     WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $1 ORDER BY ordinal_position`,
+    [table],
+  );
   const count = await conn.runAndReadAll(`SELECT count(*) FROM ${quoteIdent(table)}`);
   const columns = (cols.getRowsJS() as unknown[][]).map((r) => ({
-    name: String(r[0]), db_type: String(r[1]), primitive_type: duckdbCatalogPrimitive(String(r[1])), nullable: r[2] === 'YES',
+    name: String(r[0]),
+    db_type: String(r[1]),
+    primitive_type: duckdbCatalogPrimitive(String(r[1])),
+    nullable: r[2] === 'YES',
   }));
   if (columns.length === 0) throw new ConnectorError('В файле не найдено ни одного столбца', 'settings');
   return { name: table, row_count: Number(count.getRowsJS()[0][0]), columns };
@@ -207,17 +237,21 @@ const DECIMAL_COMMA = String.raw`-?\d{1,3}([ \x{00A0}]\d{3})*(,\d+)?|-?\d+(,\d+)
 async function convertDecimalCommaColumns(conn: DuckDBConnection, table: string): Promise<void> {
   const cols = await conn.runAndReadAll(
     `SELECT column_name FROM information_schema.columns
-     WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $1 AND data_type = 'VARCHAR'`, [table]);
+     WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $1 AND data_type = 'VARCHAR'`,
+    [table],
+  );
   for (const [name] of cols.getRowsJS() as [string][]) {
     const col = quoteIdent(name);
     const check = await conn.runAndReadAll(
       `SELECT count(*) FILTER (WHERE ${col} IS NOT NULL AND NOT regexp_full_match(trim(${col}), '${DECIMAL_COMMA}')) = 0
               AND count(*) FILTER (WHERE ${col} LIKE '%,%') > 0
-       FROM ${quoteIdent(table)}`);
+       FROM ${quoteIdent(table)}`,
+    );
     if (check.getRowsJS()[0][0] !== true) continue;
     await conn.run(
       `ALTER TABLE ${quoteIdent(table)} ALTER ${col} TYPE DOUBLE
-       USING CAST(replace(replace(replace(trim(${col}), ' ', ''), chr(160), ''), ',', '.') AS DOUBLE)`);
+       USING CAST(replace(replace(replace(trim(${col}), ' ', ''), chr(160), ''), ',', '.') AS DOUBLE)`,
+    );
   }
 }
 

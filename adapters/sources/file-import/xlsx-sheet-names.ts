@@ -69,7 +69,7 @@ async function readEntries(path: string, names: string[]): Promise<Map<string, s
     const cd = Buffer.alloc(cdSize);
     await fh.read(cd, 0, cdSize, cdOffset);
     const found = new Map<string, string>();
-    for (let p = 0; p + 46 <= cd.length && cd.readUInt32LE(p) === 0x02014b50; ) {
+    for (let p = 0; p + 46 <= cd.length && cd.readUInt32LE(p) === 0x02014b50;) {
       const method = cd.readUInt16LE(p + 10);
       const compressed = cd.readUInt32LE(p + 20);
       const nameLength = cd.readUInt16LE(p + 28);

@@ -37,7 +37,11 @@ async function readSheets(
   // Loaded on the first workbook, not at start: exceljs alone costs the server ~30 MB of memory.
   const { default: excel } = await import('exceljs');
   const reader = new excel.stream.xlsx.WorkbookReader(input, {
-    worksheets: 'emit', sharedStrings: 'cache', styles: 'cache', hyperlinks: 'ignore', entries: 'ignore',
+    worksheets: 'emit',
+    sharedStrings: 'cache',
+    styles: 'cache',
+    hyperlinks: 'ignore',
+    entries: 'ignore',
   });
   // An empty model keeps exceljs's name lookup from throwing before xl/workbook.xml is read.
   const model = reader as unknown as { model?: { sheets?: { name: string }[] } };
@@ -83,7 +87,13 @@ function cellText(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   if (v instanceof Date) return dateText(v);
   if (typeof v === 'object') {
-    const o = v as { richText?: { text: string }[]; result?: unknown; text?: unknown; error?: unknown; formula?: unknown };
+    const o = v as {
+      richText?: { text: string }[];
+      result?: unknown;
+      text?: unknown;
+      error?: unknown;
+      formula?: unknown;
+    };
     if (o.richText) return o.richText.map((r) => r.text).join('');
     if ('result' in o || 'formula' in o) return cellText(o.result);
     if (o.text !== undefined) return cellText(o.text);

@@ -39,8 +39,11 @@ export class FileConnector extends ConnectorBase {
       await c.run('SELECT 1');
       for (const table of this.settings.file?.tables ?? []) {
         const found = await c.runAndReadAll(
-          `SELECT 1 FROM information_schema.tables WHERE table_catalog = current_database() AND table_name = $1`, [table]);
-        if (found.currentRowCount === 0) throw new ConnectorError(`В файле источника нет таблицы «${table}»`, 'settings');
+          `SELECT 1 FROM information_schema.tables WHERE table_catalog = current_database() AND table_name = $1`,
+          [table],
+        );
+        if (found.currentRowCount === 0)
+          throw new ConnectorError(`В файле источника нет таблицы «${table}»`, 'settings');
       }
     });
   }
@@ -49,14 +52,18 @@ export class FileConnector extends ConnectorBase {
     const rows = await this.catalog(
       `SELECT schema_name FROM information_schema.schemata
        WHERE catalog_name = current_database() AND schema_name NOT IN ('information_schema', 'pg_catalog')
-       ORDER BY schema_name`, []);
+       ORDER BY schema_name`,
+      [],
+    );
     return rows.map((r) => String(r[0]));
   }
 
   async listTables(schema: string): Promise<TableInfo[]> {
     const rows = await this.catalog(
       `SELECT table_name, table_type FROM information_schema.tables
-       WHERE table_catalog = current_database() AND table_schema = $1 ORDER BY table_name`, [schema]);
+       WHERE table_catalog = current_database() AND table_schema = $1 ORDER BY table_name`,
+      [schema],
+    );
     return rows.map((r) => ({ schema, name: String(r[0]), kind: String(r[1]) === 'VIEW' ? 'view' : 'table' }));
   }
 
@@ -64,7 +71,8 @@ export class FileConnector extends ConnectorBase {
     const rows = await this.catalog(
       `SELECT column_name, data_type, is_nullable FROM information_schema.columns
        WHERE table_catalog = current_database() AND table_schema = $1 AND table_name = $2 ORDER BY ordinal_position`,
-      [schema, table]);
+      [schema, table],
+    );
     if (rows.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
     return rows.map((r) => ({
       name: String(r[0]),
@@ -96,7 +104,9 @@ export class FileConnector extends ConnectorBase {
       const result = await c.stream(sql, params.map(duckdbParam));
       const types = result.columnTypes();
       const columns: ResultColumn[] = result.columnNames().map((name, i) => ({
-        name, db_type: types[i].toString(), primitive_type: duckdbPrimitive(types[i]),
+        name,
+        db_type: types[i].toString(),
+        primitive_type: duckdbPrimitive(types[i]),
       }));
       const converters = types.map(duckdbValueConverter);
       const next = async (): Promise<unknown[][] | null> => {
@@ -171,7 +181,9 @@ export class FileConnector extends ConnectorBase {
           // ATTACH or COPY TO files of the server (it cannot be switched back on while the database is open).
           instance = await DuckDBInstance.create(path, { access_mode: 'READ_ONLY', enable_external_access: 'false' });
         } catch (err) {
-          throw new ConnectorError(`Не удалось открыть файл данных источника: ${errorMessage(err)}`, 'settings', { cause: err });
+          throw new ConnectorError(`Не удалось открыть файл данных источника: ${errorMessage(err)}`, 'settings', {
+            cause: err,
+          });
         }
         const opened: OpenFile = { instance, ino: st.ino, mtimeMs: st.mtimeMs, active: 0, retired: false };
         const old = this.current;
@@ -183,7 +195,11 @@ export class FileConnector extends ConnectorBase {
         return opened;
       })();
       this.opening = opening;
-      opening.finally(() => { if (this.opening === opening) this.opening = undefined; }).catch(() => {});
+      opening
+        .finally(() => {
+          if (this.opening === opening) this.opening = undefined;
+        })
+        .catch(() => {});
     }
     const opened = await this.opening;
     opened.active++;

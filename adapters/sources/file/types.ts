@@ -1,19 +1,51 @@
 import {
-  DuckDBBlobValue, DuckDBDateValue, DuckDBDecimalValue, DuckDBTimestampMillisecondsValue, DuckDBTimestampNanosecondsValue,
-  DuckDBTimestampSecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue, DuckDBTypeId, type DuckDBType, type DuckDBValue,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBTimestampMillisecondsValue,
+  DuckDBTimestampNanosecondsValue,
+  DuckDBTimestampSecondsValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  DuckDBTypeId,
+  type DuckDBType,
+  type DuckDBValue,
 } from '@duckdb/node-api';
 import type { PrimitiveType } from '../types';
-import { dateFromEpochDays, normaliseBinary, normaliseInteger, normaliseOther, timestampFromEpochMicros } from '../values';
+import {
+  dateFromEpochDays,
+  normaliseBinary,
+  normaliseInteger,
+  normaliseOther,
+  timestampFromEpochMicros,
+} from '../values';
 
 const INTEGER_IDS = new Set<DuckDBTypeId>([
-  DuckDBTypeId.TINYINT, DuckDBTypeId.SMALLINT, DuckDBTypeId.INTEGER, DuckDBTypeId.BIGINT, DuckDBTypeId.UTINYINT,
-  DuckDBTypeId.USMALLINT, DuckDBTypeId.UINTEGER, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT, DuckDBTypeId.UHUGEINT,
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.UHUGEINT,
 ]);
 const TIMESTAMP_IDS = new Set<DuckDBTypeId>([
-  DuckDBTypeId.TIMESTAMP, DuckDBTypeId.TIMESTAMP_TZ, DuckDBTypeId.TIMESTAMP_S, DuckDBTypeId.TIMESTAMP_MS, DuckDBTypeId.TIMESTAMP_NS,
+  DuckDBTypeId.TIMESTAMP,
+  DuckDBTypeId.TIMESTAMP_TZ,
+  DuckDBTypeId.TIMESTAMP_S,
+  DuckDBTypeId.TIMESTAMP_MS,
+  DuckDBTypeId.TIMESTAMP_NS,
 ]);
 const STRING_IDS = new Set<DuckDBTypeId>([
-  DuckDBTypeId.VARCHAR, DuckDBTypeId.ENUM, DuckDBTypeId.UUID, DuckDBTypeId.TIME, DuckDBTypeId.TIME_TZ, DuckDBTypeId.INTERVAL,
+  DuckDBTypeId.VARCHAR,
+  DuckDBTypeId.ENUM,
+  DuckDBTypeId.UUID,
+  DuckDBTypeId.TIME,
+  DuckDBTypeId.TIME_TZ,
+  DuckDBTypeId.INTERVAL,
 ]);
 
 export function duckdbPrimitive(type: DuckDBType): PrimitiveType {
@@ -35,7 +67,8 @@ export function duckdbCatalogPrimitive(dataType: string): PrimitiveType {
   if (t === 'FLOAT' || t === 'DOUBLE' || t === 'REAL' || t.startsWith('DECIMAL')) return 'float';
   if (t === 'DATE') return 'date';
   if (t.startsWith('TIMESTAMP')) return 'datetime';
-  if (t === 'VARCHAR' || t === 'UUID' || t.startsWith('ENUM') || t.startsWith('TIME') || t === 'INTERVAL') return 'string';
+  if (t === 'VARCHAR' || t === 'UUID' || t.startsWith('ENUM') || t.startsWith('TIME') || t === 'INTERVAL')
+    return 'string';
   return 'unknown';
 }
 

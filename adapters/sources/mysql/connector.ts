@@ -6,7 +6,15 @@ import { budgetedSocket } from '../budgeted-socket';
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { splitStatements } from '../split-statements';
-import type { ColumnInfo, ConnectorOptions, QueryOptions, ResultColumn, RowStream, SourceSettings, TableInfo } from '../types';
+import type {
+  ColumnInfo,
+  ConnectorOptions,
+  QueryOptions,
+  ResultColumn,
+  RowStream,
+  SourceSettings,
+  TableInfo,
+} from '../types';
 import { ConnectorError } from '../types';
 import { mysqlCatalogPrimitive, mysqlResultType, type MysqlField } from './types';
 
@@ -25,7 +33,9 @@ const WRITES_DESPITE_READ_ONLY = /\b(outfile|dumpfile|prepare|execute)\b/i;
 interface CoreConnection {
   on(event: 'error', listener: (err: Error) => void): void;
   off(event: 'error', listener: (err: Error) => void): void;
-  query(options: { sql: string; values?: unknown[]; rowsAsArray: boolean }): { stream(o: { highWaterMark: number }): Readable };
+  query(options: { sql: string; values?: unknown[]; rowsAsArray: boolean }): {
+    stream(o: { highWaterMark: number }): Readable;
+  };
 }
 
 export class MysqlConnector extends ConnectorBase {
@@ -59,22 +69,35 @@ export class MysqlConnector extends ConnectorBase {
 
   async listSchemas(): Promise<string[]> {
     const rows = await this.catalog(
-      `SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN (?) ORDER BY schema_name`, [SYSTEM_SCHEMAS]);
+      `SELECT schema_name FROM information_schema.schemata WHERE schema_name NOT IN (?) ORDER BY schema_name`,
+      [SYSTEM_SCHEMAS],
+    );
     return rows.map((r) => String(r[0]));
   }
 
   async listTables(schema: string): Promise<TableInfo[]> {
     const rows = await this.catalog(
-      `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name`, [schema]);
-    return rows.map((r) => ({ schema, name: String(r[0]), kind: String(r[1]).toUpperCase().includes('VIEW') ? 'view' : 'table' }));
+      `SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ? ORDER BY table_name`,
+      [schema],
+    );
+    return rows.map((r) => ({
+      schema,
+      name: String(r[0]),
+      kind: String(r[1]).toUpperCase().includes('VIEW') ? 'view' : 'table',
+    }));
   }
 
   async listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
     const rows = await this.catalog(
       `SELECT column_name, column_type, data_type, is_nullable FROM information_schema.columns
-       WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`, [schema, table]);
+       WHERE table_schema = ? AND table_name = ? ORDER BY ordinal_position`,
+      [schema, table],
+    );
     if (rows.length === 0) {
-      const found = await this.catalog(`SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?`, [schema, table]);
+      const found = await this.catalog(
+        `SELECT 1 FROM information_schema.tables WHERE table_schema = ? AND table_name = ?`,
+        [schema, table],
+      );
       if (found.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
     }
     return rows.map((r) => ({
@@ -114,7 +137,8 @@ export class MysqlConnector extends ConnectorBase {
       }
       try {
         if (inTransaction) await conn.query('ROLLBACK');
-        if (readOnlySession && !this.readOnlySessions.has(sessionKey(conn))) await conn.query('SET SESSION TRANSACTION READ WRITE');
+        if (readOnlySession && !this.readOnlySessions.has(sessionKey(conn)))
+          await conn.query('SET SESSION TRANSACTION READ WRITE');
         if (limited) await conn.query('SET SESSION sql_select_limit = DEFAULT');
         conn.release();
       } catch {
@@ -162,16 +186,21 @@ export class MysqlConnector extends ConnectorBase {
       if (lostError) readable.destroy(lostError);
       const fields = await firstFields(readable);
       const types = (fields ?? []).map(mysqlResultType);
-      const columns: ResultColumn[] = (fields ?? []).map((f, i) => ({ name: f.name, db_type: types[i].dbType, primitive_type: types[i].primitive }));
+      const columns: ResultColumn[] = (fields ?? []).map((f, i) => ({
+        name: f.name,
+        db_type: types[i].dbType,
+        primitive_type: types[i].primitive,
+      }));
       const converters = types.map((t) => t.convert);
       const iterator = readable[Symbol.asyncIterator]();
       const self = this;
       let closing: Promise<void> | undefined;
-      const close = () => (closing ??= (async () => {
-        if (!finished && limited && !control.reason) finished = await drain(iterator, STREAM_BUFFER_ROWS);
-        readable.destroy();
-        await release();
-      })());
+      const close = () =>
+        (closing ??= (async () => {
+          if (!finished && limited && !control.reason) finished = await drain(iterator, STREAM_BUFFER_ROWS);
+          readable.destroy();
+          await release();
+        })());
       return {
         columns,
         close,
@@ -223,7 +252,12 @@ export class MysqlConnector extends ConnectorBase {
     await this.guardHosts();
     const at = await this.endpoint.resolve();
     const ssl = s.ssl?.enabled
-      ? { rejectUnauthorized: s.ssl.reject_unauthorized ?? true, ca: s.ssl.ca || undefined, cert: s.ssl.cert || undefined, key: s.ssl.key || undefined }
+      ? {
+          rejectUnauthorized: s.ssl.reject_unauthorized ?? true,
+          ca: s.ssl.ca || undefined,
+          cert: s.ssl.cert || undefined,
+          key: s.ssl.key || undefined,
+        }
       : undefined;
     return {
       host: at.host,
@@ -253,14 +287,19 @@ export class MysqlConnector extends ConnectorBase {
       const creating = this.connectionOptions().then((o) => {
         // Every physical connection takes a slot of the process's connection budget (connection-budget.ts).
         const port = this.settings.port ?? DEFAULT_PORT;
-        const pool = mysql.createPool({ ...o, stream: () => budgetedSocket(o.host!, o.port!, () => this.takeConnectionSlot(port), this.lookup) });
+        const pool = mysql.createPool({
+          ...o,
+          stream: () => budgetedSocket(o.host!, o.port!, () => this.takeConnectionSlot(port), this.lookup),
+        });
         // mysql2 listens for a pooled connection's first error only (to drop it from the pool); a later one, e.g. a
         // command sent on it after the server hung up, would be unhandled. The command's caller sees its own failure.
         pool.on('connection', (c) => (c as unknown as CoreConnection).on('error', () => {}));
         return pool;
       });
       this.pool = creating;
-      creating.catch(() => { if (this.pool === creating) this.pool = undefined; });
+      creating.catch(() => {
+        if (this.pool === creating) this.pool = undefined;
+      });
     }
     return this.pool;
   }
@@ -291,7 +330,11 @@ export class MysqlConnector extends ConnectorBase {
         } catch (err) {
           conn.destroy();
           const e = this.mapError(err);
-          throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
+          throw new ConnectorError(
+            `Ошибка в начальном SQL (initial_sql): ${e.message}`,
+            e.kind === 'query' ? 'settings' : e.kind,
+            { cause: err },
+          );
         }
       }
       try {
@@ -342,12 +385,17 @@ export class MysqlConnector extends ConnectorBase {
     const errno = typeof rawErrno === 'number' && rawErrno > 0 ? rawErrno : undefined;
     const code = errorCode(err);
     const message = errorMessage(err);
-    const make = (kind: ConnectorError['kind']) => new ConnectorError(message, kind, { cause: err, code: errno === undefined ? undefined : String(errno) });
-    if (errno === 1045 || errno === 1044 || errno === 1698 || code === 'ER_ACCESS_DENIED_ERROR') return authError(this.server, err, String(errno));
+    const make = (kind: ConnectorError['kind']) =>
+      new ConnectorError(message, kind, { cause: err, code: errno === undefined ? undefined : String(errno) });
+    if (errno === 1045 || errno === 1044 || errno === 1698 || code === 'ER_ACCESS_DENIED_ERROR')
+      return authError(this.server, err, String(errno));
     if (errno === 1317) return make('cancelled');
     if (errno === 3024 || errno === 1969) return make('timeout');
     if (errno === 1049 || errno === 1040 || errno === 1129 || errno === 1130) return make('connection');
-    if (errno === undefined && (connecting || isNetworkError(err) || code?.startsWith('PROTOCOL_') || code?.startsWith('HANDSHAKE_'))) {
+    if (
+      errno === undefined &&
+      (connecting || isNetworkError(err) || code?.startsWith('PROTOCOL_') || code?.startsWith('HANDSHAKE_'))
+    ) {
       return connectionError(this.server, err, { product: 'MySQL', timeoutMs: this.connectTimeoutMs });
     }
     return make('query');
@@ -384,9 +432,18 @@ async function drain(iterator: AsyncIterator<unknown>, max: number): Promise<boo
 /** Waits for the result's column definitions; DML answers with `undefined` fields. */
 function firstFields(readable: Readable): Promise<MysqlField[] | undefined> {
   return new Promise((resolve, reject) => {
-    const onFields = (fields: MysqlField[] | undefined) => { cleanup(); resolve(fields); };
-    const onError = (err: Error) => { cleanup(); reject(err); };
-    const onEnd = () => { cleanup(); resolve(undefined); };
+    const onFields = (fields: MysqlField[] | undefined) => {
+      cleanup();
+      resolve(fields);
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(undefined);
+    };
     const cleanup = () => {
       readable.off('fields', onFields);
       readable.off('error', onError);

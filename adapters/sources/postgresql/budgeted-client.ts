@@ -26,7 +26,10 @@ export function budgetedPgClient(takeSlot: () => Promise<() => void>): new () =>
   ) {
     const connecting = this.connectWithSlot();
     if (!callback) return connecting.then(() => this);
-    connecting.then(() => callback(null, this), (err: Error) => callback(err));
+    connecting.then(
+      () => callback(null, this),
+      (err: Error) => callback(err),
+    );
     return undefined;
   };
   return BudgetedClient as unknown as new () => pg.ClientBase;

@@ -7,7 +7,15 @@ import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, i
 import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword, splitStatements } from '../split-statements';
-import type { ColumnInfo, ConnectorOptions, QueryOptions, ResultColumn, RowStream, SourceSettings, TableInfo } from '../types';
+import type {
+  ColumnInfo,
+  ConnectorOptions,
+  QueryOptions,
+  ResultColumn,
+  RowStream,
+  SourceSettings,
+  TableInfo,
+} from '../types';
 import { ConnectorError } from '../types';
 import { builtinPgType, pgTypeFromCatalog, pgValueConverter, type PgTypeInfo } from './types';
 
@@ -21,7 +29,8 @@ const CURSOR_STATEMENTS = new Set(['select', 'with', 'values', 'table']);
  * EXECUTE such a COPY). Refused under QueryOptions.readOnly; every other statement is left to the server.
  */
 const WRITES_DESPITE_READ_ONLY = new Set(['copy', 'do']);
-const SYSTEM_SCHEMAS = "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'";
+const SYSTEM_SCHEMAS =
+  "n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp\\_%'";
 
 // Every value arrives as the server's text; the connector normalises it itself (see values.ts), so that
 // bigint, numeric, dates and timestamps come out the same as from the other kinds.
@@ -58,7 +67,9 @@ export class PostgresConnector extends ConnectorBase {
 
   async listSchemas(): Promise<string[]> {
     const rows = await this.catalog<{ nspname: string }>(
-      `SELECT n.nspname FROM pg_namespace n WHERE ${SYSTEM_SCHEMAS} ORDER BY n.nspname`, []);
+      `SELECT n.nspname FROM pg_namespace n WHERE ${SYSTEM_SCHEMAS} ORDER BY n.nspname`,
+      [],
+    );
     return rows.map((r) => r.nspname);
   }
 
@@ -66,12 +77,25 @@ export class PostgresConnector extends ConnectorBase {
     const rows = await this.catalog<{ relname: string; relkind: string }>(
       `SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
        WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'f', 'v', 'm') AND NOT c.relispartition
-       ORDER BY c.relname`, [schema]);
-    return rows.map((r) => ({ schema, name: r.relname, kind: r.relkind === 'v' || r.relkind === 'm' ? 'view' : 'table' }));
+       ORDER BY c.relname`,
+      [schema],
+    );
+    return rows.map((r) => ({
+      schema,
+      name: r.relname,
+      kind: r.relkind === 'v' || r.relkind === 'm' ? 'view' : 'table',
+    }));
   }
 
   async listColumns(schema: string, table: string): Promise<ColumnInfo[]> {
-    const rows = await this.catalog<{ attname: string; db_type: string; typname: string; typcategory: string; base_oid: string; nullable: string }>(
+    const rows = await this.catalog<{
+      attname: string;
+      db_type: string;
+      typname: string;
+      typcategory: string;
+      base_oid: string;
+      nullable: string;
+    }>(
       `SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS db_type, t.typname, t.typcategory,
               (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END)::int AS base_oid,
               (NOT a.attnotnull)::text AS nullable
@@ -80,11 +104,14 @@ export class PostgresConnector extends ConnectorBase {
        JOIN pg_namespace n ON n.oid = c.relnamespace
        JOIN pg_type t ON t.oid = a.atttypid
        WHERE n.nspname = $1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped
-       ORDER BY a.attnum`, [schema, table]);
+       ORDER BY a.attnum`,
+      [schema, table],
+    );
     if (rows.length === 0) await this.assertTableExists(schema, table);
     return rows.map((r) => {
       const oid = Number(r.base_oid);
-      const info = builtinPgType(oid) ?? pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: oid });
+      const info =
+        builtinPgType(oid) ?? pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: oid });
       return { name: r.attname, db_type: r.db_type, primitive_type: info.primitive, nullable: r.nullable === 'true' };
     });
   }
@@ -118,7 +145,7 @@ export class PostgresConnector extends ConnectorBase {
     };
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const statement = <T extends pg.QueryConfig | pg.QueryArrayConfig>(config: T): T =>
-      (readOnly ? { ...config, queryMode: 'extended' } : config);
+      readOnly ? { ...config, queryMode: 'extended' } : config;
     try {
       control.throwIfStopped();
       const text = sql.trim().replace(/;\s*$/, '');
@@ -136,7 +163,16 @@ export class PostgresConnector extends ConnectorBase {
         const { columns, convert } = await this.describe(client, last.fields ?? []);
         let rows: unknown[][] | null = last.rows.map(convert);
         await release(false);
-        return batchRowStream(columns, async () => { const r = rows; rows = null; return r; }, async () => {}, opts.limit);
+        return batchRowStream(
+          columns,
+          async () => {
+            const r = rows;
+            rows = null;
+            return r;
+          },
+          async () => {},
+          opts.limit,
+        );
       }
 
       let useCursor = CURSOR_STATEMENTS.has(keyword) && (readOnly || single);
@@ -167,11 +203,23 @@ export class PostgresConnector extends ConnectorBase {
         const { columns, convert } = await this.describe(client, last?.fields ?? []);
         let rows: unknown[][] | null = (last?.rows ?? []).map(convert);
         await release(false);
-        return batchRowStream(columns, async () => { const r = rows; rows = null; return r; }, async () => {}, opts.limit);
+        return batchRowStream(
+          columns,
+          async () => {
+            const r = rows;
+            rows = null;
+            return r;
+          },
+          async () => {},
+          opts.limit,
+        );
       }
 
       const fetchSize = opts.limit !== undefined ? Math.max(1, Math.min(opts.limit, FETCH_SIZE)) : FETCH_SIZE;
-      const fetch = () => client!.query({ text: `FETCH ${fetchSize} FROM ${cursor}`, rowMode: 'array' }) as Promise<pg.QueryResult<unknown[]>>;
+      const fetch = () =>
+        client!.query({ text: `FETCH ${fetchSize} FROM ${cursor}`, rowMode: 'array' }) as Promise<
+          pg.QueryResult<unknown[]>
+        >;
       const first = await fetch();
       const { columns, convert } = await this.describe(client, first.fields);
       let pending: pg.QueryResult<unknown[]> | null = first;
@@ -208,7 +256,12 @@ export class PostgresConnector extends ConnectorBase {
    * statement (extended protocol: one statement only) and ROLLBACK go out pipelined, in one round trip, so the
    * rollback still undoes what a read-only transaction allows (large objects, settings) at no latency cost.
    */
-  private async boundedRead(client: pg.PoolClient, text: string, params: unknown[], limit: number): Promise<pg.QueryResult<unknown[]>> {
+  private async boundedRead(
+    client: pg.PoolClient,
+    text: string,
+    params: unknown[],
+    limit: number,
+  ): Promise<pg.QueryResult<unknown[]>> {
     const bounded = `SELECT * FROM (\n${text}\n) AS analytics_bounded LIMIT ${Math.max(0, Math.floor(limit))}`;
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const main = { text: bounded, values: params, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig;
@@ -236,7 +289,9 @@ export class PostgresConnector extends ConnectorBase {
     if (!this.pool) {
       const creating = this.createPool();
       this.pool = creating;
-      creating.catch(() => { if (this.pool === creating) this.pool = undefined; });
+      creating.catch(() => {
+        if (this.pool === creating) this.pool = undefined;
+      });
     }
     return this.pool;
   }
@@ -244,7 +299,10 @@ export class PostgresConnector extends ConnectorBase {
   private async createPool(): Promise<pg.Pool> {
     // Every physical connection takes a slot of the process's connection budget (connection-budget.ts).
     const port = this.settings.port ?? DEFAULT_PORT;
-    const pool = new pg.Pool({ ...(await this.clientConfig()), Client: budgetedPgClient(() => this.takeConnectionSlot(port)) });
+    const pool = new pg.Pool({
+      ...(await this.clientConfig()),
+      Client: budgetedPgClient(() => this.takeConnectionSlot(port)),
+    });
     // An idle client that loses its server emits here; without a listener the process would crash.
     pool.on('error', () => {});
     // A checked-out client has no pool listener: its socket dying mid-query emits 'error' on the client itself.
@@ -307,7 +365,11 @@ export class PostgresConnector extends ConnectorBase {
         } catch (err) {
           client.release(true);
           const e = this.mapError(err);
-          throw new ConnectorError(`Ошибка в начальном SQL (initial_sql): ${e.message}`, e.kind === 'query' ? 'settings' : e.kind, { cause: err });
+          throw new ConnectorError(
+            `Ошибка в начальном SQL (initial_sql): ${e.message}`,
+            e.kind === 'query' ? 'settings' : e.kind,
+            { cause: err },
+          );
         }
       }
       this.initialised.add(client);
@@ -331,23 +393,39 @@ export class PostgresConnector extends ConnectorBase {
   private async assertTableExists(schema: string, table: string): Promise<void> {
     const found = await this.catalog<{ ok: number }>(
       `SELECT 1 AS ok FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
-      [schema, table]);
+      [schema, table],
+    );
     if (found.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
   }
 
   /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
   private async describe(client: pg.PoolClient, fields: pg.FieldDef[]) {
-    const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter((oid) => !builtinPgType(oid) && !this.typeCache.has(oid));
+    const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter(
+      (oid) => !builtinPgType(oid) && !this.typeCache.has(oid),
+    );
     if (unknown.length) {
       const res = await client.query(
         `SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS typname, t.typcategory, (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int AS base_oid
-         FROM pg_type t WHERE t.oid = ANY($1::oid[])`, [unknown]);
+         FROM pg_type t WHERE t.oid = ANY($1::oid[])`,
+        [unknown],
+      );
       for (const r of res.rows as { oid: string; typname: string; typcategory: string; base_oid: string }[]) {
-        this.typeCache.set(Number(r.oid), pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: Number(r.base_oid) }));
+        this.typeCache.set(
+          Number(r.oid),
+          pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: Number(r.base_oid) }),
+        );
       }
     }
-    const infos = fields.map((f) => builtinPgType(f.dataTypeID) ?? this.typeCache.get(f.dataTypeID) ?? { name: String(f.dataTypeID), primitive: 'unknown' as const });
-    const columns: ResultColumn[] = fields.map((f, i) => ({ name: f.name, db_type: infos[i].name, primitive_type: infos[i].primitive }));
+    const infos = fields.map(
+      (f) =>
+        builtinPgType(f.dataTypeID) ??
+        this.typeCache.get(f.dataTypeID) ?? { name: String(f.dataTypeID), primitive: 'unknown' as const },
+    );
+    const columns: ResultColumn[] = fields.map((f, i) => ({
+      name: f.name,
+      db_type: infos[i].name,
+      primitive_type: infos[i].primitive,
+    }));
     const converters = fields.map((_, i) => pgValueConverter(infos[i].primitive));
     const convert = (row: unknown[]) => row.map((v, i) => converters[i](v as string | null));
     return { columns, convert };
@@ -375,8 +453,10 @@ export class PostgresConnector extends ConnectorBase {
     if (sqlState === '28P01' || sqlState === '28000') return authError(this.server, err, sqlState);
     if (sqlState === '57014') return make('cancelled');
     // Terminated by an administrator or a server shutdown: the connection is gone, whatever the server said.
-    if (sqlState === '57P01' || sqlState === '57P02') return new ConnectorError(DROPPED_MESSAGE, 'connection', { cause: err, code: sqlState });
-    if (sqlState === '3D000' || sqlState?.startsWith('08') || sqlState === '57P03' || sqlState === '53300') return make('connection');
+    if (sqlState === '57P01' || sqlState === '57P02')
+      return new ConnectorError(DROPPED_MESSAGE, 'connection', { cause: err, code: sqlState });
+    if (sqlState === '3D000' || sqlState?.startsWith('08') || sqlState === '57P03' || sqlState === '53300')
+      return make('connection');
     if (!sqlState && (connecting || isNetworkError(err))) {
       return connectionError(this.server, err, { product: 'PostgreSQL', timeoutMs: this.connectTimeoutMs });
     }

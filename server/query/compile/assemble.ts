@@ -46,7 +46,9 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
   const sink = createParamSink(dialect);
   const ctx = scope.compileContext(dialect, sink);
   const q = (name: string) => quoteIdentifier(dialect, name);
-  const select = items.map((it, i) => `${at(`${it.path}.sql`, () => compileExpression(it.ast, ctx))} AS ${q(aliasOf(i))}`);
+  const select = items.map(
+    (it, i) => `${at(`${it.path}.sql`, () => compileExpression(it.ast, ctx))} AS ${q(aliasOf(i))}`,
+  );
   const where = plan.conditions.filter((c) => !c.aggregate).map((c) => c.compile(ctx));
   const having = plan.conditions.filter((c) => c.aggregate).map((c) => c.compile(ctx));
 
@@ -64,7 +66,11 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
     parts.push(`GROUP BY ${keys.join(', ')}`);
   }
   if (having.length) parts.push(`HAVING ${having.join(' AND ')}`);
-  const order = orderByClause(dialect, sorts, groupKeys.map(({ i }) => aliasOf(i)));
+  const order = orderByClause(
+    dialect,
+    sorts,
+    groupKeys.map(({ i }) => aliasOf(i)),
+  );
   if (order) parts.push(order);
   const limit = limitClause(plan.limit, plan.offset);
   if (limit) parts.push(limit);

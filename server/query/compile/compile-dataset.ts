@@ -47,8 +47,13 @@ export interface FieldValuesRequest {
 }
 
 /** SELECT DISTINCT-like: the field grouped, ordered ascending, optionally searched; one row more than the limit. */
-export function compileFieldValuesQuery(model: DatasetModel, req: FieldValuesRequest, dialectOf: (id: number) => Dialect): CompiledQuery {
-  if (req.limit < 1 || req.limit > MAX_FIELD_VALUES) throw invalid({ limit: `must be between 1 and ${MAX_FIELD_VALUES}` });
+export function compileFieldValuesQuery(
+  model: DatasetModel,
+  req: FieldValuesRequest,
+  dialectOf: (id: number) => Dialect,
+): CompiledQuery {
+  if (req.limit < 1 || req.limit > MAX_FIELD_VALUES)
+    throw invalid({ limit: `must be between 1 and ${MAX_FIELD_VALUES}` });
   const scope = scopeFor(model, req.parameters).defineFromDataset();
   const [field] = fieldsById(model, [req.fieldId], () => 'fieldId');
   const item = fieldItem(scope, field, 'fieldId');
@@ -59,7 +64,14 @@ export function compileFieldValuesQuery(model: DatasetModel, req: FieldValuesReq
     conditions.push(searchCondition(item, req.query.toLowerCase()));
   }
   return assembleQuery(
-    { scope, items: [item], grouped: true, conditions, sorts: [{ field_id: item.key, direction: 'asc' }], limit: req.limit + 1 },
+    {
+      scope,
+      items: [item],
+      grouped: true,
+      conditions,
+      sorts: [{ field_id: item.key, direction: 'asc' }],
+      limit: req.limit + 1,
+    },
     dialectOf,
   );
 }
@@ -68,12 +80,20 @@ const SEARCH_SUBJECT = '\u0000field values search';
 
 function searchCondition(item: SelectItem, text: string): Condition {
   const subject = item.ast;
-  const spec: FilterSpec = { sql: `LOWER(STR([${SEARCH_SUBJECT}]))`, op: 'contains', values: [text], value_type: 'string' };
+  const spec: FilterSpec = {
+    sql: `LOWER(STR([${SEARCH_SUBJECT}]))`,
+    op: 'contains',
+    values: [text],
+    value_type: 'string',
+  };
   return {
     path: 'query',
     aggregate: false,
     compile: (ctx) => {
-      const withSubject = { ...ctx, calculated: (name: string) => (name === SEARCH_SUBJECT ? subject : ctx.calculated(name)) };
+      const withSubject = {
+        ...ctx,
+        calculated: (name: string) => (name === SEARCH_SUBJECT ? subject : ctx.calculated(name)),
+      };
       return at('query', () => compileFilter(spec, withSubject));
     },
   };
@@ -87,14 +107,21 @@ export interface PreviewRequest {
 }
 
 /** Rows of the dataset: the given fields (all visible ones by default), no grouping unless a field aggregates. */
-export function compilePreviewQuery(model: DatasetModel, req: PreviewRequest, dialectOf: (id: number) => Dialect): CompiledQuery {
-  if (req.limit < 1 || req.limit > MAX_PREVIEW_ROWS) throw invalid({ limit: `must be between 1 and ${MAX_PREVIEW_ROWS}` });
+export function compilePreviewQuery(
+  model: DatasetModel,
+  req: PreviewRequest,
+  dialectOf: (id: number) => Dialect,
+): CompiledQuery {
+  if (req.limit < 1 || req.limit > MAX_PREVIEW_ROWS)
+    throw invalid({ limit: `must be between 1 and ${MAX_PREVIEW_ROWS}` });
   const scope = scopeFor(model, req.parameters).defineFromDataset();
   const fields = req.fieldIds?.length
     ? fieldsById(model, req.fieldIds, (i) => `fieldIds[${i}]`)
     : model.fields.filter((f) => !f.hidden);
   if (fields.length === 0) throw invalid({ fieldIds: 'в датасете нет полей для просмотра' });
-  const items = fields.map((f, i) => fieldItem(scope, f, req.fieldIds?.length ? `fieldIds[${i}]` : `fields[id=${f.id}]`));
+  const items = fields.map((f, i) =>
+    fieldItem(scope, f, req.fieldIds?.length ? `fieldIds[${i}]` : `fields[id=${f.id}]`),
+  );
   const conditions: Condition[] = [
     ...model.filters.map((f) => datasetCondition(f, scope)),
     ...(req.filters ?? []).map((f, i) => widgetCondition(`filters[${i}]`, f, scope)),

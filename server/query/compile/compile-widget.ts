@@ -13,7 +13,11 @@ import { KPI_KIND, MAX_PAGE_SIZE, type CompiledQuery, type ParameterValues, type
  * referenced objects belong to. Pure: it reads nothing and runs nothing, so creating a widget can validate its
  * configuration by compiling it.
  */
-export function compileWidgetQuery(model: DatasetModel, input: WidgetQueryInput, dialectOf: (dataSourceId: number) => Dialect): CompiledQuery {
+export function compileWidgetQuery(
+  model: DatasetModel,
+  input: WidgetQueryInput,
+  dialectOf: (dataSourceId: number) => Dialect,
+): CompiledQuery {
   const scope = scopeFor(model, input.parameters).defineFromRequest(input.calculatedFields);
   const shelves = analyzeShelves(input, scope);
   const conditions = [
@@ -46,7 +50,8 @@ export function scopeFor(model: DatasetModel, values: ParameterValues | undefine
 
 function checkPage(page: number, pageSize: number): void {
   if (!Number.isSafeInteger(page) || page < 1) throw invalid({ page: 'must be greater than or equal to 1' });
-  if (!Number.isSafeInteger(pageSize) || pageSize < 1) throw invalid({ pageSize: 'must be greater than or equal to 1' });
+  if (!Number.isSafeInteger(pageSize) || pageSize < 1)
+    throw invalid({ pageSize: 'must be greater than or equal to 1' });
   if (pageSize > MAX_PAGE_SIZE) throw invalid({ pageSize: `must be less than or equal to ${MAX_PAGE_SIZE}` });
   if (!Number.isSafeInteger((page - 1) * pageSize)) throw invalid({ page: 'слишком большой номер страницы' });
 }

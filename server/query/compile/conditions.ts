@@ -1,13 +1,6 @@
 import type { DatasetFilter } from './dataset-model';
 import { at, datasetProblem } from './errors';
-import {
-  compileFilter,
-  ExpressionError,
-  isAggregate,
-  parseExpression,
-  type CompileContext,
-  type Expr,
-} from '../expr';
+import { compileFilter, ExpressionError, isAggregate, parseExpression, type CompileContext, type Expr } from '../expr';
 import type { QueryScope } from './scope';
 import type { FilterSpec } from './types';
 
@@ -56,7 +49,8 @@ export function datasetCondition(filter: DatasetFilter, scope: QueryScope): Cond
   const field = scope.fieldById(filter.fieldId);
   const name = field ? `«${field.title || field.name}»` : `(id ${filter.fieldId})`;
   const fail = (e: unknown): never => {
-    if (e instanceof ExpressionError) throw datasetProblem(`Фильтр датасета по полю ${name} не применяется: ${e.message}`);
+    if (e instanceof ExpressionError)
+      throw datasetProblem(`Фильтр датасета по полю ${name} не применяется: ${e.message}`);
     throw e;
   };
   try {
@@ -64,7 +58,12 @@ export function datasetCondition(filter: DatasetFilter, scope: QueryScope): Cond
     const subject = scope.datasetFieldAst(field);
     scope.typeOf(subject);
     const aggregate = isAggregate(subject);
-    const spec: FilterSpec = { sql: `[${SUBJECT}]`, op: filter.op, values: filter.values, value_type: filter.valueType };
+    const spec: FilterSpec = {
+      sql: `[${SUBJECT}]`,
+      op: filter.op,
+      values: filter.values,
+      value_type: filter.valueType,
+    };
     return {
       path: `dataset filter ${filter.id}`,
       aggregate,

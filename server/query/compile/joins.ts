@@ -17,7 +17,12 @@ export interface FromClause {
   outer: boolean;
 }
 
-const FLIP: Record<DatasetRelation['joinType'], DatasetRelation['joinType']> = { inner: 'inner', left: 'right', right: 'left', full: 'full' };
+const FLIP: Record<DatasetRelation['joinType'], DatasetRelation['joinType']> = {
+  inner: 'inner',
+  left: 'right',
+  right: 'left',
+  full: 'full',
+};
 
 /** The objects a query with no references at all reads: the dataset's first object. */
 export function defaultObjects(scope: QueryScope): number[] {
@@ -51,7 +56,9 @@ export function buildFrom(scope: QueryScope, dialect: Dialect, used: number[]): 
   const sources = new Set(wanted.map((id) => scope.object(id).dataSourceId));
   if (sources.size > 1) {
     const names = wanted.map((id) => `«${scope.object(id).name}»`).join(', ');
-    throw datasetProblem(`Объекты ${names} принадлежат разным источникам данных и не могут участвовать в одном запросе`);
+    throw datasetProblem(
+      `Объекты ${names} принадлежат разным источникам данных и не могут участвовать в одном запросе`,
+    );
   }
   const root = wanted[0];
   const as = (id: number) => `${tableSql(dialect, scope.object(id))} AS ${quoteIdentifier(dialect, scope.alias(id))}`;
@@ -66,7 +73,12 @@ export function buildFrom(scope: QueryScope, dialect: Dialect, used: number[]): 
       if (!order.has(r.leftObjectId) || !order.has(r.rightObjectId)) continue;
       const next = r.leftObjectId === at ? r.rightObjectId : r.rightObjectId === at ? r.leftObjectId : null;
       if (next === null || via.has(next)) continue;
-      via.set(next, { relation: r, from: at, to: next, joinType: r.leftObjectId === at ? r.joinType : FLIP[r.joinType] });
+      via.set(next, {
+        relation: r,
+        from: at,
+        to: next,
+        joinType: r.leftObjectId === at ? r.joinType : FLIP[r.joinType],
+      });
       queue.push(next);
     }
   }
@@ -86,9 +98,12 @@ export function buildFrom(scope: QueryScope, dialect: Dialect, used: number[]): 
   for (const e of joins) {
     const target = scope.object(e.to);
     if (scope.object(e.from).dataSourceId !== target.dataSourceId) {
-      throw datasetProblem(`Объекты «${scope.object(e.from).name}» и «${target.name}» принадлежат разным источникам данных`);
+      throw datasetProblem(
+        `Объекты «${scope.object(e.from).name}» и «${target.name}» принадлежат разным источникам данных`,
+      );
     }
-    if (e.joinType === 'full' && dialect === 'mysql') throw datasetProblem('MySQL не поддерживает полное соединение (FULL JOIN)');
+    if (e.joinType === 'full' && dialect === 'mysql')
+      throw datasetProblem('MySQL не поддерживает полное соединение (FULL JOIN)');
     if (e.joinType !== 'inner') outer = true;
     parts.push(`${joinKeyword(dialect, e.joinType)} ${as(e.to)} ON ${joinCondition(scope, dialect, e)}`);
   }
@@ -103,14 +118,21 @@ function joinKeyword(dialect: Dialect, type: DatasetRelation['joinType']): strin
 
 function joinCondition(scope: QueryScope, dialect: Dialect, e: Edge): string {
   const r = e.relation;
-  if (r.conditions.length === 0) throw datasetProblem(`У связи объектов «${scope.object(r.leftObjectId).name}» и «${scope.object(r.rightObjectId).name}» нет условий`);
+  if (r.conditions.length === 0)
+    throw datasetProblem(
+      `У связи объектов «${scope.object(r.leftObjectId).name}» и «${scope.object(r.rightObjectId).name}» нет условий`,
+    );
   const column = (fieldId: number, objectId: number) => {
     const f = scope.fieldById(fieldId);
     if (!f || f.kind !== 'physical' || f.objectId !== objectId) {
-      throw datasetProblem(`Связь объектов «${scope.object(r.leftObjectId).name}» и «${scope.object(r.rightObjectId).name}» ссылается на поле не своего объекта (id ${fieldId})`);
+      throw datasetProblem(
+        `Связь объектов «${scope.object(r.leftObjectId).name}» и «${scope.object(r.rightObjectId).name}» ссылается на поле не своего объекта (id ${fieldId})`,
+      );
     }
     return `${quoteIdentifier(dialect, scope.alias(objectId))}.${quoteIdentifier(dialect, f.column ?? f.name)}`;
   };
-  const parts = r.conditions.map((c) => `(${column(c.leftFieldId, r.leftObjectId)} = ${column(c.rightFieldId, r.rightObjectId)})`);
+  const parts = r.conditions.map(
+    (c) => `(${column(c.leftFieldId, r.leftObjectId)} = ${column(c.rightFieldId, r.rightObjectId)})`,
+  );
   return parts.length === 1 ? parts[0] : `(${parts.join(' AND ')})`;
 }

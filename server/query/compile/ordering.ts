@@ -15,7 +15,11 @@ export interface OrderKey {
 }
 
 /** The sorts as aliases; an id that is no shelf field is a 422 on `sorts[i].fieldId`. */
-export function resolveSorts(sorts: SortSpec[], aliasOfKey: Map<string, string>, pathOf = (i: number) => `sorts[${i}].fieldId`): OrderKey[] {
+export function resolveSorts(
+  sorts: SortSpec[],
+  aliasOfKey: Map<string, string>,
+  pathOf = (i: number) => `sorts[${i}].fieldId`,
+): OrderKey[] {
   const errors: FieldErrors = {};
   const keys: OrderKey[] = [];
   sorts.forEach((s, i) => {

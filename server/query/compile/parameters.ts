@@ -93,13 +93,16 @@ function checkDomain(p: DatasetParameter, type: PrimitiveType, lit: Literal): vo
     } catch {
       return; // a range the dataset wrote wrong does not block the request; the dataset editor reports it
     }
-    if (min && min.type !== 'null' && compare(lit, min) < 0) throw new ValueError(`должно быть не меньше ${domain.min}`);
-    if (max && max.type !== 'null' && compare(lit, max) > 0) throw new ValueError(`должно быть не больше ${domain.max}`);
+    if (min && min.type !== 'null' && compare(lit, min) < 0)
+      throw new ValueError(`должно быть не меньше ${domain.min}`);
+    if (max && max.type !== 'null' && compare(lit, max) > 0)
+      throw new ValueError(`должно быть не больше ${domain.max}`);
     const step = domain.step && NUMBER.test(domain.step.trim()) ? Number(domain.step) : 0;
     if (step > 0 && typeof lit.value === 'number') {
       const base = min && typeof min.value === 'number' ? min.value : 0;
       const steps = (lit.value - base) / step;
-      if (Math.abs(steps - Math.round(steps)) > 1e-9) throw new ValueError(`должно отстоять от ${base} на целое число шагов ${domain.step}`);
+      if (Math.abs(steps - Math.round(steps)) > 1e-9)
+        throw new ValueError(`должно отстоять от ${base} на целое число шагов ${domain.step}`);
     }
   }
 }

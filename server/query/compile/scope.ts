@@ -76,7 +76,12 @@ export class QueryScope {
   defineFromRequest(defs: { path: string; def: CalculatedFieldDef }[]): this {
     for (const { path, def } of defs) {
       // The first definition of a name wins; the request's come before the saved widget's.
-      if (!this.calculated.has(def.name)) this.calculated.set(def.name, { path: `${path}.sql`, text: def.sql, declaredType: declared(def.primitive_type) });
+      if (!this.calculated.has(def.name))
+        this.calculated.set(def.name, {
+          path: `${path}.sql`,
+          text: def.sql,
+          declaredType: declared(def.primitive_type),
+        });
     }
     return this;
   }
@@ -87,7 +92,8 @@ export class QueryScope {
       if (f.kind !== 'calculated' || this.calculated.has(f.name)) continue;
       const path = `fields[id=${f.id}]`;
       if (f.formula) this.calculated.set(f.name, { path, text: f.formula, declaredType: f.primitiveType });
-      else if (f.derivation) this.calculated.set(f.name, { path, ast: this.derivationAst(f), declaredType: f.primitiveType });
+      else if (f.derivation)
+        this.calculated.set(f.name, { path, ast: this.derivationAst(f), declaredType: f.primitiveType });
     }
     return this;
   }
@@ -196,7 +202,9 @@ export class QueryScope {
         : { kind: 'literal', type: 'string', value: a },
     );
     // A function with a unit takes it first (DATETRUNC('month', x)); others take the field first.
-    return lookupFunction(d.function)?.units ? call(d.function, ...literals, base) : call(d.function, base, ...literals);
+    return lookupFunction(d.function)?.units
+      ? call(d.function, ...literals, base)
+      : call(d.function, base, ...literals);
   }
 
   private calculatedType(name: string): PrimitiveType {
@@ -205,7 +213,9 @@ export class QueryScope {
     const cached = this.types.get(name);
     if (cached) return cached;
     if (this.typing.includes(name)) {
-      throw new ExpressionError(`циклическая ссылка между вычисляемыми полями: ${[...this.typing, name].map((n) => `[${n}]`).join(' → ')}`);
+      throw new ExpressionError(
+        `циклическая ссылка между вычисляемыми полями: ${[...this.typing, name].map((n) => `[${n}]`).join(' → ')}`,
+      );
     }
     const ast = this.calculatedAst(name);
     this.typing.push(name);

@@ -44,7 +44,10 @@ function shelfAst(f: ShelfField, path: string): Expr {
 function checkColumnsAggregated(e: Expr, scope: QueryScope, seen: string[] = []): void {
   if (isAggregateCall(e) || e.kind === 'literal') return;
   if (e.kind === 'column_ref') {
-    throw new ExpressionError(`поле [${e.table}.${e.field}] должно стоять внутри агрегатной функции, как и остальные поля этого выражения`, e.pos ?? null);
+    throw new ExpressionError(
+      `поле [${e.table}.${e.field}] должно стоять внутри агрегатной функции, как и остальные поля этого выражения`,
+      e.pos ?? null,
+    );
   }
   if (e.kind === 'calc_ref') {
     if (scope.isParameter(e.name) || seen.includes(e.name)) return;
@@ -114,7 +117,8 @@ export function analyzeShelves(shelves: WidgetShelves, scope: QueryScope): Shelf
         return agg;
       });
       if (aggregate && shelf !== 'columns') {
-        errors[`${path}.sql`] = 'Ошибка в выражении: агрегатная функция на полке категорий недопустима; поставьте показатель в columns';
+        errors[`${path}.sql`] =
+          'Ошибка в выражении: агрегатная функция на полке категорий недопустима; поставьте показатель в columns';
       }
       items.push({ key: f.id, path, ast, aggregate });
     });

@@ -40,7 +40,10 @@ export function isAggregate(e: Expr, calculated?: (name: string) => Expr): boole
   const walk = (node: Expr, outer: Call | null): boolean => {
     if (isAggregateCall(node)) {
       if (outer) {
-        throw new ExpressionError(`агрегатная функция ${node.name} не может стоять внутри ${outer.name}`, node.pos ?? null);
+        throw new ExpressionError(
+          `агрегатная функция ${node.name} не может стоять внутри ${outer.name}`,
+          node.pos ?? null,
+        );
       }
       node.args.forEach((a) => walk(a, node));
       return true;
@@ -78,7 +81,6 @@ export function withinCalculated<T>(ref: CalcRef, f: () => T): T {
   }
 }
 
-
 /** «1 аргумент», «2 аргумента», «5 аргументов». */
 function plural(n: number): string {
   const mod10 = n % 10;
@@ -102,7 +104,11 @@ export function checkCall(e: Call): void {
           ? `${spec.minArgs}`
           : `от ${spec.minArgs} до ${spec.maxArgs}`;
     const fixedCount = spec.minArgs === spec.maxArgs;
-    const noun = fixedCount ? plural(spec.minArgs) : spec.maxArgs === Infinity && spec.minArgs === 1 ? 'аргумента' : 'аргументов';
+    const noun = fixedCount
+      ? plural(spec.minArgs)
+      : spec.maxArgs === Infinity && spec.minArgs === 1
+        ? 'аргумента'
+        : 'аргументов';
     throw new ExpressionError(`функция ${spec.name} принимает ${expected} ${noun}, передано ${n}`, where);
   }
   if (spec.units) {

@@ -138,7 +138,11 @@ export function mapChildren(e: Expr, f: (child: Expr) => Expr): Expr {
     case 'like':
       return { ...e, expr: f(e.expr), pattern: f(e.pattern) };
     case 'case':
-      return { ...e, branches: e.branches.map((b) => ({ when: f(b.when), then: f(b.then) })), else: e.else ? f(e.else) : null };
+      return {
+        ...e,
+        branches: e.branches.map((b) => ({ when: f(b.when), then: f(b.then) })),
+        else: e.else ? f(e.else) : null,
+      };
     case 'call':
       return { ...e, args: e.args.map(f) };
   }

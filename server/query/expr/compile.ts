@@ -26,7 +26,14 @@ interface State {
   depth: number;
 }
 
-const COMPARISON_SQL: Partial<Record<string, string>> = { '=': '=', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const COMPARISON_SQL: Partial<Record<string, string>> = {
+  '=': '=',
+  '!=': '<>',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+};
 
 const isLiteral = (e: Expr) => e.kind === 'literal';
 
@@ -60,8 +67,18 @@ function compile(e: Expr, s: State, bare = false): string {
     case 'unary':
       return e.op === 'not' ? `(NOT ${sub(e.operand)})` : `(-${sub(e.operand)})`;
     case 'binary': {
-      if (e.op === '/') return divide(d, () => sub(e.left), () => sub(e.right));
-      if (e.op === '%') return modulo(d, () => sub(e.left), () => sub(e.right));
+      if (e.op === '/')
+        return divide(
+          d,
+          () => sub(e.left),
+          () => sub(e.right),
+        );
+      if (e.op === '%')
+        return modulo(
+          d,
+          () => sub(e.left),
+          () => sub(e.right),
+        );
       if (e.op === 'and' || e.op === 'or') return `(${sub(e.left)} ${e.op.toUpperCase()} ${sub(e.right)})`;
       if (e.op === '+' || e.op === '-' || e.op === '*') return `(${sub(e.left)} ${e.op} ${sub(e.right)})`;
       const op = COMPARISON_SQL[e.op];

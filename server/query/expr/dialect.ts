@@ -29,7 +29,14 @@ export function quoteIdentifier(dialect: Dialect, name: string): string {
   }
 }
 
-const CH_ESCAPES: Record<string, string> = { '\\': '\\\\', "'": "\\'", '\n': '\\n', '\r': '\\r', '\t': '\\t', '\0': '\\0' };
+const CH_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  "'": "\\'",
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\0': '\\0',
+};
 
 function quoteString(dialect: Dialect, s: string): string {
   switch (dialect) {

@@ -21,7 +21,12 @@ function bad(value: unknown, index: number, what: string): ExpressionError {
 }
 
 function toNumber(value: unknown, index: number): number {
-  const n = typeof value === 'number' ? value : typeof value === 'string' && NUMBER.test(value.trim()) ? Number(value.trim()) : NaN;
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && NUMBER.test(value.trim())
+        ? Number(value.trim())
+        : NaN;
   if (!Number.isFinite(n)) throw bad(value, index, 'числом');
   return n;
 }
@@ -44,7 +49,8 @@ export function filterValueLiteral(value: unknown, type: FilterValueType, index:
   switch (type) {
     case 'string':
       if (typeof value === 'string') return { kind: 'literal', type: 'string', value };
-      if (typeof value === 'number' || typeof value === 'boolean') return { kind: 'literal', type: 'string', value: String(value) };
+      if (typeof value === 'number' || typeof value === 'boolean')
+        return { kind: 'literal', type: 'string', value: String(value) };
       throw bad(value, index, 'строкой');
     case 'number': {
       const n = toNumber(value, index);
@@ -72,7 +78,8 @@ export function filterValueLiteral(value: unknown, type: FilterValueType, index:
     case 'boolean': {
       const text = String(value).trim().toLowerCase();
       if (value === true || text === 'true' || text === '1') return { kind: 'literal', type: 'boolean', value: true };
-      if (value === false || text === 'false' || text === '0') return { kind: 'literal', type: 'boolean', value: false };
+      if (value === false || text === 'false' || text === '0')
+        return { kind: 'literal', type: 'boolean', value: false };
       throw bad(value, index, 'логическим значением (true или false)');
     }
   }

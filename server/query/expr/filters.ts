@@ -38,7 +38,9 @@ const EVERYTHING = '(1 = 1)';
 
 function checkOp(op: string): FilterOp {
   if (!(FILTER_OPS as readonly string[]).includes(op)) {
-    throw new ExpressionError(`неизвестная операция фильтра ${quoted(String(op))}; допустимо: ${FILTER_OPS.join(', ')}`);
+    throw new ExpressionError(
+      `неизвестная операция фильтра ${quoted(String(op))}; допустимо: ${FILTER_OPS.join(', ')}`,
+    );
   }
   return op as FilterOp;
 }
@@ -46,7 +48,9 @@ function checkOp(op: string): FilterOp {
 function checkValueType(type: string | null | undefined): FilterValueType {
   const t = type ?? 'string';
   if (!(FILTER_VALUE_TYPES as readonly string[]).includes(t)) {
-    throw new ExpressionError(`неизвестный тип значений фильтра ${quoted(String(t))}; допустимо: ${FILTER_VALUE_TYPES.join(', ')}`);
+    throw new ExpressionError(
+      `неизвестный тип значений фильтра ${quoted(String(t))}; допустимо: ${FILTER_VALUE_TYPES.join(', ')}`,
+    );
   }
   return t as FilterValueType;
 }

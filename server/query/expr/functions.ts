@@ -7,7 +7,11 @@ export type TruncUnit = (typeof TRUNC_UNITS)[number];
 export type ShiftUnit = (typeof SHIFT_UNITS)[number];
 
 /** The result type from the argument types; throws ExpressionError (via unify) when they cannot be combined. */
-type ResultRule = (types: PrimitiveType[], args: Expr[], unify: (types: PrimitiveType[], args: Expr[]) => PrimitiveType) => PrimitiveType;
+type ResultRule = (
+  types: PrimitiveType[],
+  args: Expr[],
+  unify: (types: PrimitiveType[], args: Expr[]) => PrimitiveType,
+) => PrimitiveType;
 
 export interface FunctionSpec {
   name: string;
@@ -49,7 +53,12 @@ const DEFS: Record<string, Def> = {
   COUNTD: { minArgs: 1, argKinds: ['any'], aggregate: true, result: fixed('integer') },
   // math
   ABS: { minArgs: 1, argKinds: ['numeric'], result: numericLike },
-  ROUND: { minArgs: 1, maxArgs: 2, argKinds: ['numeric', 'integer'], result: (t) => (t.length === 2 ? 'float' : 'integer') },
+  ROUND: {
+    minArgs: 1,
+    maxArgs: 2,
+    argKinds: ['numeric', 'integer'],
+    result: (t) => (t.length === 2 ? 'float' : 'integer'),
+  },
   FLOOR: { minArgs: 1, argKinds: ['numeric'], result: fixed('integer') },
   CEILING: { minArgs: 1, argKinds: ['numeric'], result: fixed('integer') },
   SQRT: { minArgs: 1, argKinds: ['numeric'], result: fixed('float') },

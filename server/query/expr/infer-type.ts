@@ -1,7 +1,16 @@
 import type { Expr } from './ast';
 import { ExpressionError, type Position } from './errors';
 import { lookupFunction } from './functions';
-import { commonType, fitsKind, isNumeric, isTemporal, kindName, TYPE_NAMES, type PrimitiveType, type TypeResolver } from './types';
+import {
+  commonType,
+  fitsKind,
+  isNumeric,
+  isTemporal,
+  kindName,
+  TYPE_NAMES,
+  type PrimitiveType,
+  type TypeResolver,
+} from './types';
 
 const name = (t: PrimitiveType) => `«${TYPE_NAMES[t]}»`;
 const at = (e: Expr): Position | null => e.pos ?? null;
@@ -28,11 +37,15 @@ function expect(e: Expr, t: PrimitiveType, ok: (t: PrimitiveType) => boolean, me
 }
 
 function arithmetic(e: Expr & { kind: 'binary' }, l: PrimitiveType, r: PrimitiveType): PrimitiveType {
-  for (const [side, t] of [[e.left, l], [e.right, r]] as const) {
+  for (const [side, t] of [
+    [e.left, l],
+    [e.right, r],
+  ] as const) {
     if (e.op === '+' && t === 'string') {
       throw new ExpressionError('оператор + складывает только числа; строки соединяет функция CONCAT', at(side));
     }
-    if (isTemporal(t)) throw new ExpressionError(`оператор ${e.op} не применяется к датам; используйте DATEADD и DATEDIFF`, at(side));
+    if (isTemporal(t))
+      throw new ExpressionError(`оператор ${e.op} не применяется к датам; используйте DATEADD и DATEDIFF`, at(side));
     expect(side, t, isNumeric, `оператор ${e.op} ожидает число`);
     if (e.op === '%') expect(side, t, (x) => x === 'integer', 'оператор % ожидает целое число');
   }
@@ -118,7 +131,8 @@ export function inferType(e: Expr, resolve: TypeResolver): PrimitiveType {
       expect(e.pattern, sub(e.pattern), (x) => x === 'string', 'шаблон LIKE должен быть строкой');
       return 'boolean';
     case 'case': {
-      for (const b of e.branches) expect(b.when, sub(b.when), (x) => x === 'boolean', 'условие WHEN должно быть логическим');
+      for (const b of e.branches)
+        expect(b.when, sub(b.when), (x) => x === 'boolean', 'условие WHEN должно быть логическим');
       const results = [...e.branches.map((b) => b.then), ...(e.else ? [e.else] : [])];
       return unify(results.map(sub), results, 'ветви CASE');
     }

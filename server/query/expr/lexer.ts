@@ -2,7 +2,10 @@ import { createToken, Lexer, type IToken, type TokenType } from 'chevrotain';
 import { ExpressionError, quoted } from './errors';
 
 /** Function names only: a bare word is never a column, so `SELECT`, `FROM`, `DROP` cannot mean anything here. */
-export const Identifier = createToken({ name: 'Identifier', pattern: /[A-Za-z_\u0400-\u04FF][A-Za-z0-9_\u0400-\u04FF]*/ });
+export const Identifier = createToken({
+  name: 'Identifier',
+  pattern: /[A-Za-z_\u0400-\u04FF][A-Za-z0-9_\u0400-\u04FF]*/,
+});
 
 function keyword(word: string): TokenType {
   return createToken({ name: word, pattern: new RegExp(word, 'i'), longer_alt: Identifier, label: word });
@@ -144,7 +147,10 @@ export function tokenize(text: string): IToken[] {
   }
   const forbidden = result.tokens.find((t) => t.tokenType === Forbidden);
   if (forbidden) {
-    throw new ExpressionError(forbiddenDetail(forbidden.image), { line: forbidden.startLine ?? 1, column: forbidden.startColumn ?? 1 });
+    throw new ExpressionError(forbiddenDetail(forbidden.image), {
+      line: forbidden.startLine ?? 1,
+      column: forbidden.startColumn ?? 1,
+    });
   }
   return result.tokens;
 }

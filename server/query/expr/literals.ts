@@ -6,7 +6,10 @@
 /** Body of a quoted string without its quotes; the quote character is escaped by doubling it. */
 export function unquoteString(image: string): string {
   const quote = image[0];
-  return image.slice(1, -1).split(quote + quote).join(quote);
+  return image
+    .slice(1, -1)
+    .split(quote + quote)
+    .join(quote);
 }
 
 /**

@@ -60,7 +60,8 @@ function checkTree(e: Expr, depth: number): Expr {
  */
 export function parseExpression(text: string): Expr {
   if (typeof text !== 'string') throw new ExpressionError('выражение должно быть строкой');
-  if (text.length > MAX_EXPRESSION_LENGTH) throw new ExpressionError(`выражение длиннее ${MAX_EXPRESSION_LENGTH} символов`);
+  if (text.length > MAX_EXPRESSION_LENGTH)
+    throw new ExpressionError(`выражение длиннее ${MAX_EXPRESSION_LENGTH} символов`);
   if (text.trim() === '') throw new ExpressionError('пустое выражение');
   const ast = checkTree(parseSyntax(text), 0);
   isAggregate(ast); // throws on an aggregate inside an aggregate

@@ -7,7 +7,15 @@ import { russianMessages } from './parser-messages';
 
 const pos = (t: IToken): Position => ({ line: t.startLine ?? 1, column: t.startColumn ?? 1 });
 
-const COMPARISON: Record<string, BinaryOp> = { '=': '=', '!=': '!=', '<>': '!=', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const COMPARISON: Record<string, BinaryOp> = {
+  '=': '=',
+  '!=': '!=',
+  '<>': '!=',
+  '<': '<',
+  '<=': '<=',
+  '>': '>',
+  '>=': '>=',
+};
 
 /**
  * Grammar, loosest binding first:
@@ -198,7 +206,11 @@ class ExpressionParser extends EmbeddedActionsParser {
           const t = this.CONSUME(T.DateLiteral);
           return this.ACTION(() => {
             const d = parseDateLiteral(t.image);
-            if (!d) throw new ExpressionError(`неверная дата ${quoted(t.image)}: ожидается #ГГГГ-ММ-ДД# или #ГГГГ-ММ-ДД ЧЧ:ММ:СС#`, pos(t));
+            if (!d)
+              throw new ExpressionError(
+                `неверная дата ${quoted(t.image)}: ожидается #ГГГГ-ММ-ДД# или #ГГГГ-ММ-ДД ЧЧ:ММ:СС#`,
+                pos(t),
+              );
             return { kind: 'literal', ...d, pos: pos(t) };
           });
         },
@@ -218,7 +230,10 @@ class ExpressionParser extends EmbeddedActionsParser {
         return { kind: 'calc_ref', name: parts.name, pos: pos(t) };
       }
       if (parts.table === '' || parts.field === '') {
-        throw new ExpressionError(`в ссылке ${quoted(t.image)} нет имени таблицы или поля: пишите [таблица.поле]`, pos(t));
+        throw new ExpressionError(
+          `в ссылке ${quoted(t.image)} нет имени таблицы или поля: пишите [таблица.поле]`,
+          pos(t),
+        );
       }
       return { kind: 'column_ref', table: parts.table, field: parts.field, pos: pos(t) };
     });

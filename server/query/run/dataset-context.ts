@@ -36,7 +36,11 @@ export interface DatasetQueryContext {
  * `sourceRows`: the dataset's data sources when the caller read them already (else they are read here). 403 when a
  * source its objects read is one the dataset may no longer use (access/source-rights.ts).
  */
-export async function datasetQueryContext(deps: AppDeps, row: DatasetOwnerRef, sourceRows?: DataSourceRow[]): Promise<DatasetQueryContext> {
+export async function datasetQueryContext(
+  deps: AppDeps,
+  row: DatasetOwnerRef,
+  sourceRows?: DataSourceRow[],
+): Promise<DatasetQueryContext> {
   const model = await datasetModelOf(deps, row);
   const sources = sourceRows ? DatasetSources.of(model, sourceRows) : await DatasetSources.load(deps.db, model);
   const used = [...new Set(model.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));

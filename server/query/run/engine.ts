@@ -66,7 +66,11 @@ export class QueryEngine {
     this.executions++;
     try {
       // Every engine query only reads; a dataset's own SQL objects must not write with the source's credentials.
-      const result = await target.run(query.sql, query.params, { limit: query.fetchLimit, timeoutMs: this.options.timeoutMs, readOnly: true });
+      const result = await target.run(query.sql, query.params, {
+        limit: query.fetchLimit,
+        timeoutMs: this.options.timeoutMs,
+        readOnly: true,
+      });
       return { rows: result.rows, truncated: result.truncated };
     } catch (e) {
       throw queryFailure(e);
@@ -77,7 +81,11 @@ export class QueryEngine {
 function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): string {
   return createHash('sha256')
     .update(`${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000`)
-    .update(JSON.stringify(q.params, (_k, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d:${v.toISOString()}` : v)))
+    .update(
+      JSON.stringify(q.params, (_k, v: unknown) =>
+        typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d:${v.toISOString()}` : v,
+      ),
+    )
     .digest('base64');
 }
 
@@ -86,7 +94,8 @@ function queryFailure(e: unknown): AppError {
   if (e instanceof AppError) return e;
   // The driver's own error goes along as the cause: logged, while the caller gets the message.
   if (e instanceof ConnectorError) {
-    if (e.kind === 'query') return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${e.message}`, { cause: e });
+    if (e.kind === 'query')
+      return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${e.message}`, { cause: e });
     return asSourceError(e) as AppError; // unreachable, busy, refused: as every other source call answers
   }
   const message = e instanceof Error && e.message ? e.message : String(e);

@@ -58,7 +58,10 @@ function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
   const connector = connectorForSource(deps, row);
   let dataKey = dataKeys.get(row);
   if (!dataKey) {
-    const hash = createHash('sha256').update(JSON.stringify([row.type, row.settings, row.secrets])).digest('hex').slice(0, 32);
+    const hash = createHash('sha256')
+      .update(JSON.stringify([row.type, row.settings, row.secrets]))
+      .digest('hex')
+      .slice(0, 32);
     dataKey = `source:${row.id}:${hash}`;
     dataKeys.set(row, dataKey);
   }

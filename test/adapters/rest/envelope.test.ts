@@ -58,7 +58,12 @@ describe('REST envelope and errors', () => {
     const big = await api.post('/api/auth/login', { username: 'x'.repeat(70_000), password: 'y' });
     expect(big.status).toBe(413);
     expectEnvelope(big.body, 413);
-    const text = await t.app.inject({ method: 'POST', url: '/api/auth/login', headers: { 'content-type': 'text/plain' }, payload: 'hi' });
+    const text = await t.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'hi',
+    });
     expect(text.statusCode).toBe(415);
     expectEnvelope(text.json(), 415);
   });
@@ -76,7 +81,11 @@ describe('REST envelope and errors', () => {
   });
 
   it('reports nested field paths in the specification form (camelCase, bracketed indices)', async () => {
-    const res = await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'robot'], access_group_id: null }, adminToken);
+    const res = await api.put(
+      '/api/mcp-tokens/settings',
+      { enabled: true, allowed_account_types: ['local', 'robot'], access_group_id: null },
+      adminToken,
+    );
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({ 'allowedAccountTypes[1]': 'must be one of: local, sso, service' });
   });
@@ -101,7 +110,11 @@ describe('REST envelope and errors', () => {
   });
 
   it('serves /trpc with the same procedures and error table', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/trpc/service.dictionary', headers: { authorization: `Bearer ${adminToken}` } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/trpc/service.dictionary',
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     expect(res.statusCode).toBe(200);
     const anon = await t.app.inject({ method: 'GET', url: '/trpc/service.dictionary' });
     expect(anon.statusCode).toBe(401);

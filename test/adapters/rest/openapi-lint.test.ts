@@ -38,8 +38,14 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
   });
 
   it('has no description or parameter override for an operation that does not exist (a mistyped key would never apply)', () => {
-    const keys = new Set(Object.entries(doc.paths ?? {}).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`)));
-    expect([...Object.keys(OPERATION_DESCRIPTIONS), ...Object.keys(PARAMETER_OVERRIDES)].filter((k) => !keys.has(k))).toEqual([]);
+    const keys = new Set(
+      Object.entries(doc.paths ?? {}).flatMap(([p, item]) =>
+        Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`),
+      ),
+    );
+    expect(
+      [...Object.keys(OPERATION_DESCRIPTIONS), ...Object.keys(PARAMETER_OVERRIDES)].filter((k) => !keys.has(k)),
+    ).toEqual([]);
   });
 
   it('names a gap when a rule cannot fill one in', () => {
@@ -59,9 +65,17 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
     const extra: RawOperationDoc = {
       method: 'get',
       path: '/api/exports/{jobId}/file',
-      operation: { summary: 'Download', tags: ['File export'], parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'integer' } }], responses: { '200': { description: 'The file' } } },
+      operation: {
+        summary: 'Download',
+        tags: ['File export'],
+        parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'integer' } }],
+        responses: { '200': { description: 'The file' } },
+      },
     };
-    const withExtra = buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: [...rawOperations, extra] });
+    const withExtra = buildOpenApiDocument(appRouter, {
+      version: API_VERSION,
+      rawOperations: [...rawOperations, extra],
+    });
     expect(documentGaps(withExtra)).toEqual([
       'GET /api/exports/{jobId}/file: no description',
       'GET /api/exports/{jobId}/file: security not declared',
@@ -87,7 +101,9 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
     for (const [p, item] of Object.entries(doc.paths ?? {})) {
       for (const [m, o] of Object.entries(item as Record<string, Operation>)) {
         for (const code of errorCodes(o)) {
-          expect(o.responses![code]!.content!['application/json']!.schema, `${m} ${p} ${code}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+          expect(o.responses![code]!.content!['application/json']!.schema, `${m} ${p} ${code}`).toEqual({
+            $ref: '#/components/schemas/ErrorEnvelope',
+          });
         }
       }
     }
@@ -95,7 +111,10 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
 
   it('keeps the components it uses only, tags in Russian, timestamps as date-time, inclusive integer bounds', () => {
     expect(Object.keys(doc.components?.schemas ?? {})).toEqual(['ErrorEnvelope']);
-    expect(doc.tags?.find((t) => t['x-catalogue-group'] === 'Sources')).toMatchObject({ name: 'Источники', description: expect.any(String) });
+    expect(doc.tags?.find((t) => t['x-catalogue-group'] === 'Sources')).toMatchObject({
+      name: 'Источники',
+      description: expect.any(String),
+    });
     expect(op(doc, 'get', '/api/data-source').tags).toEqual(['Источники']);
     const text = JSON.stringify(doc);
     expect(text).not.toContain('exclusiveMinimum');
@@ -110,7 +129,9 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
 
   it('passes redocly (recommended, warnings as errors) and spectral (spectral:oas, fail on warn)', async () => {
     await expect(run(bin('redocly'), ['lint', '--config', 'redocly.yaml', file])).resolves.toBeDefined();
-    await expect(run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', file])).resolves.toBeDefined();
+    await expect(
+      run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', file]),
+    ).resolves.toBeDefined();
   }, 30_000);
 
   it('the linters do fail on a problem', async () => {
@@ -119,7 +140,11 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
     delete broken.info.contact;
     const brokenFile = path.join(dir, 'broken.json');
     await writeFile(brokenFile, JSON.stringify(broken));
-    await expect(run(bin('redocly'), ['lint', '--config', 'redocly.yaml', brokenFile])).rejects.toMatchObject({ code: 1 });
-    await expect(run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', brokenFile])).rejects.toMatchObject({ code: 1 });
+    await expect(run(bin('redocly'), ['lint', '--config', 'redocly.yaml', brokenFile])).rejects.toMatchObject({
+      code: 1,
+    });
+    await expect(
+      run(bin('spectral'), ['lint', '--ruleset', '.spectral.yaml', '--fail-severity=warn', brokenFile]),
+    ).rejects.toMatchObject({ code: 1 });
   }, 30_000);
 });

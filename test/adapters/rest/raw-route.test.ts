@@ -1,6 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineRawRoute, rawOperationDocs, registerRawRoutes, type RawRoute, type RawScope } from '../../../adapters/rest/raw-route';
+import {
+  defineRawRoute,
+  rawOperationDocs,
+  registerRawRoutes,
+  type RawRoute,
+  type RawScope,
+} from '../../../adapters/rest/raw-route';
 import { AppError, unauthorized } from '../../../server/kernel/errors';
 
 /*
@@ -41,7 +47,11 @@ async function serve(routes: RawRoute<Deps, Actor>[]) {
     onUnexpected: (_req, err) => calls.unexpected.push(err),
   });
   await app.ready();
-  const call = async <T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, opts: { token?: string; body?: string; type?: string } = {}) => {
+  const call = async <T>(
+    method: 'GET' | 'POST' | 'PUT' | 'DELETE',
+    url: string,
+    opts: { token?: string; body?: string; type?: string } = {},
+  ) => {
     const res = await app!.inject({
       method,
       url,
@@ -76,7 +86,11 @@ describe('registerRawRoutes', () => {
     expect(anonymous.body.error?.message).toBe('Требуется аутентификация');
     expect(seen).toBeUndefined();
 
-    const res = await call<{ ok: boolean }>('POST', '/api/things/7', { token: 'good', body: '{"a":1}', type: 'application/json' });
+    const res = await call<{ ok: boolean }>('POST', '/api/things/7', {
+      token: 'good',
+      body: '{"a":1}',
+      type: 'application/json',
+    });
     expect([res.status, res.body]).toEqual([200, { success: true, data: { ok: true } }]);
     expect(seen).toEqual({ params: { id: '7' }, body: { a: 1 }, deps: 'deps', actor: 'ann' });
     expect(calls.authenticate).toBe(2);
@@ -110,7 +124,11 @@ describe('registerRawRoutes', () => {
     expect(calls.unexpected).toEqual([]);
 
     const broken = await call('GET', '/api/broken', { token: 'good' });
-    expect([broken.status, broken.body.success, broken.body.error?.message]).toEqual([500, false, 'Внутренняя ошибка сервера']);
+    expect([broken.status, broken.body.success, broken.body.error?.message]).toEqual([
+      500,
+      false,
+      'Внутренняя ошибка сервера',
+    ]);
     expect(JSON.stringify(broken.body)).not.toMatch(/secret detail|stack|\.ts:\d+/);
     expect(calls.unexpected).toEqual([boom]);
   });
@@ -165,11 +183,27 @@ describe('rawOperationDocs', () => {
   it('gives each route its OpenAPI entry at the catalogue path, with security from its auth', () => {
     const handler = async () => null;
     const docs = rawOperationDocs<Deps, Actor>([
-      defineRawRoute({ method: 'PUT', path: '/api/files/{id}', auth: 'bearer', doc: { operationId: 'x', tags: ['Files'] }, handler }),
-      defineRawRoute({ method: 'GET', path: '/api/public/page', auth: 'public', doc: { operationId: 'y', tags: ['Files'] }, handler }),
+      defineRawRoute({
+        method: 'PUT',
+        path: '/api/files/{id}',
+        auth: 'bearer',
+        doc: { operationId: 'x', tags: ['Files'] },
+        handler,
+      }),
+      defineRawRoute({
+        method: 'GET',
+        path: '/api/public/page',
+        auth: 'public',
+        doc: { operationId: 'y', tags: ['Files'] },
+        handler,
+      }),
     ]);
     expect(docs).toEqual([
-      { method: 'put', path: '/api/files/{id}', operation: { operationId: 'x', tags: ['Files'], security: [{ bearerAuth: [] }] } },
+      {
+        method: 'put',
+        path: '/api/files/{id}',
+        operation: { operationId: 'x', tags: ['Files'], security: [{ bearerAuth: [] }] },
+      },
       { method: 'get', path: '/api/public/page', operation: { operationId: 'y', tags: ['Files'], security: [] } },
     ]);
   });

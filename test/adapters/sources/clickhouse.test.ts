@@ -11,11 +11,15 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
     await c.query(
       `CREATE TABLE default.${table} (id Int32, name String, amount Nullable(Decimal(10, 2)), big UInt64,
          day Nullable(Date), ts Nullable(DateTime), msk DateTime('Europe/Moscow'), flag UInt8, tags Array(String))
-       ENGINE = MergeTree ORDER BY id`, []);
+       ENGINE = MergeTree ORDER BY id`,
+      [],
+    );
     await c.query(
       `INSERT INTO default.${table} VALUES
         (1, 'один\\tтаб', 12.50, 18446744073709551615, '2024-01-02', '2024-01-02 10:11:12', '2024-01-02 10:00:00', 1, ['a','b']),
-        (2, 'two', NULL, 42, NULL, NULL, '2024-07-01 00:00:00', 0, [])`, []);
+        (2, 'two', NULL, 42, NULL, NULL, '2024-07-01 00:00:00', 0, [])`,
+      [],
+    );
     await c.query(`CREATE VIEW default.${table}_v AS SELECT id FROM default.${table}`, []);
   });
 
@@ -52,11 +56,33 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
   });
 
   it('normalises values the common way (DateTime with a zone comes out in UTC)', async () => {
-    const r = await c.query(`SELECT id, name, amount, big, day, ts, msk, flag, tags FROM default.${table} ORDER BY id`, []);
-    expect(r.columns.map((x) => x.primitive_type)).toEqual(
-      ['integer', 'string', 'float', 'integer', 'date', 'datetime', 'datetime', 'integer', 'unknown']);
+    const r = await c.query(
+      `SELECT id, name, amount, big, day, ts, msk, flag, tags FROM default.${table} ORDER BY id`,
+      [],
+    );
+    expect(r.columns.map((x) => x.primitive_type)).toEqual([
+      'integer',
+      'string',
+      'float',
+      'integer',
+      'date',
+      'datetime',
+      'datetime',
+      'integer',
+      'unknown',
+    ]);
     expect(r.rows).toEqual([
-      [1, 'один\tтаб', 12.5, '18446744073709551615', '2024-01-02', '2024-01-02T10:11:12', '2024-01-02T07:00:00', 1, "['a','b']"],
+      [
+        1,
+        'один\tтаб',
+        12.5,
+        '18446744073709551615',
+        '2024-01-02',
+        '2024-01-02T10:11:12',
+        '2024-01-02T07:00:00',
+        1,
+        "['a','b']",
+      ],
       [2, 'two', null, 42, null, null, '2024-06-30T21:00:00', 0, '[]'],
     ]);
   });
@@ -90,15 +116,22 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
 
   it('cancels a query on timeout and on abort', async () => {
     let started = Date.now();
-    await expect(c.query('SELECT count() FROM system.numbers', [], { timeoutMs: 500 })).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(c.query('SELECT count() FROM system.numbers', [], { timeoutMs: 500 })).rejects.toMatchObject({
+      kind: 'timeout',
+    });
     expect(Date.now() - started).toBeLessThan(3_000);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
     started = Date.now();
-    await expect(c.query('SELECT count() FROM system.numbers', [], { signal: ac.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(c.query('SELECT count() FROM system.numbers', [], { signal: ac.signal })).rejects.toMatchObject({
+      kind: 'cancelled',
+    });
     expect(Date.now() - started).toBeLessThan(3_000);
     await new Promise((r) => setTimeout(r, 300));
-    const running = await c.query(`SELECT count() FROM system.processes WHERE query LIKE 'SELECT count() FROM system.numbers%'`, []);
+    const running = await c.query(
+      `SELECT count() FROM system.processes WHERE query LIKE 'SELECT count() FROM system.numbers%'`,
+      [],
+    );
     expect(running.rows).toEqual([[0]]);
   });
 
@@ -112,15 +145,27 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
   });
 
   it('turns SET statements of initial_sql into settings of every request', async () => {
-    const s = createConnector('clickhouse', clickhouseSettings({ initial_sql: "SET max_threads = 3; SET max_block_size = 1234" }));
+    const s = createConnector(
+      'clickhouse',
+      clickhouseSettings({ initial_sql: 'SET max_threads = 3; SET max_block_size = 1234' }),
+    );
     try {
-      const r = await s.query(`SELECT name, value FROM system.settings WHERE name IN ('max_threads', 'max_block_size') ORDER BY name`, []);
-      expect(r.rows).toEqual([['max_block_size', '1234'], ['max_threads', '3']]);
+      const r = await s.query(
+        `SELECT name, value FROM system.settings WHERE name IN ('max_threads', 'max_block_size') ORDER BY name`,
+        [],
+      );
+      expect(r.rows).toEqual([
+        ['max_block_size', '1234'],
+        ['max_threads', '3'],
+      ]);
     } finally {
       await s.close();
     }
     const broken = createConnector('clickhouse', clickhouseSettings({ initial_sql: 'SELEC 1' }));
-    await expect(broken.check()).rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('initial_sql') });
+    await expect(broken.check()).rejects.toMatchObject({
+      kind: 'settings',
+      message: expect.stringContaining('initial_sql'),
+    });
     await broken.close();
   });
 
@@ -132,17 +177,25 @@ describe('clickhouse connector (18.16 over HTTP)', () => {
 
   it('fails on an unknown database at check time', async () => {
     const s = createConnector('clickhouse', clickhouseSettings({ db: 'no_such_db_x' }));
-    await expect(s.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringContaining('no_such_db_x') });
+    await expect(s.check()).rejects.toMatchObject({
+      kind: 'connection',
+      message: expect.stringContaining('no_such_db_x'),
+    });
     await s.close();
   });
 
   it('fails fast when the server cannot be reached', async () => {
     const refused = createConnector('clickhouse', clickhouseSettings({ http_port: await closedPort() }));
-    await expect(refused.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
+    await expect(refused.check()).rejects.toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/),
+    });
     await refused.close();
 
     const silent = await silentServer();
-    const hung = createConnector('clickhouse', clickhouseSettings({ http_port: silent.port }), { connectTimeoutMs: 1000 });
+    const hung = createConnector('clickhouse', clickhouseSettings({ http_port: silent.port }), {
+      connectTimeoutMs: 1000,
+    });
     const started = Date.now();
     await expect(hung.check()).rejects.toMatchObject({ kind: 'connection' });
     expect(Date.now() - started).toBeLessThan(4_000);

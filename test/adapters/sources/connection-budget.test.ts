@@ -1,7 +1,11 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import {
-  ConnectorCache, ConnectorError, DEFAULT_CONNECTION_LIMITS, sourceConnectionBudget, type Connector,
+  ConnectorCache,
+  ConnectorError,
+  DEFAULT_CONNECTION_LIMITS,
+  sourceConnectionBudget,
+  type Connector,
   type SourceSettings,
 } from '../../../adapters/sources';
 import { ConnectionBudget } from '../../../adapters/sources/connection-budget';
@@ -21,7 +25,9 @@ async function serverConnections(app: string): Promise<number> {
   const c = new pg.Client({ ...pgClientConfig(), application_name: 'budget-test-observer' });
   await c.connect();
   try {
-    const res = await c.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+    const res = await c.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [
+      app,
+    ]);
     return Number(res.rows[0].n);
   } finally {
     await c.end();
@@ -80,32 +86,44 @@ describe('connectors take a budget slot for every physical connection', () => {
     clickhouse: [clickhouseSettings, 'SELECT sleep(2)', String(clickhouseSettings().http_port)],
   };
 
-  it.each(Object.keys(SLEEP) as (keyof typeof SLEEP)[])('%s: a call waits a bounded time when the server\'s slots are busy, then fails', async (kind) => {
-    const [settings, slow, port] = SLEEP[kind];
-    sourceConnectionBudget.configure({ perServer: 2, total: 50, waitMs: 800 });
-    const id = randomName('budget');
-    const [c1, c2, c3] = [1, 2, 3].map((n) => connectors.get(`${id}-${n}`, kind, settings()));
-    const busy = [c1.query(slow, []), c2.query(slow, [])];
-    const server = `${settings().host}:${port}`;
-    while (sourceConnectionBudget.inUse(server) < 2) await sleep(20);
+  it.each(Object.keys(SLEEP) as (keyof typeof SLEEP)[])(
+    "%s: a call waits a bounded time when the server's slots are busy, then fails",
+    async (kind) => {
+      const [settings, slow, port] = SLEEP[kind];
+      sourceConnectionBudget.configure({ perServer: 2, total: 50, waitMs: 800 });
+      const id = randomName('budget');
+      const [c1, c2, c3] = [1, 2, 3].map((n) => connectors.get(`${id}-${n}`, kind, settings()));
+      const busy = [c1.query(slow, []), c2.query(slow, [])];
+      const server = `${settings().host}:${port}`;
+      while (sourceConnectionBudget.inUse(server) < 2) await sleep(20);
 
-    const started = Date.now();
-    const err = await c3.query('SELECT 1', []).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ConnectorError);
-    expect(err).toMatchObject({ kind: 'busy', message: `Слишком много подключений к серверу ${server}: повторите позже` });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
-    expect(Date.now() - started).toBeLessThan(1900);
-    expect(sourceConnectionBudget.inUse(server)).toBeLessThanOrEqual(2);
+      const started = Date.now();
+      const err = await c3.query('SELECT 1', []).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConnectorError);
+      expect(err).toMatchObject({
+        kind: 'busy',
+        message: `Слишком много подключений к серверу ${server}: повторите позже`,
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+      expect(Date.now() - started).toBeLessThan(1900);
+      expect(sourceConnectionBudget.inUse(server)).toBeLessThanOrEqual(2);
 
-    await Promise.all(busy);
-    // the other pools are idle now: the least recently used one is closed to make room
-    expect((await c3.query('SELECT 1', [])).rows.length).toBe(1);
-    expect(sourceConnectionBudget.inUse(server)).toBeLessThanOrEqual(2);
-  }, 20_000);
+      await Promise.all(busy);
+      // the other pools are idle now: the least recently used one is closed to make room
+      expect((await c3.query('SELECT 1', [])).rows.length).toBe(1);
+      expect(sourceConnectionBudget.inUse(server)).toBeLessThanOrEqual(2);
+    },
+    20_000,
+  );
 
   it('closes idle pools after the idle timeout, giving their slots back', async () => {
     const app = randomName('idle');
-    const c: Connector = connectors.get(app, 'postgresql', pgSettings({ initial_sql: `SET application_name = '${app}'` }), { idleTimeoutMs: 300 });
+    const c: Connector = connectors.get(
+      app,
+      'postgresql',
+      pgSettings({ initial_sql: `SET application_name = '${app}'` }),
+      { idleTimeoutMs: 300 },
+    );
     await Promise.all([c.query('SELECT pg_sleep(0.2)', []), c.query('SELECT pg_sleep(0.2)', [])]);
     expect(await serverConnections(app)).toBe(2);
     expect(sourceConnectionBudget.inUse('127.0.0.1:5432')).toBe(2);

@@ -37,7 +37,9 @@ describe('connector cache', () => {
   it('hashes settings independently of key order', () => {
     expect(settingsHash('mysql', { host: 'h', port: 1 })).toBe(settingsHash('mysql', { port: 1, host: 'h' }));
     expect(settingsHash('mysql', { host: 'h' })).not.toBe(settingsHash('postgresql', { host: 'h' }));
-    expect(settingsHash('mysql', { host: 'h', password: 'a' })).not.toBe(settingsHash('mysql', { host: 'h', password: 'b' }));
+    expect(settingsHash('mysql', { host: 'h', password: 'a' })).not.toBe(
+      settingsHash('mysql', { host: 'h', password: 'b' }),
+    );
   });
 });
 
@@ -49,7 +51,11 @@ describe('source kinds', () => {
       ['clickhouse', 'ClickHouse', 9000, 8123],
       ['file', 'Файл', null, null],
     ]);
-    expect(SOURCE_KINDS.find((k) => k.type === 'file')?.supports).toEqual({ ssl: false, ssh: false, initial_sql: false });
+    expect(SOURCE_KINDS.find((k) => k.type === 'file')?.supports).toEqual({
+      ssl: false,
+      ssh: false,
+      initial_sql: false,
+    });
   });
 
   it('refuses an unknown kind', () => {

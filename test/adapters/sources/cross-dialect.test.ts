@@ -22,7 +22,9 @@ describe('the same data from every kind', () => {
     const duckPath = join(dir, 'x.duckdb');
     const inst = await DuckDBInstance.create(duckPath);
     const w = await inst.connect();
-    await w.run(`CREATE TABLE ${table} (id INTEGER, name VARCHAR, amount DECIMAL(10,2), big BIGINT, day DATE, ts TIMESTAMP)`);
+    await w.run(
+      `CREATE TABLE ${table} (id INTEGER, name VARCHAR, amount DECIMAL(10,2), big BIGINT, day DATE, ts TIMESTAMP)`,
+    );
     await w.run(`INSERT INTO ${table} VALUES ${ROWS}`);
     await w.run('CHECKPOINT');
     w.closeSync();
@@ -33,14 +35,20 @@ describe('the same data from every kind', () => {
     connectors.clickhouse = createConnector('clickhouse', clickhouseSettings());
     connectors.file = createConnector('file', { file: { duckdb_path: duckPath, tables: [table] } });
     await connectors.postgresql.query(
-      `CREATE TABLE ${table} (id int, name text, amount numeric(10,2), big bigint, day date, ts timestamp)`, []);
+      `CREATE TABLE ${table} (id int, name text, amount numeric(10,2), big bigint, day date, ts timestamp)`,
+      [],
+    );
     await connectors.postgresql.query(`INSERT INTO ${table} VALUES ${ROWS}`, []);
     await connectors.mysql.query(
-      `CREATE TABLE ${table} (id int, name varchar(20), amount decimal(10,2), big bigint, day date, ts datetime)`, []);
+      `CREATE TABLE ${table} (id int, name varchar(20), amount decimal(10,2), big bigint, day date, ts datetime)`,
+      [],
+    );
     await connectors.mysql.query(`INSERT INTO ${table} VALUES ${ROWS}`, []);
     await connectors.clickhouse.query(
       `CREATE TABLE ${table} (id Int32, name String, amount Nullable(Decimal(10, 2)), big Int64, day Nullable(Date),
-         ts Nullable(DateTime)) ENGINE = Memory`, []);
+         ts Nullable(DateTime)) ENGINE = Memory`,
+      [],
+    );
     await connectors.clickhouse.query(`INSERT INTO ${table} VALUES ${ROWS}`, []);
   });
 
@@ -61,8 +69,10 @@ describe('the same data from every kind', () => {
     for (const [kind, c] of Object.entries(connectors)) {
       const r = await c.query(`SELECT id, name, amount, big, day, ts FROM ${table} ORDER BY id`, []);
       expect({ kind, rows: r.rows }).toEqual({ kind, rows: expected });
-      expect({ kind, types: r.columns.map((x) => x.primitive_type) })
-        .toEqual({ kind, types: ['integer', 'string', 'float', 'integer', 'date', 'datetime'] });
+      expect({ kind, types: r.columns.map((x) => x.primitive_type) }).toEqual({
+        kind,
+        types: ['integer', 'string', 'float', 'integer', 'date', 'datetime'],
+      });
     }
   });
 

@@ -2,7 +2,13 @@
 // fails the call in progress with a clean ConnectorError and nothing else: no unhandled 'error' event, no broken
 // pooled connection reused, and the connector works again once the server is back.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorError, createConnector, type Connector, type SourceKind, type SourceSettings } from '../../../adapters/sources';
+import {
+  ConnectorError,
+  createConnector,
+  type Connector,
+  type SourceKind,
+  type SourceSettings,
+} from '../../../adapters/sources';
 import { fakeClickHouseHttp, fakeMysql, fakePostgres, FOREIGN_BODY_MARKER, type FakeServer } from './fake-servers';
 import { clickhouseSettings, closedPort, mysqlSettings, pgSettings, silentServer } from './servers';
 
@@ -26,7 +32,7 @@ afterAll(() => {
   process.off('unhandledRejection', onUncaught);
 });
 
-const open: { connector?: Connector; server?: FakeServer } [] = [];
+const open: { connector?: Connector; server?: FakeServer }[] = [];
 afterEach(async () => {
   // Late socket events arrive after the call failed: give them a moment, then nothing may have escaped.
   await new Promise((r) => setTimeout(r, 100));
@@ -44,7 +50,10 @@ function connect(kind: SourceKind, settings: SourceSettings, server?: FakeServer
 }
 
 async function failure(p: Promise<unknown>): Promise<ConnectorError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ConnectorError);
   const e = err as ConnectorError;
   expect(e.message).not.toContain(FOREIGN_BODY_MARKER);
@@ -60,32 +69,58 @@ const PRODUCT = { postgresql: 'PostgreSQL', mysql: 'MySQL', clickhouse: 'ClickHo
 const SQL = 'SELECT id, name FROM t';
 
 describe('postgresql fake server', () => {
-  it.each(['connect', 'after-auth', 'mid-result'] as const)('drop at %s: every call fails with «прервано», and again on retry', async (stage) => {
-    const server = await fakePostgres(stage);
-    const c = connect('postgresql', SETTINGS.postgresql(server.port), server);
-    for (let round = 0; round < 2; round++) {
-      for (const call of [() => c.check(), () => c.listSchemas(), () => c.query(SQL, [], { limit: 10, readOnly: true }), () => c.query(SQL, [])]) {
-        const e = await failure(call());
-        expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.dropped) });
+  it.each(['connect', 'after-auth', 'mid-result'] as const)(
+    'drop at %s: every call fails with «прервано», and again on retry',
+    async (stage) => {
+      const server = await fakePostgres(stage);
+      const c = connect('postgresql', SETTINGS.postgresql(server.port), server);
+      for (let round = 0; round < 2; round++) {
+        for (const call of [
+          () => c.check(),
+          () => c.listSchemas(),
+          () => c.query(SQL, [], { limit: 10, readOnly: true }),
+          () => c.query(SQL, []),
+        ]) {
+          const e = await failure(call());
+          expect({ kind: e.kind, message: e.message }).toMatchObject({
+            kind: 'connection',
+            message: expect.stringMatching(OUTCOME.dropped),
+          });
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('mysql fake server', () => {
-  it.each(['connect', 'handshake', 'after-auth', 'mid-result'] as const)('drop at %s: every call fails with «прервано»', async (stage) => {
-    const server = await fakeMysql(stage);
-    const c = connect('mysql', SETTINGS.mysql(server.port), server);
-    for (let round = 0; round < 2; round++) {
-      const calls = stage === 'after-auth' || stage === 'mid-result'
-        ? [() => c.query(SQL, [], { limit: 10, readOnly: true }), () => c.query(SQL, []), async () => { for await (const _ of c.stream(SQL, [])) { /* read */ } }]
-        : [() => c.check(), () => c.listSchemas(), () => c.query(SQL, [])];
-      for (const call of calls) {
-        const e = await failure(call());
-        expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.dropped) });
+  it.each(['connect', 'handshake', 'after-auth', 'mid-result'] as const)(
+    'drop at %s: every call fails with «прервано»',
+    async (stage) => {
+      const server = await fakeMysql(stage);
+      const c = connect('mysql', SETTINGS.mysql(server.port), server);
+      for (let round = 0; round < 2; round++) {
+        const calls =
+          stage === 'after-auth' || stage === 'mid-result'
+            ? [
+                () => c.query(SQL, [], { limit: 10, readOnly: true }),
+                () => c.query(SQL, []),
+                async () => {
+                  for await (const _ of c.stream(SQL, [])) {
+                    /* read */
+                  }
+                },
+              ]
+            : [() => c.check(), () => c.listSchemas(), () => c.query(SQL, [])];
+        for (const call of calls) {
+          const e = await failure(call());
+          expect({ kind: e.kind, message: e.message }).toMatchObject({
+            kind: 'connection',
+            message: expect.stringMatching(OUTCOME.dropped),
+          });
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('clickhouse over HTTP', () => {
@@ -94,7 +129,10 @@ describe('clickhouse over HTTP', () => {
     const c = connect('clickhouse', SETTINGS.clickhouse(server.port), server);
     for (let round = 0; round < 2; round++) {
       const e = await failure(c.query(SQL, [], { limit: 10, readOnly: true }));
-      expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.dropped) });
+      expect({ kind: e.kind, message: e.message }).toMatchObject({
+        kind: 'connection',
+        message: expect.stringMatching(OUTCOME.dropped),
+      });
     }
     if (mode !== 'mid-body') {
       const e = await failure(c.check());
@@ -102,39 +140,57 @@ describe('clickhouse over HTTP', () => {
     }
   });
 
-  it.each(['foreign-200', 'foreign-404'] as const)('a %s web service is «не является сервером ClickHouse», never its body', async (mode) => {
-    const server = await fakeClickHouseHttp(mode);
-    const c = connect('clickhouse', SETTINGS.clickhouse(server.port), server);
-    for (const call of [() => c.check(), () => c.listSchemas(), () => c.query(SQL, [])]) {
-      const e = await failure(call());
-      expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.notServer('ClickHouse')) });
-    }
-  });
+  it.each(['foreign-200', 'foreign-404'] as const)(
+    'a %s web service is «не является сервером ClickHouse», never its body',
+    async (mode) => {
+      const server = await fakeClickHouseHttp(mode);
+      const c = connect('clickhouse', SETTINGS.clickhouse(server.port), server);
+      for (const call of [() => c.check(), () => c.listSchemas(), () => c.query(SQL, [])]) {
+        const e = await failure(call());
+        expect({ kind: e.kind, message: e.message }).toMatchObject({
+          kind: 'connection',
+          message: expect.stringMatching(OUTCOME.notServer('ClickHouse')),
+        });
+      }
+    },
+  );
 });
 
 describe.each(['postgresql', 'mysql', 'clickhouse'] as const)('%s: closed and silent ports', (kind) => {
   it('a closed port is «отклонил подключение»', async () => {
     const c = connect(kind, SETTINGS[kind](await closedPort()));
     const e = await failure(c.check());
-    expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.refused) });
+    expect({ kind: e.kind, message: e.message }).toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(OUTCOME.refused),
+    });
   });
 
   it('a silent port is «не ответил за N с»', async () => {
     const silent = await silentServer();
     const c = connect(kind, SETTINGS[kind](silent.port), { close: () => silent.close() } as FakeServer);
     const e = await failure(c.check());
-    expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.timeout) });
+    expect({ kind: e.kind, message: e.message }).toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(OUTCOME.timeout),
+    });
   }, 15_000);
 });
 
 describe('a non-database listener on a database port', () => {
-  it.each(['postgresql', 'mysql'] as const)('%s: an HTTP service is «не является сервером …»', async (kind) => {
-    const server = await fakeClickHouseHttp('foreign-200');
-    const c = connect(kind, SETTINGS[kind](server.port), server);
-    const e = await failure(c.check());
-    expect(e.message).not.toContain('html');
-    expect(e.message).toMatch(new RegExp(`${OUTCOME.notServer(PRODUCT[kind]).source}|${OUTCOME.timeout.source}|${OUTCOME.dropped.source}`));
-  }, 15_000);
+  it.each(['postgresql', 'mysql'] as const)(
+    '%s: an HTTP service is «не является сервером …»',
+    async (kind) => {
+      const server = await fakeClickHouseHttp('foreign-200');
+      const c = connect(kind, SETTINGS[kind](server.port), server);
+      const e = await failure(c.check());
+      expect(e.message).not.toContain('html');
+      expect(e.message).toMatch(
+        new RegExp(`${OUTCOME.notServer(PRODUCT[kind]).source}|${OUTCOME.timeout.source}|${OUTCOME.dropped.source}`),
+      );
+    },
+    15_000,
+  );
 });
 
 describe('the real PostgreSQL source, its backend terminated mid-query', () => {
@@ -144,37 +200,56 @@ describe('the real PostgreSQL source, its backend terminated mid-query', () => {
     const c = connect('postgresql', pgSettings({ initial_sql: `SET application_name = '${appName}'` }));
     const admin = connect('postgresql', pgSettings());
     const running = c.query('SELECT pg_sleep(5)', [], { readOnly: true });
-    const caught = running.then(() => undefined, (e: unknown) => e);
+    const caught = running.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     let killed = 0;
     for (let i = 0; i < 50 && killed === 0; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      const rows = (await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'`, [appName])).rows;
+      const rows = (
+        await admin.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'`,
+          [appName],
+        )
+      ).rows;
       killed = rows.length;
     }
     expect(killed).toBe(1);
     const e = (await caught) as ConnectorError;
     expect(e).toBeInstanceOf(ConnectorError);
-    expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(OUTCOME.dropped) });
+    expect({ kind: e.kind, message: e.message }).toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(OUTCOME.dropped),
+    });
     expect((await c.query('SELECT 1 AS one', [])).rows).toEqual([[1]]);
     for (let i = 0; i < 3; i++) expect((await c.query('SELECT 2 AS two', [], { readOnly: true })).rows).toEqual([[2]]);
   });
 });
 
 describe('an SSH tunnel whose SSH server cannot be used', () => {
-  const viaSsh = (port: number) => pgSettings({ use_ssh: true, ssh_tunnel: { host: '127.0.0.1', port, username: 'u', password: 'p' } });
+  const viaSsh = (port: number) =>
+    pgSettings({ use_ssh: true, ssh_tunnel: { host: '127.0.0.1', port, username: 'u', password: 'p' } });
 
   it('a closed SSH port is «SSH-туннель: … отклонил подключение»', async () => {
     const c = connect('postgresql', viaSsh(await closedPort()));
     const e = await failure(c.check());
-    expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(/^SSH-туннель: Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
+    expect({ kind: e.kind, message: e.message }).toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(/^SSH-туннель: Сервер 127\.0\.0\.1:\d+ отклонил подключение$/),
+    });
   });
 
   it('an SSH port that hangs up at once is «SSH-туннель: Подключение к источнику прервано»', async () => {
     const server = await fakePostgres('connect');
     const c = connect('postgresql', viaSsh(server.port), server);
     const e = await failure(c.check());
-    expect({ kind: e.kind, message: e.message }).toMatchObject({ kind: 'connection', message: expect.stringMatching(/^SSH-туннель: (Подключение к источнику прервано|Сервер 127\.0\.0\.1:\d+ не является сервером SSH)$/) });
+    expect({ kind: e.kind, message: e.message }).toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(
+        /^SSH-туннель: (Подключение к источнику прервано|Сервер 127\.0\.0\.1:\d+ не является сервером SSH)$/,
+      ),
+    });
   });
 
   it('a web service on the SSH port is not an SSH server, and its body is not shown', async () => {
@@ -182,7 +257,9 @@ describe('an SSH tunnel whose SSH server cannot be used', () => {
     const c = connect('postgresql', viaSsh(server.port), server);
     const e = await failure(c.check());
     expect(e.kind).toBe('connection');
-    expect(e.message).toMatch(/^SSH-туннель: (Сервер 127\.0\.0\.1:\d+ (не является сервером SSH|не ответил за \d+(\.\d+)? с)|Подключение к источнику прервано)$/);
+    expect(e.message).toMatch(
+      /^SSH-туннель: (Сервер 127\.0\.0\.1:\d+ (не является сервером SSH|не ответил за \d+(\.\d+)? с)|Подключение к источнику прервано)$/,
+    );
   }, 15_000);
 });
 
@@ -192,7 +269,10 @@ describe('an idle pooled connection that the server closes', () => {
     const c = connect('postgresql', pgSettings({ initial_sql: `SET application_name = '${appName}'` }));
     const admin = connect('postgresql', pgSettings());
     const [[before]] = (await c.query('SELECT pg_backend_pid()', [])).rows;
-    const killed = await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [appName]);
+    const killed = await admin.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`,
+      [appName],
+    );
     expect(killed.rows).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 200));
     const [[after]] = (await c.query('SELECT pg_backend_pid()', [])).rows;

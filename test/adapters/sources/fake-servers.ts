@@ -26,7 +26,9 @@ async function listen(server: net.Server, sockets: Set<net.Socket>, counter: { n
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
-    get connections() { return counter.n; },
+    get connections() {
+      return counter.n;
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -46,8 +48,16 @@ function pgMessage(type: string, body: Buffer = Buffer.alloc(0)): Buffer {
   return Buffer.concat([head, body]);
 }
 const cstr = (s: string) => Buffer.concat([Buffer.from(s, 'utf8'), Buffer.from([0])]);
-const int16 = (n: number) => { const b = Buffer.alloc(2); b.writeInt16BE(n); return b; };
-const int32 = (n: number) => { const b = Buffer.alloc(4); b.writeInt32BE(n); return b; };
+const int16 = (n: number) => {
+  const b = Buffer.alloc(2);
+  b.writeInt16BE(n);
+  return b;
+};
+const int32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeInt32BE(n);
+  return b;
+};
 
 const PG_READY = pgMessage('Z', Buffer.from('I'));
 const pgComplete = (tag: string) => pgMessage('C', cstr(tag));
@@ -95,14 +105,16 @@ export async function fakePostgres(stage: DropStage): Promise<FakeServer> {
             continue;
           }
           started = true;
-          socket.write(Buffer.concat([
-            pgMessage('R', int32(0)),
-            pgMessage('S', Buffer.concat([cstr('server_version'), cstr('16.0')])),
-            pgMessage('S', Buffer.concat([cstr('client_encoding'), cstr('UTF8')])),
-            pgMessage('S', Buffer.concat([cstr('integer_datetimes'), cstr('on')])),
-            pgMessage('K', Buffer.concat([int32(4242), int32(1234)])),
-            PG_READY,
-          ]));
+          socket.write(
+            Buffer.concat([
+              pgMessage('R', int32(0)),
+              pgMessage('S', Buffer.concat([cstr('server_version'), cstr('16.0')])),
+              pgMessage('S', Buffer.concat([cstr('client_encoding'), cstr('UTF8')])),
+              pgMessage('S', Buffer.concat([cstr('integer_datetimes'), cstr('on')])),
+              pgMessage('K', Buffer.concat([int32(4242), int32(1234)])),
+              PG_READY,
+            ]),
+          );
           continue;
         }
         if (buf.length < 5) return;
@@ -133,7 +145,9 @@ export async function fakePostgres(stage: DropStage): Promise<FakeServer> {
           pendingSql = rest.subarray(0, rest.indexOf(0)).toString('utf8');
         } else if (type === 'S') {
           if (DATA_QUERY.test(pendingSql)) {
-            socket.write(Buffer.concat([pgMessage('1'), pgMessage('2'), pgRowDescription(), pgDataRow(1), pgDataRow(2)]));
+            socket.write(
+              Buffer.concat([pgMessage('1'), pgMessage('2'), pgRowDescription(), pgDataRow(1), pgDataRow(2)]),
+            );
             socket.destroy();
             return;
           }
@@ -154,27 +168,53 @@ function myPacket(seq: number, payload: Buffer): Buffer {
   head[3] = seq & 0xff;
   return Buffer.concat([head, payload]);
 }
-const lenencStr = (s: string) => { const b = Buffer.from(s, 'utf8'); return Buffer.concat([Buffer.from([b.length]), b]); };
+const lenencStr = (s: string) => {
+  const b = Buffer.from(s, 'utf8');
+  return Buffer.concat([Buffer.from([b.length]), b]);
+};
 const MY_OK = Buffer.from([0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00]);
 const MY_EOF = Buffer.from([0xfe, 0x00, 0x00, 0x02, 0x00]);
 
 function myHandshake(): Buffer {
   // PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH, LONG_PASSWORD, CONNECT_WITH_DB, TRANSACTIONS, MULTI_RESULTS
   const caps = 0x1 | 0x4 | 0x8 | 0x200 | 0x2000 | 0x8000 | 0x20000 | 0x80000;
-  const capLow = Buffer.alloc(2); capLow.writeUInt16LE(caps & 0xffff);
-  const capHigh = Buffer.alloc(2); capHigh.writeUInt16LE(caps >>> 16);
+  const capLow = Buffer.alloc(2);
+  capLow.writeUInt16LE(caps & 0xffff);
+  const capHigh = Buffer.alloc(2);
+  capHigh.writeUInt16LE(caps >>> 16);
   return Buffer.concat([
-    Buffer.from([10]), cstr('5.7.99-fake'), Buffer.from([7, 0, 0, 0]),
-    Buffer.from('abcdefgh'), Buffer.from([0]), capLow, Buffer.from([45]), Buffer.from([0x02, 0x00]), capHigh,
-    Buffer.from([21]), Buffer.alloc(10), Buffer.from('ijklmnopqrst'), Buffer.from([0]), cstr('mysql_native_password'),
+    Buffer.from([10]),
+    cstr('5.7.99-fake'),
+    Buffer.from([7, 0, 0, 0]),
+    Buffer.from('abcdefgh'),
+    Buffer.from([0]),
+    capLow,
+    Buffer.from([45]),
+    Buffer.from([0x02, 0x00]),
+    capHigh,
+    Buffer.from([21]),
+    Buffer.alloc(10),
+    Buffer.from('ijklmnopqrst'),
+    Buffer.from([0]),
+    cstr('mysql_native_password'),
   ]);
 }
 
 function myColumn(name: string, type: number): Buffer {
   return Buffer.concat([
-    lenencStr('def'), lenencStr('test'), lenencStr('t'), lenencStr('t'), lenencStr(name), lenencStr(name),
-    Buffer.from([0x0c]), Buffer.from([45, 0]), Buffer.from([0xff, 0, 0, 0]), Buffer.from([type]), Buffer.from([0, 0]),
-    Buffer.from([0]), Buffer.from([0, 0]),
+    lenencStr('def'),
+    lenencStr('test'),
+    lenencStr('t'),
+    lenencStr('t'),
+    lenencStr(name),
+    lenencStr(name),
+    Buffer.from([0x0c]),
+    Buffer.from([45, 0]),
+    Buffer.from([0xff, 0, 0, 0]),
+    Buffer.from([type]),
+    Buffer.from([0, 0]),
+    Buffer.from([0]),
+    Buffer.from([0, 0]),
   ]);
 }
 
@@ -225,10 +265,15 @@ export async function fakeMysql(stage: DropStage | 'handshake'): Promise<FakeSer
           continue;
         }
         if (/^\s*show\b/i.test(sql)) {
-          socket.write(Buffer.concat([
-            myPacket(1, Buffer.from([2])), myPacket(2, myColumn('Variable_name', 0xfd)), myPacket(3, myColumn('Value', 0xfd)),
-            myPacket(4, MY_EOF), myPacket(5, MY_EOF),
-          ]));
+          socket.write(
+            Buffer.concat([
+              myPacket(1, Buffer.from([2])),
+              myPacket(2, myColumn('Variable_name', 0xfd)),
+              myPacket(3, myColumn('Value', 0xfd)),
+              myPacket(4, MY_EOF),
+              myPacket(5, MY_EOF),
+            ]),
+          );
           continue;
         }
         if (stage === 'after-auth') {
@@ -236,10 +281,16 @@ export async function fakeMysql(stage: DropStage | 'handshake'): Promise<FakeSer
           return;
         }
         const row = (id: number) => Buffer.concat([lenencStr(String(id)), lenencStr(`row ${id}`)]);
-        socket.write(Buffer.concat([
-          myPacket(1, Buffer.from([2])), myPacket(2, myColumn('id', 0x03)), myPacket(3, myColumn('name', 0xfd)),
-          myPacket(4, MY_EOF), myPacket(5, row(1)), myPacket(6, row(2)),
-        ]));
+        socket.write(
+          Buffer.concat([
+            myPacket(1, Buffer.from([2])),
+            myPacket(2, myColumn('id', 0x03)),
+            myPacket(3, myColumn('name', 0xfd)),
+            myPacket(4, MY_EOF),
+            myPacket(5, row(1)),
+            myPacket(6, row(2)),
+          ]),
+        );
         socket.destroy();
         return;
       }
@@ -264,7 +315,10 @@ export async function fakeClickHouseHttp(mode: FakeHttpMode): Promise<FakeServer
   const counter = { n: 0 };
   const server = http.createServer((req, res) => {
     req.resume();
-    const chHeaders = { 'Content-Type': 'text/tab-separated-values; charset=UTF-8', 'X-ClickHouse-Server-Display-Name': 'fake' };
+    const chHeaders = {
+      'Content-Type': 'text/tab-separated-values; charset=UTF-8',
+      'X-ClickHouse-Server-Display-Name': 'fake',
+    };
     switch (mode) {
       case 'connect':
         req.socket.destroy();

@@ -26,16 +26,28 @@ async function fileConnector(duckdbPath: string, tables: string[]): Promise<Conn
 
 describe('file import', () => {
   it('imports a UTF-8 CSV with detected types', async () => {
-    await writeFile(at('sales.csv'),
+    await writeFile(
+      at('sales.csv'),
       'id,city,amount,day,created,paid,note\n' +
-      '1,Москва,10.5,2024-01-02,2024-01-02 10:11:12,true,\n' +
-      '2,Казань,20,2024-02-03,2024-02-03 00:00:00,false,"with, comma"\n');
-    const r = await importFile({ input_path: at('sales.csv'), format: 'csv', duckdb_path: at('sales.duckdb'), table_name: 'sales' });
+        '1,Москва,10.5,2024-01-02,2024-01-02 10:11:12,true,\n' +
+        '2,Казань,20,2024-02-03,2024-02-03 00:00:00,false,"with, comma"\n',
+    );
+    const r = await importFile({
+      input_path: at('sales.csv'),
+      format: 'csv',
+      duckdb_path: at('sales.duckdb'),
+      table_name: 'sales',
+    });
     expect(r.tables).toEqual(['sales']);
     expect(r.row_count).toBe(2);
     expect(r.columns.map((c) => [c.name, c.primitive_type])).toEqual([
-      ['id', 'integer'], ['city', 'string'], ['amount', 'float'], ['day', 'date'], ['created', 'datetime'],
-      ['paid', 'boolean'], ['note', 'string'],
+      ['id', 'integer'],
+      ['city', 'string'],
+      ['amount', 'float'],
+      ['day', 'date'],
+      ['created', 'datetime'],
+      ['paid', 'boolean'],
+      ['note', 'string'],
     ]);
     const c = await fileConnector(at('sales.duckdb'), r.tables);
     try {
@@ -55,16 +67,31 @@ describe('file import', () => {
     for (let i = 0; i < 30_000; i++) lines.push(String(i));
     lines.push('not a number');
     await writeFile(at('late.csv'), lines.join('\n') + '\n');
-    const r = await importFile({ input_path: at('late.csv'), format: 'csv', duckdb_path: at('late.duckdb'), table_name: 't' });
+    const r = await importFile({
+      input_path: at('late.csv'),
+      format: 'csv',
+      duckdb_path: at('late.duckdb'),
+      table_name: 't',
+    });
     expect(r.columns[0].primitive_type).toBe('string');
     expect(r.row_count).toBe(30_001);
   });
 
   it('converts a windows-1251 CSV with ; and decimal commas', async () => {
-    const text = 'Город;Сумма;Дата\nМосква;10,5;01.02.2024\nСанкт-Петербург;1 234,75;15.03.2024\nКазань;30;20.04.2024\n';
+    const text =
+      'Город;Сумма;Дата\nМосква;10,5;01.02.2024\nСанкт-Петербург;1 234,75;15.03.2024\nКазань;30;20.04.2024\n';
     await writeFile(at('cp1251.csv'), iconv.encode(text, 'windows-1251'));
-    const r = await importFile({ input_path: at('cp1251.csv'), format: 'csv', duckdb_path: at('cp1251.duckdb'), table_name: 'города' });
-    expect(r.columns.map((c) => [c.name, c.primitive_type])).toEqual([['Город', 'string'], ['Сумма', 'float'], ['Дата', 'date']]);
+    const r = await importFile({
+      input_path: at('cp1251.csv'),
+      format: 'csv',
+      duckdb_path: at('cp1251.duckdb'),
+      table_name: 'города',
+    });
+    expect(r.columns.map((c) => [c.name, c.primitive_type])).toEqual([
+      ['Город', 'string'],
+      ['Сумма', 'float'],
+      ['Дата', 'date'],
+    ]);
     const c = await fileConnector(at('cp1251.duckdb'), r.tables);
     try {
       const q = await c.query('SELECT * FROM "города" ORDER BY 1', []);
@@ -81,7 +108,12 @@ describe('file import', () => {
   it('honours has_header and delimiter', async () => {
     await writeFile(at('plain.csv'), '1|a\n2|b\n');
     const r = await importFile({
-      input_path: at('plain.csv'), format: 'csv', has_header: false, delimiter: '|', duckdb_path: at('plain.duckdb'), table_name: 't',
+      input_path: at('plain.csv'),
+      format: 'csv',
+      has_header: false,
+      delimiter: '|',
+      duckdb_path: at('plain.duckdb'),
+      table_name: 't',
     });
     expect(r.row_count).toBe(2);
     expect(r.columns.map((c) => c.primitive_type)).toEqual(['integer', 'string']);
@@ -100,26 +132,53 @@ describe('file import', () => {
     wb.addWorksheet('Пустой');
     await wb.xlsx.writeFile(at('book.xlsx'));
 
-    const all = await importFile({ input_path: at('book.xlsx'), format: 'xlsx', duckdb_path: at('book.duckdb'), table_name: 'book' });
+    const all = await importFile({
+      input_path: at('book.xlsx'),
+      format: 'xlsx',
+      duckdb_path: at('book.duckdb'),
+      table_name: 'book',
+    });
     expect(all.tables).toEqual(['Продажи', 'Города']);
-    expect(all.details.map((d) => [d.name, d.sheet, d.row_count])).toEqual([['Продажи', 'Продажи', 2], ['Города', 'Города', 1]]);
+    expect(all.details.map((d) => [d.name, d.sheet, d.row_count])).toEqual([
+      ['Продажи', 'Продажи', 2],
+      ['Города', 'Города', 1],
+    ]);
     expect(all.columns.map((c) => [c.name, c.primitive_type])).toEqual([
-      ['id', 'integer'], ['товар', 'string'], ['цена', 'float'], ['дата', 'date'],
+      ['id', 'integer'],
+      ['товар', 'string'],
+      ['цена', 'float'],
+      ['дата', 'date'],
     ]);
     const c = await fileConnector(at('book.duckdb'), all.tables);
     try {
       expect((await c.listTables('main')).map((t) => t.name).sort()).toEqual(['Города', 'Продажи']);
       const q = await c.query('SELECT * FROM "Продажи" ORDER BY id', []);
-      expect(q.rows).toEqual([[1, 'чай', 10.5, '2024-01-02'], [2, 'кофе', 21, '2024-02-03']]);
+      expect(q.rows).toEqual([
+        [1, 'чай', 10.5, '2024-01-02'],
+        [2, 'кофе', 21, '2024-02-03'],
+      ]);
     } finally {
       await c.close();
     }
 
-    const one = await importFile({ input_path: at('book.xlsx'), format: 'xlsx', sheet: 'Города', duckdb_path: at('city.duckdb'), table_name: 'cities' });
+    const one = await importFile({
+      input_path: at('book.xlsx'),
+      format: 'xlsx',
+      sheet: 'Города',
+      duckdb_path: at('city.duckdb'),
+      table_name: 'cities',
+    });
     expect(one.tables).toEqual(['cities']);
     expect(one.row_count).toBe(1);
-    await expect(importFile({ input_path: at('book.xlsx'), format: 'xlsx', sheet: 'Нет такого', duckdb_path: at('x.duckdb'), table_name: 't' }))
-      .rejects.toMatchObject({ kind: 'settings', message: 'В файле нет листа «Нет такого»' });
+    await expect(
+      importFile({
+        input_path: at('book.xlsx'),
+        format: 'xlsx',
+        sheet: 'Нет такого',
+        duckdb_path: at('x.duckdb'),
+        table_name: 't',
+      }),
+    ).rejects.toMatchObject({ kind: 'settings', message: 'В файле нет листа «Нет такого»' });
   });
 
   it('imports Parquet', async () => {
@@ -129,9 +188,18 @@ describe('file import', () => {
                     TO '${at('data.parquet')}' (FORMAT parquet)`);
     conn.closeSync();
     inst.closeSync();
-    const r = await importFile({ input_path: at('data.parquet'), format: 'parquet', duckdb_path: at('pq.duckdb'), table_name: 'pq' });
+    const r = await importFile({
+      input_path: at('data.parquet'),
+      format: 'parquet',
+      duckdb_path: at('pq.duckdb'),
+      table_name: 'pq',
+    });
     expect(r.row_count).toBe(1000);
-    expect(r.columns.map((c) => [c.name, c.primitive_type])).toEqual([['id', 'integer'], ['label', 'string'], ['day', 'date']]);
+    expect(r.columns.map((c) => [c.name, c.primitive_type])).toEqual([
+      ['id', 'integer'],
+      ['label', 'string'],
+      ['day', 'date'],
+    ]);
   });
 
   it('rejects broken files with a clear message and leaves the previous import in place', async () => {
@@ -139,17 +207,29 @@ describe('file import', () => {
     await importFile({ input_path: at('keep.csv'), format: 'csv', duckdb_path: at('keep.duckdb'), table_name: 't' });
 
     await writeFile(at('binary.csv'), Buffer.from([0x50, 0x4b, 0x03, 0x04, 0, 0, 0xff, 0x00, 0x0a, 0x01]));
-    await expect(importFile({ input_path: at('binary.csv'), format: 'csv', duckdb_path: at('keep.duckdb'), table_name: 't' }))
-      .rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('двоичные данные') });
+    await expect(
+      importFile({ input_path: at('binary.csv'), format: 'csv', duckdb_path: at('keep.duckdb'), table_name: 't' }),
+    ).rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('двоичные данные') });
     await writeFile(at('broken.xlsx'), 'this is not a zip archive at all');
-    await expect(importFile({ input_path: at('broken.xlsx'), format: 'xlsx', duckdb_path: at('keep.duckdb'), table_name: 't' }))
-      .rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('Не удалось прочитать файл XLSX') });
+    await expect(
+      importFile({ input_path: at('broken.xlsx'), format: 'xlsx', duckdb_path: at('keep.duckdb'), table_name: 't' }),
+    ).rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('Не удалось прочитать файл XLSX') });
     await writeFile(at('broken.parquet'), 'PAR1 garbage');
-    await expect(importFile({ input_path: at('broken.parquet'), format: 'parquet', duckdb_path: at('keep.duckdb'), table_name: 't' }))
-      .rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('Не удалось прочитать файл Parquet') });
+    await expect(
+      importFile({
+        input_path: at('broken.parquet'),
+        format: 'parquet',
+        duckdb_path: at('keep.duckdb'),
+        table_name: 't',
+      }),
+    ).rejects.toMatchObject({
+      kind: 'settings',
+      message: expect.stringContaining('Не удалось прочитать файл Parquet'),
+    });
     await writeFile(at('empty.csv'), '');
-    await expect(importFile({ input_path: at('empty.csv'), format: 'csv', duckdb_path: at('keep.duckdb'), table_name: 't' }))
-      .rejects.toMatchObject({ kind: 'settings', message: 'Файл пуст' });
+    await expect(
+      importFile({ input_path: at('empty.csv'), format: 'csv', duckdb_path: at('keep.duckdb'), table_name: 't' }),
+    ).rejects.toMatchObject({ kind: 'settings', message: 'Файл пуст' });
 
     const c = await fileConnector(at('keep.duckdb'), ['t']);
     try {
@@ -164,12 +244,25 @@ describe('file import', () => {
   it('replaces the data of a source while a connector has it open', async () => {
     await writeFile(at('v1.csv'), 'v\n1\n');
     await writeFile(at('v2.csv'), 'v,w\n2,b\n3,c\n');
-    await importFile({ input_path: at('v1.csv'), format: 'csv', duckdb_path: at('replace.duckdb'), table_name: 'data' });
+    await importFile({
+      input_path: at('v1.csv'),
+      format: 'csv',
+      duckdb_path: at('replace.duckdb'),
+      table_name: 'data',
+    });
     const c = await fileConnector(at('replace.duckdb'), ['data']);
     try {
       expect((await c.query('SELECT * FROM data', [])).rows).toEqual([[1]]);
-      await importFile({ input_path: at('v2.csv'), format: 'csv', duckdb_path: at('replace.duckdb'), table_name: 'data' });
-      expect((await c.query('SELECT * FROM data ORDER BY v', [])).rows).toEqual([[2, 'b'], [3, 'c']]);
+      await importFile({
+        input_path: at('v2.csv'),
+        format: 'csv',
+        duckdb_path: at('replace.duckdb'),
+        table_name: 'data',
+      });
+      expect((await c.query('SELECT * FROM data ORDER BY v', [])).rows).toEqual([
+        [2, 'b'],
+        [3, 'c'],
+      ]);
     } finally {
       await c.close();
     }
@@ -198,7 +291,12 @@ describe('file connector', () => {
 
   beforeAll(async () => {
     await writeFile(at('q.csv'), 'id,name\n1,a\n2,b\n3,c\n');
-    const r = await importFile({ input_path: at('q.csv'), format: 'csv', duckdb_path: at('q.duckdb'), table_name: 'items' });
+    const r = await importFile({
+      input_path: at('q.csv'),
+      format: 'csv',
+      duckdb_path: at('q.duckdb'),
+      table_name: 'items',
+    });
     c = await fileConnector(at('q.duckdb'), r.tables);
   });
 
@@ -220,17 +318,48 @@ describe('file connector', () => {
     const r = await c.query(
       `SELECT 9007199254740993::BIGINT AS big, 12::HUGEINT AS huge, 1.50::DECIMAL(10,2) AS dec, DATE '2024-01-02' AS d,
               TIMESTAMP '2024-01-02 10:11:12.5' AS ts, TIMESTAMPTZ '2024-01-02 10:00:00+03' AS tstz, true AS b, NULL AS n,
-              [1, 2] AS list, 'x'::BLOB AS blob`, []);
-    expect(r.rows).toEqual([['9007199254740993', 12, 1.5, '2024-01-02', '2024-01-02T10:11:12.5', '2024-01-02T07:00:00', true, null, '[1, 2]', 'x']]);
+              [1, 2] AS list, 'x'::BLOB AS blob`,
+      [],
+    );
+    expect(r.rows).toEqual([
+      [
+        '9007199254740993',
+        12,
+        1.5,
+        '2024-01-02',
+        '2024-01-02T10:11:12.5',
+        '2024-01-02T07:00:00',
+        true,
+        null,
+        '[1, 2]',
+        'x',
+      ],
+    ]);
     // DuckDB types a bare NULL as INTEGER.
-    expect(r.columns.map((x) => x.primitive_type)).toEqual(
-      ['integer', 'integer', 'float', 'date', 'datetime', 'datetime', 'boolean', 'integer', 'unknown', 'unknown']);
+    expect(r.columns.map((x) => x.primitive_type)).toEqual([
+      'integer',
+      'integer',
+      'float',
+      'date',
+      'datetime',
+      'datetime',
+      'boolean',
+      'integer',
+      'unknown',
+      'unknown',
+    ]);
   });
 
   it('binds $n parameters, applies the limit and streams lazily', async () => {
     expect((await c.query('SELECT name FROM items WHERE id = $1', [2])).rows).toEqual([['b']]);
     const limited = await c.query('SELECT * FROM items ORDER BY id', [], { limit: 2 });
-    expect(limited).toMatchObject({ rows: [[1, 'a'], [2, 'b']], truncated: true });
+    expect(limited).toMatchObject({
+      rows: [
+        [1, 'a'],
+        [2, 'b'],
+      ],
+      truncated: true,
+    });
     const started = Date.now();
     let n = 0;
     for await (const _ of c.stream('SELECT range FROM range(1000000000000)', [])) if (++n === 3) break;
@@ -238,7 +367,9 @@ describe('file connector', () => {
   });
 
   it('interrupts a query on timeout', async () => {
-    await expect(c.query('SELECT count(*) FROM range(1000000000000) a', [], { timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(c.query('SELECT count(*) FROM range(1000000000000) a', [], { timeoutMs: 300 })).rejects.toMatchObject({
+      kind: 'timeout',
+    });
     expect((await c.query('SELECT count(*) FROM items', [])).rows).toEqual([[3]]);
   });
 

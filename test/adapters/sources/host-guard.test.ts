@@ -7,24 +7,43 @@ import { pgSettings, randomName } from './servers';
 
 const connectors = new ConnectorCache();
 afterAll(() => connectors.closeAll());
-afterEach(() => { vi.restoreAllMocks(); });
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 const lookupOnce = (lookup: net.LookupFunction, host: string, options: dns.LookupOptions) =>
   new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) =>
-    lookup(host, options, (err, address, family) => resolve({ err, address, family })));
+    lookup(host, options, (err, address, family) => resolve({ err, address, family })),
+  );
 
 describe('checkHost hook', () => {
   it('is asked about the SSH server (resolved) and the database host behind it (by name only)', async () => {
     const asked: [string, boolean][] = [];
-    const hook = async (host: string, opts: { resolve: boolean }) => { asked.push([host, opts.resolve]); };
-    await checkSourceHosts({ host: ' db.internal ', use_ssh: true, ssh_tunnel: { host: 'bastion.example', username: 'u' } }, hook);
-    await checkSourceHosts({ host: 'db.example', use_ssh: false, ssh_tunnel: { host: 'unused.example', username: 'u' } }, hook);
-    expect(asked).toEqual([['bastion.example', true], ['db.internal', false], ['db.example', true]]);
+    const hook = async (host: string, opts: { resolve: boolean }) => {
+      asked.push([host, opts.resolve]);
+    };
+    await checkSourceHosts(
+      { host: ' db.internal ', use_ssh: true, ssh_tunnel: { host: 'bastion.example', username: 'u' } },
+      hook,
+    );
+    await checkSourceHosts(
+      { host: 'db.example', use_ssh: false, ssh_tunnel: { host: 'unused.example', username: 'u' } },
+      hook,
+    );
+    expect(asked).toEqual([
+      ['bastion.example', true],
+      ['db.internal', false],
+      ['db.example', true],
+    ]);
   });
 
   it('returns the addresses the hook approved, per name; a name behind SSH has none (its SSH server resolves it)', async () => {
-    const hook = async (host: string, opts: { resolve: boolean }) => (opts.resolve ? [`127.0.0.${host.length}`] : undefined);
-    const viaSsh = await checkSourceHosts({ host: 'db.internal', use_ssh: true, ssh_tunnel: { host: ' Bastion.Example ', username: 'u' } }, hook);
+    const hook = async (host: string, opts: { resolve: boolean }) =>
+      opts.resolve ? [`127.0.0.${host.length}`] : undefined;
+    const viaSsh = await checkSourceHosts(
+      { host: 'db.internal', use_ssh: true, ssh_tunnel: { host: ' Bastion.Example ', username: 'u' } },
+      hook,
+    );
     expect([...viaSsh]).toEqual([['bastion.example', ['127.0.0.15']]]);
     const direct = await checkSourceHosts({ host: '[DB.example]', use_ssh: false }, hook);
     expect([...direct]).toEqual([['db.example', ['127.0.0.12']]]);
@@ -32,9 +51,20 @@ describe('checkHost hook', () => {
 
   it('pinnedLookup answers a checked name from the approved addresses only, without asking DNS', async () => {
     const system = vi.spyOn(dns, 'lookup');
-    const lookup = pinnedLookup(() => new Map([['db.example', ['127.0.0.3', '::1']], ['gone.example', []]]));
+    const lookup = pinnedLookup(
+      () =>
+        new Map([
+          ['db.example', ['127.0.0.3', '::1']],
+          ['gone.example', []],
+        ]),
+    );
     expect(await lookupOnce(lookup, 'DB.example', { all: true })).toEqual({
-      err: null, address: [{ address: '127.0.0.3', family: 4 }, { address: '::1', family: 6 }], family: undefined,
+      err: null,
+      address: [
+        { address: '127.0.0.3', family: 4 },
+        { address: '::1', family: 6 },
+      ],
+      family: undefined,
     });
     expect(await lookupOnce(lookup, 'db.example', {})).toEqual({ err: null, address: '127.0.0.3', family: 4 });
     expect(await lookupOnce(lookup, 'db.example', { family: 6 })).toEqual({ err: null, address: '::1', family: 6 });
@@ -47,7 +77,10 @@ describe('checkHost hook', () => {
 
   it('the SSH server is reached at the address the hook approved, not at a second DNS answer for its name', async () => {
     const reached: string[] = [];
-    const record = (s: net.Socket) => { reached.push(`${s.localAddress}`); s.destroy(); };
+    const record = (s: net.Socket) => {
+      reached.push(`${s.localAddress}`);
+      s.destroy();
+    };
     const approved = net.createServer(record);
     await new Promise<void>((resolve) => approved.listen(0, '127.0.0.1', resolve));
     const port = (approved.address() as net.AddressInfo).port;
@@ -58,13 +91,18 @@ describe('checkHost hook', () => {
     vi.spyOn(dns, 'lookup').mockImplementation(((host: string, options: unknown, callback?: unknown) => {
       if (host !== 'bastion.test') return system(host, options, callback);
       const cb = (typeof options === 'function' ? options : callback) as (e: null, a: unknown, f?: number) => void;
-      if (typeof options === 'object' && options && (options as dns.LookupOptions).all) cb(null, [{ address: '127.0.0.2', family: 4 }]);
+      if (typeof options === 'object' && options && (options as dns.LookupOptions).all)
+        cb(null, [{ address: '127.0.0.2', family: 4 }]);
       else cb(null, '127.0.0.2', 4);
     }) as typeof dns.lookup);
-    const c = createConnector('postgresql', pgSettings({
-      use_ssh: true,
-      ssh_tunnel: { host: 'bastion.test', port, username: 'u', password: 'p' },
-    }), { checkHost: async (host, opts) => (opts.resolve && host === 'bastion.test' ? ['127.0.0.1'] : undefined) });
+    const c = createConnector(
+      'postgresql',
+      pgSettings({
+        use_ssh: true,
+        ssh_tunnel: { host: 'bastion.test', port, username: 'u', password: 'p' },
+      }),
+      { checkHost: async (host, opts) => (opts.resolve && host === 'bastion.test' ? ['127.0.0.1'] : undefined) },
+    );
     try {
       await expect(c.check()).rejects.toMatchObject({ kind: 'connection' }); // not an SSH server: it hangs up
       expect(reached).toEqual(['127.0.0.1']);

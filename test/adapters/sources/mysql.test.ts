@@ -10,11 +10,15 @@ describe('mysql connector (MariaDB)', () => {
     c = createConnector('mysql', mysqlSettings());
     await c.query(
       `CREATE TABLE test.${table} (id int PRIMARY KEY, name varchar(50) NOT NULL, amount decimal(10,2), big bigint unsigned,
-         day date, ts datetime(3), stamp timestamp NULL, flag boolean, data blob, kind enum('a','b'))`, []);
+         day date, ts datetime(3), stamp timestamp NULL, flag boolean, data blob, kind enum('a','b'))`,
+      [],
+    );
     await c.query(
       `INSERT INTO test.${table} VALUES
         (1, 'один', 12.50, 18446744073709551615, '2024-01-02', '2024-01-02 10:11:12.5', '2024-01-02 10:00:00', true, x'ff00', 'a'),
-        (2, 'two', NULL, 42, NULL, NULL, NULL, false, NULL, NULL)`, []);
+        (2, 'two', NULL, 42, NULL, NULL, NULL, false, NULL, NULL)`,
+      [],
+    );
     await c.query(`CREATE VIEW test.${table}_v AS SELECT id FROM test.${table}`, []);
   });
 
@@ -53,11 +57,35 @@ describe('mysql connector (MariaDB)', () => {
   });
 
   it('normalises values the common way', async () => {
-    const r = await c.query(`SELECT id, name, amount, big, day, ts, stamp, flag, data, kind FROM test.${table} ORDER BY id`, []);
-    expect(r.columns.map((x) => x.primitive_type)).toEqual(
-      ['integer', 'string', 'float', 'integer', 'date', 'datetime', 'datetime', 'boolean', 'unknown', 'string']);
+    const r = await c.query(
+      `SELECT id, name, amount, big, day, ts, stamp, flag, data, kind FROM test.${table} ORDER BY id`,
+      [],
+    );
+    expect(r.columns.map((x) => x.primitive_type)).toEqual([
+      'integer',
+      'string',
+      'float',
+      'integer',
+      'date',
+      'datetime',
+      'datetime',
+      'boolean',
+      'unknown',
+      'string',
+    ]);
     expect(r.rows).toEqual([
-      [1, 'один', 12.5, '18446744073709551615', '2024-01-02', '2024-01-02T10:11:12.5', '2024-01-02T10:00:00', true, '\\xff00', 'a'],
+      [
+        1,
+        'один',
+        12.5,
+        '18446744073709551615',
+        '2024-01-02',
+        '2024-01-02T10:11:12.5',
+        '2024-01-02T10:00:00',
+        true,
+        '\\xff00',
+        'a',
+      ],
       [2, 'two', null, 42, null, null, null, false, null, null],
     ]);
   });
@@ -76,7 +104,11 @@ describe('mysql connector (MariaDB)', () => {
   });
 
   it('runs statements that return no rows', async () => {
-    expect(await c.query(`UPDATE test.${table} SET name = name WHERE id = 0`, [])).toEqual({ columns: [], rows: [], truncated: false });
+    expect(await c.query(`UPDATE test.${table} SET name = name WHERE id = 0`, [])).toEqual({
+      columns: [],
+      rows: [],
+      truncated: false,
+    });
     const shown = await c.query(`SHOW TABLES LIKE '${table}'`, []);
     expect(shown.rows).toEqual([[table]]);
   });
@@ -105,7 +137,10 @@ describe('mysql connector (MariaDB)', () => {
     started = Date.now();
     await expect(c.query('SELECT SLEEP(10)', [], { signal: ac.signal })).rejects.toMatchObject({ kind: 'cancelled' });
     expect(Date.now() - started).toBeLessThan(3_000);
-    const busy = await c.query(`SELECT count(*) FROM information_schema.processlist WHERE info = 'SELECT SLEEP(10)'`, []);
+    const busy = await c.query(
+      `SELECT count(*) FROM information_schema.processlist WHERE info = 'SELECT SLEEP(10)'`,
+      [],
+    );
     expect(busy.rows).toEqual([[0]]);
     expect((await c.query('SELECT 1', [])).rows).toEqual([[1]]);
   });
@@ -117,7 +152,10 @@ describe('mysql connector (MariaDB)', () => {
   });
 
   it('runs initial_sql on every new connection, statement by statement', async () => {
-    const s = createConnector('mysql', mysqlSettings({ initial_sql: "SET @a = 'x;y'; SET SESSION sql_mode = 'ANSI_QUOTES'" }));
+    const s = createConnector(
+      'mysql',
+      mysqlSettings({ initial_sql: "SET @a = 'x;y'; SET SESSION sql_mode = 'ANSI_QUOTES'" }),
+    );
     try {
       const r = await s.query('SELECT @a, @@SESSION.sql_mode', []);
       expect(r.rows).toEqual([['x;y', 'ANSI_QUOTES']]);
@@ -125,7 +163,10 @@ describe('mysql connector (MariaDB)', () => {
       await s.close();
     }
     const broken = createConnector('mysql', mysqlSettings({ initial_sql: 'SELEC 1' }));
-    await expect(broken.check()).rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('initial_sql') });
+    await expect(broken.check()).rejects.toMatchObject({
+      kind: 'settings',
+      message: expect.stringContaining('initial_sql'),
+    });
     await broken.close();
   });
 
@@ -137,7 +178,10 @@ describe('mysql connector (MariaDB)', () => {
 
   it('fails fast when the server cannot be reached', async () => {
     const refused = createConnector('mysql', mysqlSettings({ port: await closedPort() }));
-    await expect(refused.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
+    await expect(refused.check()).rejects.toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/),
+    });
     await refused.close();
 
     const silent = await silentServer();
@@ -156,7 +200,10 @@ describe('mysql connector (MariaDB)', () => {
       await expect(s.check()).resolves.toBeUndefined();
     } else {
       // mysql2's words: "Server does not support secure connection"
-      await expect(s.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Ошибка TLS при подключении к /) });
+      await expect(s.check()).rejects.toMatchObject({
+        kind: 'connection',
+        message: expect.stringMatching(/^Ошибка TLS при подключении к /),
+      });
     }
     await s.close();
   });

@@ -10,11 +10,15 @@ describe('postgresql connector', () => {
     c = createConnector('postgresql', pgSettings());
     await c.query(
       `CREATE TABLE public.${table} (id int PRIMARY KEY, name text NOT NULL, amount numeric(10,2), big bigint,
-         day date, ts timestamp(3), tstz timestamptz, flag boolean, tags text[])`, []);
+         day date, ts timestamp(3), tstz timestamptz, flag boolean, tags text[])`,
+      [],
+    );
     await c.query(
       `INSERT INTO public.${table} VALUES
         (1, 'один', 12.50, 9007199254740993, '2024-01-02', '2024-01-02 10:11:12.5', '2024-01-02 10:00:00+03', true, '{a,b}'),
-        (2, 'two', NULL, 42, NULL, NULL, NULL, false, NULL)`, []);
+        (2, 'two', NULL, 42, NULL, NULL, NULL, false, NULL)`,
+      [],
+    );
     await c.query(`CREATE VIEW public.${table}_v AS SELECT id FROM public.${table}`, []);
   });
 
@@ -50,12 +54,34 @@ describe('postgresql connector', () => {
   });
 
   it('normalises values the common way', async () => {
-    const r = await c.query(`SELECT id, name, amount, big, day, ts, tstz, flag, tags FROM public.${table} ORDER BY id`, []);
+    const r = await c.query(
+      `SELECT id, name, amount, big, day, ts, tstz, flag, tags FROM public.${table} ORDER BY id`,
+      [],
+    );
     expect(r.truncated).toBe(false);
-    expect(r.columns.map((x) => x.primitive_type)).toEqual(
-      ['integer', 'string', 'float', 'integer', 'date', 'datetime', 'datetime', 'boolean', 'unknown']);
+    expect(r.columns.map((x) => x.primitive_type)).toEqual([
+      'integer',
+      'string',
+      'float',
+      'integer',
+      'date',
+      'datetime',
+      'datetime',
+      'boolean',
+      'unknown',
+    ]);
     expect(r.rows).toEqual([
-      [1, 'один', 12.5, '9007199254740993', '2024-01-02', '2024-01-02T10:11:12.5', '2024-01-02T07:00:00', true, '{a,b}'],
+      [
+        1,
+        'один',
+        12.5,
+        '9007199254740993',
+        '2024-01-02',
+        '2024-01-02T10:11:12.5',
+        '2024-01-02T07:00:00',
+        true,
+        '{a,b}',
+      ],
       [2, 'two', null, 42, null, null, null, false, null],
     ]);
   });
@@ -109,10 +135,15 @@ describe('postgresql connector', () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
     started = Date.now();
-    await expect(c.query('SELECT pg_sleep(10)', [], { signal: ac.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(c.query('SELECT pg_sleep(10)', [], { signal: ac.signal })).rejects.toMatchObject({
+      kind: 'cancelled',
+    });
     expect(Date.now() - started).toBeLessThan(3_000);
     // The backend really stopped: nothing of ours is still sleeping.
-    const busy = await c.query(`SELECT count(*)::int FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active'`, []);
+    const busy = await c.query(
+      `SELECT count(*)::int FROM pg_stat_activity WHERE query = 'SELECT pg_sleep(10)' AND state = 'active'`,
+      [],
+    );
     expect(busy.rows).toEqual([[0]]);
     expect((await c.query('SELECT 1', [])).rows).toEqual([[1]]);
   });
@@ -124,7 +155,10 @@ describe('postgresql connector', () => {
   });
 
   it('runs initial_sql on every new connection', async () => {
-    const s = createConnector('postgresql', pgSettings({ initial_sql: "SET application_name = 'from_initial_sql'; SET search_path = pg_catalog" }));
+    const s = createConnector(
+      'postgresql',
+      pgSettings({ initial_sql: "SET application_name = 'from_initial_sql'; SET search_path = pg_catalog" }),
+    );
     try {
       const r = await s.query('SELECT current_setting($1), current_setting($2)', ['application_name', 'search_path']);
       expect(r.rows).toEqual([['from_initial_sql', 'pg_catalog']]);
@@ -132,7 +166,10 @@ describe('postgresql connector', () => {
       await s.close();
     }
     const broken = createConnector('postgresql', pgSettings({ initial_sql: 'SELEC 1' }));
-    await expect(broken.check()).rejects.toMatchObject({ kind: 'settings', message: expect.stringContaining('initial_sql') });
+    await expect(broken.check()).rejects.toMatchObject({
+      kind: 'settings',
+      message: expect.stringContaining('initial_sql'),
+    });
     await broken.close();
   });
 
@@ -144,7 +181,10 @@ describe('postgresql connector', () => {
 
   it('fails fast when the server cannot be reached', async () => {
     const refused = createConnector('postgresql', pgSettings({ port: await closedPort() }));
-    await expect(refused.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/) });
+    await expect(refused.check()).rejects.toMatchObject({
+      kind: 'connection',
+      message: expect.stringMatching(/^Сервер 127\.0\.0\.1:\d+ отклонил подключение$/),
+    });
     await refused.close();
 
     const silent = await silentServer();
@@ -162,7 +202,10 @@ describe('postgresql connector', () => {
     if (enabled.rows[0]?.[0] === 'on') {
       await expect(s.check()).resolves.toBeUndefined();
     } else {
-      await expect(s.check()).rejects.toMatchObject({ kind: 'connection', message: expect.stringMatching(/^Ошибка TLS при подключении к /) });
+      await expect(s.check()).rejects.toMatchObject({
+        kind: 'connection',
+        message: expect.stringMatching(/^Ошибка TLS при подключении к /),
+      });
     }
     await s.close();
   });

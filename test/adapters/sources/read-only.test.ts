@@ -4,14 +4,23 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConnectorError, createConnector, importFile, type Connector, type QueryOptions } from '../../../adapters/sources';
+import {
+  ConnectorError,
+  createConnector,
+  importFile,
+  type Connector,
+  type QueryOptions,
+} from '../../../adapters/sources';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from './servers';
 
 const RO: QueryOptions = { readOnly: true };
 
 /** The error a call fails with (the test fails if it does not fail). */
 async function failure(run: () => Promise<unknown>): Promise<ConnectorError> {
-  const err = await run().then(() => undefined, (e: unknown) => e);
+  const err = await run().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err, 'expected a refusal').toBeInstanceOf(ConnectorError);
   return err as ConnectorError;
 }
@@ -20,12 +29,16 @@ async function failure(run: () => Promise<unknown>): Promise<ConnectorError> {
 const viaAllPaths = (c: Connector, sql: string, params: unknown[] = []) => [
   () => c.query(sql, params, RO),
   async () => {
-    for await (const _ of c.stream(sql, params, RO)) { /* read it all */ }
+    for await (const _ of c.stream(sql, params, RO)) {
+      /* read it all */
+    }
   },
   async () => {
     const s = await c.openStream(sql, params, RO);
     try {
-      for await (const _ of s) { /* read it all */ }
+      for await (const _ of s) {
+        /* read it all */
+      }
     } finally {
       await s.close();
     }
@@ -64,10 +77,17 @@ describe('read-only queries on PostgreSQL', () => {
     ]) {
       for (const run of viaAllPaths(c, sql)) {
         const err = await failure(run);
-        expect(err, sql).toMatchObject({ kind: 'query', code: '25006', message: expect.stringContaining('read-only transaction') });
+        expect(err, sql).toMatchObject({
+          kind: 'query',
+          code: '25006',
+          message: expect.stringContaining('read-only transaction'),
+        });
       }
     }
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 
   it('does not advance a sequence read through SELECT', async () => {
@@ -81,7 +101,9 @@ describe('read-only queries on PostgreSQL', () => {
   it('rolls back what a read-only transaction still allows (large objects, settings)', async () => {
     const made = await c.query(`SELECT lo_from_bytea(0, '\\x01'::bytea)::bigint AS oid`, [], RO);
     const oid = made.rows[0][0];
-    expect((await c.query('SELECT count(*)::int FROM pg_largeobject_metadata WHERE oid = $1::oid', [oid])).rows).toEqual([[0]]);
+    expect(
+      (await c.query('SELECT count(*)::int FROM pg_largeobject_metadata WHERE oid = $1::oid', [oid])).rows,
+    ).toEqual([[0]]);
     const path = (await c.query('SHOW search_path', [])).rows;
     await c.query('SET search_path = pg_catalog', [], RO);
     expect((await c.query('SHOW search_path', [])).rows).toEqual(path);
@@ -89,23 +111,44 @@ describe('read-only queries on PostgreSQL', () => {
 
   it('keeps every guarantee for a bounded read (a row limit), which runs as one plain statement', async () => {
     const LIM: QueryOptions = { ...RO, limit: 5 };
-    for (const sql of [`WITH d AS (DELETE FROM public.${table} RETURNING id) SELECT * FROM d`, `SELECT nextval('public.${seq}') AS n`]) {
+    for (const sql of [
+      `WITH d AS (DELETE FROM public.${table} RETURNING id) SELECT * FROM d`,
+      `SELECT nextval('public.${seq}') AS n`,
+    ]) {
       expect(await failure(() => c.query(sql, [], LIM)), sql).toMatchObject({ kind: 'query' });
     }
     const made = await c.query(`SELECT lo_from_bytea(0, '\\x02'::bytea)::bigint AS oid`, [], LIM);
-    expect((await c.query('SELECT count(*)::int FROM pg_largeobject_metadata WHERE oid = $1::oid', [made.rows[0][0]])).rows).toEqual([[0]]);
+    expect(
+      (await c.query('SELECT count(*)::int FROM pg_largeobject_metadata WHERE oid = $1::oid', [made.rows[0][0]])).rows,
+    ).toEqual([[0]]);
     const path = (await c.query('SHOW search_path', [])).rows;
     await c.query(`SELECT set_config('search_path', 'pg_catalog', false)`, [], LIM);
     await c.query(`SELECT set_config('default_transaction_read_only', 'on', false)`, [], LIM);
     expect((await c.query('SHOW search_path', [])).rows).toEqual(path);
     expect((await c.query('SHOW default_transaction_read_only', [])).rows).toEqual([['off']]);
-    expect(await failure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], LIM))).toMatchObject({ message: expect.stringContaining('multiple commands') });
+    expect(await failure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], LIM))).toMatchObject({
+      message: expect.stringContaining('multiple commands'),
+    });
     // A statement without a LIMIT of its own still reads no more than the limit (plus the one that tells truncation).
     const big = await c.query('SELECT g, g * 2 AS g FROM generate_series(1, 100000) g ORDER BY 1 DESC', [], LIM);
-    expect(big).toMatchObject({ truncated: true, rows: [[100000, 200000], [99999, 199998], [99998, 199996], [99997, 199994], [99996, 199992]] });
-    await expect(c.query('SELECT pg_sleep(10)', [], { ...LIM, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
+    expect(big).toMatchObject({
+      truncated: true,
+      rows: [
+        [100000, 200000],
+        [99999, 199998],
+        [99998, 199996],
+        [99997, 199994],
+        [99996, 199992],
+      ],
+    });
+    await expect(c.query('SELECT pg_sleep(10)', [], { ...LIM, timeoutMs: 300 })).rejects.toMatchObject({
+      kind: 'timeout',
+    });
     expect((await c.query('SELECT $1::int + 1 AS n -- a trailing comment', [41], LIM)).rows).toEqual([[42]]);
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 
   it('takes one statement only: nothing runs after a COMMIT, however the text is quoted', async () => {
@@ -115,15 +158,28 @@ describe('read-only queries on PostgreSQL', () => {
       `SELECT '\\'; COMMIT; DELETE FROM public.${table}; SELECT '\\'`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({ kind: 'query', message: expect.stringContaining('multiple commands') });
+        expect(await failure(run), sql).toMatchObject({
+          kind: 'query',
+          message: expect.stringContaining('multiple commands'),
+        });
       }
     }
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 
   it('refuses COPY and DO, which a read-only transaction lets write files or run programs', async () => {
-    for (const sql of [`COPY (SELECT 1) TO PROGRAM 'true'`, `COPY public.${table} TO '/tmp/${table}.csv'`, 'DO $$ BEGIN PERFORM 1; END $$']) {
-      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({ kind: 'query', message: expect.stringMatching(/^Запрос (COPY|DO) не выполняется/) });
+    for (const sql of [
+      `COPY (SELECT 1) TO PROGRAM 'true'`,
+      `COPY public.${table} TO '/tmp/${table}.csv'`,
+      'DO $$ BEGIN PERFORM 1; END $$',
+    ]) {
+      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({
+        kind: 'query',
+        message: expect.stringMatching(/^Запрос (COPY|DO) не выполняется/),
+      });
     }
   });
 
@@ -150,15 +206,22 @@ describe('read-only queries on PostgreSQL', () => {
   });
 
   it('cancels on timeout and abort, and the connection then writes again', async () => {
-    await expect(c.query('SELECT pg_sleep(10)', [], { ...RO, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
+    await expect(c.query('SELECT pg_sleep(10)', [], { ...RO, timeoutMs: 300 })).rejects.toMatchObject({
+      kind: 'timeout',
+    });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
-    await expect(c.query('SELECT pg_sleep(10)', [], { ...RO, signal: ac.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(c.query('SELECT pg_sleep(10)', [], { ...RO, signal: ac.signal })).rejects.toMatchObject({
+      kind: 'cancelled',
+    });
     // Neither a read-only transaction nor its setting is left behind on the pooled connection.
     await c.query(`INSERT INTO public.${table} VALUES (3, 'c')`, []);
     await c.query(`DELETE FROM public.${table} WHERE id = 3`, []);
     expect((await c.query('SHOW transaction_read_only', [])).rows).toEqual([['off']]);
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 });
 
@@ -171,7 +234,10 @@ describe('read-only queries on MariaDB', () => {
     c = createConnector('mysql', mysqlSettings(), { poolSize: 1 });
     await c.query(`CREATE TABLE test.${table} (id int PRIMARY KEY, name varchar(20))`, []);
     await c.query(`INSERT INTO test.${table} VALUES (1, 'a'), (2, 'b')`, []);
-    await c.query(`CREATE FUNCTION test.${fn}() RETURNS int MODIFIES SQL DATA BEGIN INSERT INTO test.${table} VALUES (99, 'f'); RETURN 1; END`, []);
+    await c.query(
+      `CREATE FUNCTION test.${fn}() RETURNS int MODIFIES SQL DATA BEGIN INSERT INTO test.${table} VALUES (99, 'f'); RETURN 1; END`,
+      [],
+    );
   });
 
   afterAll(async () => {
@@ -192,10 +258,17 @@ describe('read-only queries on MariaDB', () => {
       `TRUNCATE TABLE test.${table}`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({ kind: 'query', code: '1792', message: expect.stringContaining('READ ONLY transaction') });
+        expect(await failure(run), sql).toMatchObject({
+          kind: 'query',
+          code: '1792',
+          message: expect.stringContaining('READ ONLY transaction'),
+        });
       }
     }
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
     expect((await c.listTables('test')).map((t) => t.name)).not.toContain(`${table}_new`);
   });
 
@@ -208,7 +281,10 @@ describe('read-only queries on MariaDB', () => {
       `EXECUTE IMMEDIATE CONCAT('SELECT 1 INTO OUT', 'FILE ''${file}''')`,
       `PREPARE s FROM 'SELECT 1'`,
     ]) {
-      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({ kind: 'query', message: expect.stringMatching(/не выполняется в режиме только для чтения$/) });
+      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({
+        kind: 'query',
+        message: expect.stringMatching(/не выполняется в режиме только для чтения$/),
+      });
     }
   });
 
@@ -233,7 +309,9 @@ describe('read-only queries on MariaDB', () => {
     await expect(c.query('SELECT SLEEP(10)', [], { ...RO, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
-    await expect(c.query('SELECT SLEEP(10)', [], { ...RO, signal: ac.signal })).rejects.toMatchObject({ kind: 'cancelled' });
+    await expect(c.query('SELECT SLEEP(10)', [], { ...RO, signal: ac.signal })).rejects.toMatchObject({
+      kind: 'cancelled',
+    });
     await c.query(`SELECT name FROM test.${table}`, [], RO);
     expect((await c.query('SELECT @@in_transaction, @@session.tx_read_only', [])).rows).toEqual([[0, 0]]);
     await c.query(`INSERT INTO test.${table} VALUES (3, 'c')`, []);
@@ -248,14 +326,22 @@ describe('read-only queries on MariaDB', () => {
   });
 
   it('leaves a session that initial_sql made read-only as it was', async () => {
-    const ro = createConnector('mysql', mysqlSettings({ initial_sql: 'SET SESSION TRANSACTION READ ONLY' }), { poolSize: 1 });
+    const ro = createConnector('mysql', mysqlSettings({ initial_sql: 'SET SESSION TRANSACTION READ ONLY' }), {
+      poolSize: 1,
+    });
     try {
       expect((await ro.query(`SELECT name FROM test.${table} WHERE id = 1`, [], RO)).rows).toEqual([['a']]);
-      expect(await failure(() => ro.query(`INSERT INTO test.${table} VALUES (4, 'd')`, []))).toMatchObject({ kind: 'query', code: '1792' });
+      expect(await failure(() => ro.query(`INSERT INTO test.${table} VALUES (4, 'd')`, []))).toMatchObject({
+        kind: 'query',
+        code: '1792',
+      });
     } finally {
       await ro.close();
     }
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 });
 
@@ -286,10 +372,17 @@ describe('read-only queries on ClickHouse', () => {
       `ALTER TABLE default.${table} DELETE WHERE 1`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({ kind: 'query', code: '164', message: expect.stringContaining('readonly mode') });
+        expect(await failure(run), sql).toMatchObject({
+          kind: 'query',
+          code: '164',
+          message: expect.stringContaining('readonly mode'),
+        });
       }
     }
-    expect(await rows()).toEqual([[1, 'a'], [2, 'b']]);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 
   it('keeps the request settings and SETTINGS clauses working (readonly = 2), and a stricter readonly from initial_sql', async () => {
@@ -297,22 +390,31 @@ describe('read-only queries on ClickHouse', () => {
     expect(limited.rows).toHaveLength(5);
     expect(limited.truncated).toBe(true);
     const settings = `SELECT name, value FROM system.settings WHERE name IN ('readonly', 'max_execution_time') ORDER BY name`;
-    expect((await c.query(settings, [], { ...RO, timeoutMs: 7_000 })).rows).toEqual([['max_execution_time', '7'], ['readonly', '2']]);
-    expect((await c.query(`SELECT count() FROM default.${table} SETTINGS join_use_nulls = 1`, [], RO)).rows).toEqual([[2]]);
+    expect((await c.query(settings, [], { ...RO, timeoutMs: 7_000 })).rows).toEqual([
+      ['max_execution_time', '7'],
+      ['readonly', '2'],
+    ]);
+    expect((await c.query(`SELECT count() FROM default.${table} SETTINGS join_use_nulls = 1`, [], RO)).rows).toEqual([
+      [2],
+    ]);
     let n = 0;
     for await (const _ of c.stream('SELECT number FROM system.numbers LIMIT 5000', [], RO)) n++;
     expect(n).toBe(5000);
 
     const strict = createConnector('clickhouse', clickhouseSettings({ initial_sql: 'SET readonly = 1' }));
     try {
-      expect((await strict.query(`SELECT value FROM system.settings WHERE name = 'readonly'`, [], RO)).rows).toEqual([['1']]);
+      expect((await strict.query(`SELECT value FROM system.settings WHERE name = 'readonly'`, [], RO)).rows).toEqual([
+        ['1'],
+      ]);
     } finally {
       await strict.close();
     }
   });
 
   it('cancels on timeout as before', async () => {
-    await expect(c.query('SELECT sleep(3)', [], { ...RO, timeoutMs: 300 })).rejects.toMatchObject({ kind: expect.stringMatching(/^(timeout|cancelled)$/) });
+    await expect(c.query('SELECT sleep(3)', [], { ...RO, timeoutMs: 300 })).rejects.toMatchObject({
+      kind: expect.stringMatching(/^(timeout|cancelled)$/),
+    });
     expect((await c.query('SELECT 1', [], RO)).rows).toEqual([[1]]);
   });
 });
@@ -324,7 +426,12 @@ describe('read-only queries on a file source (DuckDB, always read-only)', () => 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'read-only-test-'));
     await writeFile(join(dir, 'q.csv'), 'id,name\n1,a\n2,b\n');
-    const r = await importFile({ input_path: join(dir, 'q.csv'), format: 'csv', duckdb_path: join(dir, 'q.duckdb'), table_name: 'items' });
+    const r = await importFile({
+      input_path: join(dir, 'q.csv'),
+      format: 'csv',
+      duckdb_path: join(dir, 'q.duckdb'),
+      table_name: 'items',
+    });
     c = createConnector('file', { file: { duckdb_path: join(dir, 'q.duckdb'), tables: r.tables } });
   });
 
@@ -335,10 +442,16 @@ describe('read-only queries on a file source (DuckDB, always read-only)', () => 
 
   it('refuses writes whether or not readOnly is asked, and reads', async () => {
     for (const opts of [RO, {}]) {
-      for (const sql of ['INSERT INTO items VALUES (3, \'c\')', 'CREATE TABLE t2 AS SELECT 1 AS a', 'DROP TABLE items']) {
-        expect(await failure(() => c.query(sql, [], opts)), sql).toMatchObject({ kind: 'query', message: expect.stringMatching(/read-only/i) });
+      for (const sql of ["INSERT INTO items VALUES (3, 'c')", 'CREATE TABLE t2 AS SELECT 1 AS a', 'DROP TABLE items']) {
+        expect(await failure(() => c.query(sql, [], opts)), sql).toMatchObject({
+          kind: 'query',
+          message: expect.stringMatching(/read-only/i),
+        });
       }
     }
-    expect((await c.query('SELECT id, name FROM items ORDER BY id', [], RO)).rows).toEqual([[1, 'a'], [2, 'b']]);
+    expect((await c.query('SELECT id, name FROM items ORDER BY id', [], RO)).rows).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
   });
 });

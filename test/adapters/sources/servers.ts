@@ -10,8 +10,12 @@ export function pgSettings(extra: SourceSettings = {}): SourceSettings {
   if (url) {
     const u = new URL(url);
     return {
-      host: u.hostname, port: Number(u.port || 5432), username: decodeURIComponent(u.username),
-      password: decodeURIComponent(u.password), db: u.pathname.slice(1) || 'test', ...extra,
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      username: decodeURIComponent(u.username),
+      password: decodeURIComponent(u.password),
+      db: u.pathname.slice(1) || 'test',
+      ...extra,
     };
   }
   return { host: '127.0.0.1', port: 5432, username: 'postgres', password: '', db: 'test', ...extra };
@@ -55,7 +59,10 @@ export async function closedPort(): Promise<number> {
 /** A server that accepts connections and never says a word: what a firewalled or hung host looks like. */
 export async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); });
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,

@@ -48,7 +48,9 @@ describe('ssh tunnel', () => {
     const pg = pgSettings();
     const tunnel = await openSshTunnel(
       { host: '127.0.0.1', port: sshd.port, username: 'tunnel', password: 's3cret' },
-      { host: pg.host!, port: pg.port! }, { readyTimeoutMs: 5000 });
+      { host: pg.host!, port: pg.port! },
+      { readyTimeoutMs: 5000 },
+    );
     try {
       expect(tunnel.localPort).toBeGreaterThan(0);
       const c = createConnector('postgresql', { ...pg, host: '127.0.0.1', port: tunnel.localPort });
@@ -61,10 +63,13 @@ describe('ssh tunnel', () => {
 
   it('lets a connector reach its server only through SSH (use_ssh)', async () => {
     const before = sshd.forwarded.length;
-    const c = createConnector('postgresql', pgSettings({
-      use_ssh: true,
-      ssh_tunnel: { host: '127.0.0.1', port: sshd.port, username: 'tunnel', password: 's3cret' },
-    }));
+    const c = createConnector(
+      'postgresql',
+      pgSettings({
+        use_ssh: true,
+        ssh_tunnel: { host: '127.0.0.1', port: sshd.port, username: 'tunnel', password: 's3cret' },
+      }),
+    );
     try {
       await c.check();
       expect((await c.query('SELECT 2 AS two', [])).rows).toEqual([[2]]);
@@ -76,10 +81,13 @@ describe('ssh tunnel', () => {
   });
 
   it('reports wrong SSH credentials as an auth error', async () => {
-    const c = createConnector('postgresql', pgSettings({
-      use_ssh: true,
-      ssh_tunnel: { host: '127.0.0.1', port: sshd.port, username: 'tunnel', password: 'wrong' },
-    }));
+    const c = createConnector(
+      'postgresql',
+      pgSettings({
+        use_ssh: true,
+        ssh_tunnel: { host: '127.0.0.1', port: sshd.port, username: 'tunnel', password: 'wrong' },
+      }),
+    );
     await expect(c.check()).rejects.toMatchObject({ kind: 'auth', message: expect.stringContaining('SSH') });
     await c.close();
   });

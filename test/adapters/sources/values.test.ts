@@ -3,7 +3,11 @@ import { parseInitialSql } from '../../../adapters/sources/clickhouse/initial-sq
 import { parseTsvLine } from '../../../adapters/sources/clickhouse/types';
 import { leadingKeyword, splitStatements } from '../../../adapters/sources/split-statements';
 import {
-  dateFromEpochDays, normaliseFloat, normaliseInteger, normaliseTimestamp, timestampFromEpochMicros,
+  dateFromEpochDays,
+  normaliseFloat,
+  normaliseInteger,
+  normaliseTimestamp,
+  timestampFromEpochMicros,
 } from '../../../adapters/sources/values';
 
 describe('value normalisation', () => {
@@ -41,7 +45,9 @@ describe('value normalisation', () => {
 describe('sql text helpers', () => {
   it('splits statements outside quotes and comments', () => {
     expect(splitStatements("SET a = 'x;y'; -- c;\nSET b = 2;; /* ; */ SELECT $$;$$")).toEqual([
-      "SET a = 'x;y'", '-- c;\nSET b = 2', '/* ; */ SELECT $$;$$',
+      "SET a = 'x;y'",
+      '-- c;\nSET b = 2',
+      '/* ; */ SELECT $$;$$',
     ]);
     expect(splitStatements('  ;  ')).toEqual([]);
   });
@@ -52,7 +58,11 @@ describe('sql text helpers', () => {
   });
 
   it('turns ClickHouse SET statements into request settings', () => {
-    expect(parseInitialSql("SET max_threads = 2, join_use_nulls = 1; SET load_balancing = 'random'; CREATE TEMPORARY TABLE t (a UInt8)")).toEqual({
+    expect(
+      parseInitialSql(
+        "SET max_threads = 2, join_use_nulls = 1; SET load_balancing = 'random'; CREATE TEMPORARY TABLE t (a UInt8)",
+      ),
+    ).toEqual({
       settings: { max_threads: 2, join_use_nulls: 1, load_balancing: 'random' },
       statements: ['CREATE TEMPORARY TABLE t (a UInt8)'],
     });

@@ -8,7 +8,6 @@ type ErrorBody = ErrorEnvelope;
 
 const { t, api } = useTestApp();
 
-
 const FIRED = 100;
 
 describe('POST /api/auth/login under concurrency', () => {
@@ -16,7 +15,9 @@ describe('POST /api/auth/login under concurrency', () => {
     const u = await createUser(t.deps);
     const before = passwordChecks.count;
     const answers = await Promise.all(
-      Array.from({ length: FIRED }, (_, i) => api.post('/api/auth/login', { username: u.username, password: `wrong-${i}-pass` })),
+      Array.from({ length: FIRED }, (_, i) =>
+        api.post('/api/auth/login', { username: u.username, password: `wrong-${i}-pass` }),
+      ),
     );
     const evaluated = passwordChecks.count - before;
     const statuses = answers.map((a) => a.status);
@@ -35,7 +36,9 @@ describe('POST /api/auth/login under concurrency', () => {
   it('counts concurrent attempts with unknown usernames the same way', async () => {
     const before = passwordChecks.count;
     const answers = await Promise.all(
-      Array.from({ length: 30 }, () => api.post('/api/auth/login', { username: 'nobody-by-this-name', password: 'wrong-pass-1' })),
+      Array.from({ length: 30 }, () =>
+        api.post('/api/auth/login', { username: 'nobody-by-this-name', password: 'wrong-pass-1' }),
+      ),
     );
     expect(passwordChecks.count - before).toBeLessThanOrEqual(5);
     expect(answers.filter((a) => a.status === 429).length).toBeGreaterThanOrEqual(25);
@@ -48,7 +51,9 @@ describe('POST /api/auth/login under concurrency', () => {
     }
     expect((await api.post('/api/auth/login', { username: u.username, password: u.password })).status).toBe(200);
     for (let i = 0; i < 5; i++) {
-      expect((await api.post('/api/auth/login', { username: u.username, password: `bad-${i}-again` })).status).toBe(401);
+      expect((await api.post('/api/auth/login', { username: u.username, password: `bad-${i}-again` })).status).toBe(
+        401,
+      );
     }
     expect((await api.post('/api/auth/login', { username: u.username, password: u.password })).status).toBe(429);
   });
@@ -59,7 +64,9 @@ describe('POST /api/auth/login under concurrency', () => {
     const token = (session.body as { data: { token: string } }).data.token;
     const before = passwordChecks.count;
     const answers = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => api.put('/api/users/me/password', { old_password: `Guess-${i}-pass`, new_password: 'Another-pass-2' }, token)),
+      Array.from({ length: 30 }, (_, i) =>
+        api.put('/api/users/me/password', { old_password: `Guess-${i}-pass`, new_password: 'Another-pass-2' }, token),
+      ),
     );
     const evaluated = passwordChecks.count - before;
     expect(evaluated).toBeLessThanOrEqual(5);

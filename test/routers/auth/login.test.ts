@@ -11,7 +11,6 @@ type Login = z.output<typeof loginOutput>;
 
 const { t, api } = useTestApp();
 
-
 describe('POST /api/auth/login', () => {
   it('logs the seeded administrator in with a 900 s bearer session', async () => {
     const res = await api.post('/api/auth/login', { username: TEST_ADMIN.username, password: TEST_ADMIN.password });

@@ -10,7 +10,6 @@ type Session = z.output<typeof loginOutput>;
 
 const { t, api } = useTestApp();
 
-
 const login = async (u: TestUser): Promise<Session> => {
   const res = await api.post('/api/auth/login', { username: u.username, password: u.password });
   expect(res.status).toBe(200);
@@ -66,7 +65,10 @@ describe('POST /api/auth/refresh: reuse of a rotated token', () => {
     const warn = vi.spyOn(t.app.log, 'warn');
     try {
       expect((await refreshOver(a)).status).toBe(401);
-      expect(warn).toHaveBeenCalledWith(expect.objectContaining({ event: 'refresh_token_reuse', userId: u.id }), expect.any(String));
+      expect(warn).toHaveBeenCalledWith(
+        expect.objectContaining({ event: 'refresh_token_reuse', userId: u.id }),
+        expect.any(String),
+      );
     } finally {
       warn.mockRestore();
     }

@@ -28,7 +28,11 @@ describe('installation settings and dictionary', () => {
 
   it('lets only a system administrator change them, partially', async () => {
     expect((await api.put('/api/settings', { instance_name: 'X' }, user)).status).toBe(403);
-    const res = await api.put('/api/settings', { instance_name: 'Аналитика ООО «Ромашка»', features: { ai_assistant: true } }, admin);
+    const res = await api.put(
+      '/api/settings',
+      { instance_name: 'Аналитика ООО «Ромашка»', features: { ai_assistant: true } },
+      admin,
+    );
     expect(res.status).toBe(200);
     expect(ok<Settings>(res).instance_name).toBe('Аналитика ООО «Ромашка»');
     expect(ok<Settings>(res).features.ai_assistant).toBe(true);
@@ -48,7 +52,12 @@ describe('installation settings and dictionary', () => {
 
   it('serves the interface dictionary', async () => {
     const res = await api.get('/api/dictionary', user);
-    expect(ok<Dictionary>(res).statuses).toEqual({ new: 'Новый', changed: 'Изменён', same: 'Без изменений', target_only: 'Только здесь' });
+    expect(ok<Dictionary>(res).statuses).toEqual({
+      new: 'Новый',
+      changed: 'Изменён',
+      same: 'Без изменений',
+      target_only: 'Только здесь',
+    });
     expect(ok<Dictionary>(res).stages).toEqual({ '0': 'Разработка', '1': 'Тест', '2': 'Прод' });
     expect(ok<Dictionary>(res).roles).toHaveProperty('Администратор');
     expect(ok<Dictionary>(res).workspace_types.shared).toBe('Общее');

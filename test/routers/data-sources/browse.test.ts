@@ -50,10 +50,14 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   it('lists schemas, tables and columns (cached after the first read)', async () => {
     const schemas = ok<SchemaList>(await api.get(`${base}/schemas`, cast.tokens.viewer));
     expect(schemas.content).toContain(schema);
-    const found = ok<TableList>(await api.get(`${base}/tables`, cast.tokens.viewer, { schema, query: table.slice(0, 14).toUpperCase() }));
+    const found = ok<TableList>(
+      await api.get(`${base}/tables`, cast.tokens.viewer, { schema, query: table.slice(0, 14).toUpperCase() }),
+    );
     expect(found.content).toEqual([{ schema, name: table, kind: 'table' }]);
     // without schema: the kind's default schema
-    expect(ok<TableList>(await api.get(`${base}/tables`, cast.tokens.viewer, { query: table })).content).toHaveLength(1);
+    expect(ok<TableList>(await api.get(`${base}/tables`, cast.tokens.viewer, { query: table })).content).toHaveLength(
+      1,
+    );
     const columns = ok<ColumnList>(await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table }));
     expect(columns.content.map((c) => [c.name, c.primitive_type])).toEqual([
       ['id', 'integer'],
@@ -62,7 +66,9 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     ]);
     expect(columns.content[0]).toMatchObject({ db_type: expect.any(String), nullable: expect.any(Boolean) });
     const cached = await t.deps.db.select().from(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, id));
-    expect(cached.map((c) => c.cacheKey).sort()).toEqual(['columns:' + JSON.stringify([schema, table]), 'schemas', 'tables:' + JSON.stringify([schema])].sort());
+    expect(cached.map((c) => c.cacheKey).sort()).toEqual(
+      ['columns:' + JSON.stringify([schema, table]), 'schemas', 'tables:' + JSON.stringify([schema])].sort(),
+    );
   });
 
   it('previews the first rows with quoted names (default 100, at most 1000)', async () => {
@@ -82,13 +88,26 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('gives distinct column values, searched case-insensitively', async () => {
-    const all = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' }));
+    const all = ok<ColumnValues>(
+      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' }),
+    );
     expect(all).toEqual({ column: 'city', values: ['Казань', 'Москва', 'Самара'], truncated: false });
-    const searched = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: 'КА' }));
+    const searched = ok<ColumnValues>(
+      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: 'КА' }),
+    );
     expect(searched.values).toEqual(['Казань']);
-    const quote = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: `'; DROP TABLE x; --` }));
+    const quote = ok<ColumnValues>(
+      await api.get(`${base}/column-values`, cast.tokens.viewer, {
+        schema,
+        table,
+        column: 'city',
+        query: `'; DROP TABLE x; --`,
+      }),
+    );
     expect(quote.values).toEqual([]);
-    const one = ok<ColumnValues>(await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'amount', limit: '1' }));
+    const one = ok<ColumnValues>(
+      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'amount', limit: '1' }),
+    );
     expect(one).toEqual({ column: 'amount', values: [10.5], truncated: true });
   });
 
@@ -96,9 +115,15 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     const noTable = await api.post(`${base}/preview`, { schema, table: `${table}; DROP TABLE x` }, cast.tokens.viewer);
     expect(noTable.status).toBe(404);
     expect(failure(noTable).message).toMatch(/^Таблица не найдена/);
-    expect((await api.post(`${base}/preview`, { schema: 'no_such_schema_x', table }, cast.tokens.viewer)).status).toBe(404);
+    expect((await api.post(`${base}/preview`, { schema: 'no_such_schema_x', table }, cast.tokens.viewer)).status).toBe(
+      404,
+    );
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table: 'no_such_table' })).status).toBe(404);
-    const noColumn = await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city" FROM x --' });
+    const noColumn = await api.get(`${base}/column-values`, cast.tokens.viewer, {
+      schema,
+      table,
+      column: 'city" FROM x --',
+    });
     expect(noColumn.status).toBe(422);
     expect(failure(noColumn).errors).toEqual({ column: `no such column in ${schema}.${table}` });
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema })).status).toBe(422);
@@ -125,7 +150,9 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     const gone = `${randomName('gone')}`;
     await createCitiesTable(kind, gone);
     tables.push([kind, gone]);
-    expect(ok<Preview>(await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).rows).toHaveLength(3);
+    expect(
+      ok<Preview>(await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor)).rows,
+    ).toHaveLength(3);
     await dropTable(kind, gone);
     const stale = await api.post(`${base}/preview`, { schema, table: gone }, cast.tokens.editor);
     expect(stale.status).toBe(400);
@@ -135,14 +162,20 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('lists the objects built on the source (none yet)', async () => {
-    expect(ok<DependentObjects>(await api.get(`${base}/objects`, cast.tokens.viewer))).toEqual({ content: [], hidden_count: 0 });
+    expect(ok<DependentObjects>(await api.get(`${base}/objects`, cast.tokens.viewer))).toEqual({
+      content: [],
+      hidden_count: 0,
+    });
     expect((await api.get(`${base}/objects`, cast.tokens.plain)).status).toBe(404);
   });
 });
 
 describe('a source that cannot be reached', () => {
   it('answers metadata and preview calls with 400 and the driver message', async () => {
-    const src = await createSource(api, cast.tokens.editor, 'mysql', { workspace_id: cast.workspaceId, settings: { password: 'wrong-password-x', username: 'nobody_here' } });
+    const src = await createSource(api, cast.tokens.editor, 'mysql', {
+      workspace_id: cast.workspaceId,
+      settings: { password: 'wrong-password-x', username: 'nobody_here' },
+    });
     const res = await api.get(`/api/data-source/${src.id}/schemas`, cast.tokens.editor);
     expect(res.status).toBe(400);
     expect(failure(res).message).toMatch(/Access denied/);

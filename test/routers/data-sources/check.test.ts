@@ -26,9 +26,13 @@ describe('POST /api/data-source/check', () => {
   });
 
   it('answers ok: false with the driver text for a wrong password, an unknown database, bad initial SQL', async () => {
-    const pgUser = ok<CheckResult>(await check('postgresql', { ...SERVERS.postgresql(), username: 'no_such_role_here' }));
+    const pgUser = ok<CheckResult>(
+      await check('postgresql', { ...SERVERS.postgresql(), username: 'no_such_role_here' }),
+    );
     expect(pgUser).toMatchObject({ ok: false, message: expect.stringContaining('no_such_role_here') });
-    const myPass = ok<CheckResult>(await check('mysql', { ...SERVERS.mysql(), username: 'no_such_user', password: 'wrong' }));
+    const myPass = ok<CheckResult>(
+      await check('mysql', { ...SERVERS.mysql(), username: 'no_such_user', password: 'wrong' }),
+    );
     expect(myPass).toMatchObject({ ok: false, message: expect.stringMatching(/Access denied/) });
     const chPass = ok<CheckResult>(await check('clickhouse', { ...SERVERS.clickhouse(), password: 'wrong-password' }));
     expect(chPass.ok).toBe(false);
@@ -51,7 +55,10 @@ describe('POST /api/data-source/check', () => {
     try {
       for (const kind of ['postgresql', 'clickhouse'] as const) {
         const started = Date.now();
-        const settings = kind === 'clickhouse' ? { ...SERVERS.clickhouse(), http_port: silent.port } : { ...SERVERS.postgresql(), port: silent.port };
+        const settings =
+          kind === 'clickhouse'
+            ? { ...SERVERS.clickhouse(), http_port: silent.port }
+            : { ...SERVERS.postgresql(), port: silent.port };
         const res = ok<CheckResult>(await check(kind, settings));
         expect(res.ok).toBe(false);
         expect(Date.now() - started).toBeLessThan(14_000);
@@ -62,11 +69,15 @@ describe('POST /api/data-source/check', () => {
   }, 40_000);
 
   it('validates the body and needs a token', async () => {
-    expect((await api.post('/api/data-source/check', { type: 'postgresql', settings: SERVERS.postgresql() })).status).toBe(401);
+    expect(
+      (await api.post('/api/data-source/check', { type: 'postgresql', settings: SERVERS.postgresql() })).status,
+    ).toBe(401);
     const kind = await check('oracle', { host: 'x' });
     expect(kind.status).toBe(422);
     expect(failure(kind).errors!.type).toMatch(/must be one of/);
-    expect(failure(await check('postgresql', { host: 'x', port: 'five' })).errors).toEqual({ 'settings.port': 'must be a number' });
+    expect(failure(await check('postgresql', { host: 'x', port: 'five' })).errors).toEqual({
+      'settings.port': 'must be a number',
+    });
     expect(failure(await check('postgresql', {})).errors).toEqual({ 'settings.host': 'must not be blank' });
     expect((await api.post('/api/data-source/check', {}, cast.tokens.plain)).status).toBe(422);
   });
@@ -76,7 +87,10 @@ describe('POST /api/data-source/{id}/check', () => {
   it('checks the saved connection for readers; overrides only for owners', async () => {
     const src = await createSource(api, cast.tokens.editor, 'mysql', { workspace_id: cast.workspaceId });
     const url = `/api/data-source/${src.id}/check`;
-    expect(ok<CheckResult>(await api.post(url, undefined, cast.tokens.viewer))).toEqual({ ok: true, message: 'Подключение успешно' });
+    expect(ok<CheckResult>(await api.post(url, undefined, cast.tokens.viewer))).toEqual({
+      ok: true,
+      message: 'Подключение успешно',
+    });
     expect(ok<CheckResult>(await api.post(url, {}, cast.tokens.sysadmin)).ok).toBe(true);
     expect((await api.post(url, undefined, cast.tokens.plain)).status).toBe(404);
     expect((await api.post(url, undefined)).status).toBe(401);
@@ -86,12 +100,18 @@ describe('POST /api/data-source/{id}/check', () => {
     expect(over).toMatchObject({ ok: false, message: expect.stringContaining('no_such_db_y') });
     // the saved settings did not change
     expect(ok<SourceView>(await api.get(`/api/data-source/${src.id}`, cast.tokens.editor)).settings.db).toBe('test');
-    const logged = await t.deps.db.select().from(dataSourceAccessLog).where(eq(dataSourceAccessLog.dataSourceId, src.id));
+    const logged = await t.deps.db
+      .select()
+      .from(dataSourceAccessLog)
+      .where(eq(dataSourceAccessLog.dataSourceId, src.id));
     expect(logged.filter((l) => l.action === 'read').length).toBeGreaterThanOrEqual(3);
   });
 
   it('reports a saved source that no longer connects', async () => {
-    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { port: await closedPort() } });
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', {
+      workspace_id: cast.workspaceId,
+      settings: { port: await closedPort() },
+    });
     const res = ok<CheckResult>(await api.post(`/api/data-source/${src.id}/check`, undefined, cast.tokens.editor));
     expect(res.ok).toBe(false);
   });

@@ -32,13 +32,23 @@ beforeAll(async () => {
 /** Samples how many connections the server holds under `app` until stopped; returns the highest count seen. */
 function watchServer(app: string) {
   const s = pgSettings();
-  const observer = new pg.Client({ host: s.host, port: s.port, user: s.username, password: s.password || undefined, database: s.db, application_name: 'budget-observer' });
+  const observer = new pg.Client({
+    host: s.host,
+    port: s.port,
+    user: s.username,
+    password: s.password || undefined,
+    database: s.db,
+    application_name: 'budget-observer',
+  });
   let max = 0;
   let running = true;
   const loop = (async () => {
     await observer.connect();
     while (running) {
-      const res = await observer.query<{ n: string }>('SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1', [app]);
+      const res = await observer.query<{ n: string }>(
+        'SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = $1',
+        [app],
+      );
       max = Math.max(max, Number(res.rows[0].n));
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -70,7 +80,9 @@ describe('connections to one source server', () => {
       for (const id of ids) statuses.push((await api.get(`/api/data-source/${id}/schemas`, cast.tokens.editor)).status);
       // a second round, eight at a time: more readers than slots, so some wait for an idle pool to be closed
       for (let i = 0; i < ids.length; i += 8) {
-        const batch = ids.slice(i, i + 8).map((id) => api.post(`/api/data-source/${id}/metadata/refresh`, undefined, cast.tokens.editor));
+        const batch = ids
+          .slice(i, i + 8)
+          .map((id) => api.post(`/api/data-source/${id}/metadata/refresh`, undefined, cast.tokens.editor));
         statuses.push(...(await Promise.all(batch)).map((r) => r.status));
       }
     } finally {
@@ -82,8 +94,13 @@ describe('connections to one source server', () => {
   }, 180_000);
 
   it('answers 503 «Слишком много подключений…» for a full budget', () => {
-    const err = asSourceError(new ConnectorError('Слишком много подключений к серверу 127.0.0.1:5432: повторите позже', 'busy'));
+    const err = asSourceError(
+      new ConnectorError('Слишком много подключений к серверу 127.0.0.1:5432: повторите позже', 'busy'),
+    );
     expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ status: 503, message: 'Слишком много подключений к серверу 127.0.0.1:5432: повторите позже' });
+    expect(err).toMatchObject({
+      status: 503,
+      message: 'Слишком много подключений к серверу 127.0.0.1:5432: повторите позже',
+    });
   });
 });

@@ -4,7 +4,16 @@ import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
 import { failure, type Deleted } from '../../support/rest';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';
-import { SERVERS, createSource, ok, randomName, sleep, type DependentObjects, type SourcePage, type SourceView } from './helpers';
+import {
+  SERVERS,
+  createSource,
+  ok,
+  randomName,
+  sleep,
+  type DependentObjects,
+  type SourcePage,
+  type SourceView,
+} from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -20,7 +29,11 @@ describe('POST /api/data-source', () => {
     const u = await createUser(t.deps);
     const token = await login(api, u.username, u.password);
     const { port: _p, ...withoutPort } = SERVERS.postgresql();
-    const res = await api.post('/api/data-source', { name: 'Продажи', type: 'postgresql', settings: { ...withoutPort, password: SECRET } }, token);
+    const res = await api.post(
+      '/api/data-source',
+      { name: 'Продажи', type: 'postgresql', settings: { ...withoutPort, password: SECRET } },
+      token,
+    );
     const src = ok<SourceView>(res);
     expect(src).toMatchObject({
       name: 'Продажи',
@@ -43,34 +56,71 @@ describe('POST /api/data-source', () => {
 
   it('pre-fills http_port for ClickHouse and refuses it for other kinds', async () => {
     const { http_port: _h, port: _p, ...ch } = SERVERS.clickhouse();
-    const src = ok<SourceView>(await api.post('/api/data-source', { name: 'ch', type: 'clickhouse', settings: ch }, cast.tokens.editor));
+    const src = ok<SourceView>(
+      await api.post('/api/data-source', { name: 'ch', type: 'clickhouse', settings: ch }, cast.tokens.editor),
+    );
     expect(src.settings).toMatchObject({ port: 9000, http_port: 8123, password_set: false });
-    const res = await api.post('/api/data-source', { name: 'pg', type: 'postgresql', settings: { ...SERVERS.postgresql(), http_port: 8123 } }, cast.tokens.editor);
+    const res = await api.post(
+      '/api/data-source',
+      { name: 'pg', type: 'postgresql', settings: { ...SERVERS.postgresql(), http_port: 8123 } },
+      cast.tokens.editor,
+    );
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({ 'settings.httpPort': 'is not used by postgresql sources' });
   });
 
   it('validates the body: blank name, unknown kind, malformed settings, unknown fields', async () => {
     const token = cast.tokens.editor;
-    const blank = await api.post('/api/data-source', { name: ' ', type: 'postgresql', settings: SERVERS.postgresql() }, token);
+    const blank = await api.post(
+      '/api/data-source',
+      { name: ' ', type: 'postgresql', settings: SERVERS.postgresql() },
+      token,
+    );
     expect(blank.status).toBe(422);
-    expect(failure(blank)).toMatchObject({ code: 422, message: 'Ошибка валидации', errors: { name: 'must not be blank' } });
+    expect(failure(blank)).toMatchObject({
+      code: 422,
+      message: 'Ошибка валидации',
+      errors: { name: 'must not be blank' },
+    });
     const kind = await api.post('/api/data-source', { name: 'x', type: 'oracle', settings: {} }, token);
     expect(kind.status).toBe(422);
     expect(failure(kind).errors!.type).toMatch(/must be one of/);
-    const port = await api.post('/api/data-source', { name: 'x', type: 'postgresql', settings: { host: 'h', port: 70000, ssl: 'yes' } }, token);
+    const port = await api.post(
+      '/api/data-source',
+      { name: 'x', type: 'postgresql', settings: { host: 'h', port: 70000, ssl: 'yes' } },
+      token,
+    );
     expect(port.status).toBe(422);
-    expect(failure(port).errors).toMatchObject({ 'settings.port': expect.any(String), 'settings.ssl': expect.any(String) });
-    const noHost = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { username: 'root' } }, token);
+    expect(failure(port).errors).toMatchObject({
+      'settings.port': expect.any(String),
+      'settings.ssl': expect.any(String),
+    });
+    const noHost = await api.post(
+      '/api/data-source',
+      { name: 'x', type: 'mysql', settings: { username: 'root' } },
+      token,
+    );
     expect(failure(noHost).errors).toEqual({ 'settings.host': 'must not be blank' });
-    const ssh = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { host: 'h', use_ssh: true } }, token);
+    const ssh = await api.post(
+      '/api/data-source',
+      { name: 'x', type: 'mysql', settings: { host: 'h', use_ssh: true } },
+      token,
+    );
     expect(failure(ssh).errors).toEqual({ 'settings.sshTunnel': 'must not be null when useSsh is true' });
-    const extra = await api.post('/api/data-source', { name: 'x', type: 'mysql', settings: { host: 'h', colour: 'red' } }, token);
+    const extra = await api.post(
+      '/api/data-source',
+      { name: 'x', type: 'mysql', settings: { host: 'h', colour: 'red' } },
+      token,
+    );
     expect(failure(extra).errors).toEqual({ 'settings.colour': 'unknown field' });
     const file = await api.post('/api/data-source', { name: 'x', type: 'file', settings: {} }, token);
     expect(file.status).toBe(422);
     expect(failure(file).errors!.type).toMatch(/POST \/api\/files/);
-    const notObject = await api.call('POST', '/api/data-source', { token, body: '"text"', headers: { 'content-type': 'application/json' } });
+    const notObject = await api.call('POST', '/api/data-source', {
+      token,
+      body: '"text"',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notObject.status).toBe(422);
     expect((await api.post('/api/data-source', 'plain text', token)).status).toBe(415);
   });
@@ -79,7 +129,13 @@ describe('POST /api/data-source', () => {
     const name = randomName('unreachable');
     const res = await api.post(
       '/api/data-source',
-      { name, type: 'postgresql', settings: { ...SERVERS.postgresql(), db: 'no_such_database_here' }, check_connection: true, workspace_id: cast.workspaceId },
+      {
+        name,
+        type: 'postgresql',
+        settings: { ...SERVERS.postgresql(), db: 'no_such_database_here' },
+        check_connection: true,
+        workspace_id: cast.workspaceId,
+      },
       cast.tokens.editor,
     );
     expect(res.status).toBe(400);
@@ -109,7 +165,10 @@ describe('POST /api/data-source', () => {
 
 describe('GET /api/data-source/{id}', () => {
   it('answers readers, 404 for callers outside the workspace', async () => {
-    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SECRET } });
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', {
+      workspace_id: cast.workspaceId,
+      settings: { password: SECRET },
+    });
     const url = `/api/data-source/${src.id}`;
     expect((await api.get(url)).status).toBe(401);
     expect((await api.get(url, cast.tokens.plain)).status).toBe(404);
@@ -131,7 +190,10 @@ describe('GET /api/data-source/{id}', () => {
 
 describe('PUT /api/data-source/{id}', () => {
   it('changes name and settings, keeps an omitted password, clears it on null, always bumps updated_at', async () => {
-    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SECRET } });
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', {
+      workspace_id: cast.workspaceId,
+      settings: { password: SECRET },
+    });
     const url = `/api/data-source/${src.id}`;
     await sleep(20);
     const renamed = ok<SourceView>(await api.put(url, { name: 'Новое имя' }, cast.tokens.editor));
@@ -141,15 +203,25 @@ describe('PUT /api/data-source/{id}', () => {
 
     // a read sent back as it is (type, *_set flags, empty password box) changes nothing secret
     await sleep(20);
-    const same = ok<SourceView>(await api.put(url, { type: 'postgresql', settings: { ...renamed.settings, password: '' } }, cast.tokens.editor));
+    const same = ok<SourceView>(
+      await api.put(url, { type: 'postgresql', settings: { ...renamed.settings, password: '' } }, cast.tokens.editor),
+    );
     expect(same.settings).toEqual(renamed.settings);
     expect(Date.parse(same.updated_at)).toBeGreaterThan(Date.parse(renamed.updated_at));
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(t.deps.secretBox.open<{ password: string }>(row.secrets!).password).toBe(SECRET);
 
-    const moved = ok<SourceView>(await api.put(url, { settings: { host: 'db.example', port: 6432, username: 'u', password: 'other' } }, cast.tokens.editor));
+    const moved = ok<SourceView>(
+      await api.put(
+        url,
+        { settings: { host: 'db.example', port: 6432, username: 'u', password: 'other' } },
+        cast.tokens.editor,
+      ),
+    );
     expect(moved.settings).toMatchObject({ host: 'db.example', port: 6432, username: 'u', db: '', password_set: true });
-    const cleared = ok<SourceView>(await api.put(url, { settings: { host: 'db.example', password: null } }, cast.tokens.editor));
+    const cleared = ok<SourceView>(
+      await api.put(url, { settings: { host: 'db.example', password: null } }, cast.tokens.editor),
+    );
     expect(cleared.settings).toMatchObject({ port: 5432, password_set: false });
     const [after] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(after.secrets).toBeNull();
@@ -160,18 +232,45 @@ describe('PUT /api/data-source/{id}', () => {
       workspace_id: cast.workspaceId,
       settings: {
         use_ssh: true,
-        ssh_tunnel: { host: 'bastion', username: 'tunnel', private_key: 'PRIVATE-KEY-TEXT', passphrase: 'PASSPHRASE-TEXT' },
+        ssh_tunnel: {
+          host: 'bastion',
+          username: 'tunnel',
+          private_key: 'PRIVATE-KEY-TEXT',
+          passphrase: 'PASSPHRASE-TEXT',
+        },
         ssl: { enabled: true, ca: 'CA-CERT', key: 'CLIENT-KEY-TEXT' },
       },
     });
-    expect(src.settings.ssh_tunnel).toEqual({ host: 'bastion', port: 22, username: 'tunnel', password_set: false, private_key_set: true, passphrase_set: true });
+    expect(src.settings.ssh_tunnel).toEqual({
+      host: 'bastion',
+      port: 22,
+      username: 'tunnel',
+      password_set: false,
+      private_key_set: true,
+      passphrase_set: true,
+    });
     expect(src.settings.ssl).toEqual({ enabled: true, reject_unauthorized: true, ca: 'CA-CERT', key_set: true });
     const text = JSON.stringify(ok<SourceView>(await api.get(`/api/data-source/${src.id}`, cast.tokens.editor)));
     for (const secret of ['PRIVATE-KEY-TEXT', 'PASSPHRASE-TEXT', 'CLIENT-KEY-TEXT']) expect(text).not.toContain(secret);
-    const kept = ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { settings: { ...SERVERS.mysql(), use_ssh: true, ssh_tunnel: { host: 'bastion', username: 'tunnel' }, ssl: { enabled: true } } }, cast.tokens.editor));
+    const kept = ok<SourceView>(
+      await api.put(
+        `/api/data-source/${src.id}`,
+        {
+          settings: {
+            ...SERVERS.mysql(),
+            use_ssh: true,
+            ssh_tunnel: { host: 'bastion', username: 'tunnel' },
+            ssl: { enabled: true },
+          },
+        },
+        cast.tokens.editor,
+      ),
+    );
     expect(kept.settings.ssh_tunnel).toMatchObject({ host: 'bastion', private_key_set: true, passphrase_set: true });
     expect(kept.settings.ssl).toMatchObject({ key_set: true });
-    const dropped = ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { settings: SERVERS.mysql() }, cast.tokens.editor));
+    const dropped = ok<SourceView>(
+      await api.put(`/api/data-source/${src.id}`, { settings: SERVERS.mysql() }, cast.tokens.editor),
+    );
     expect(dropped.settings.ssh_tunnel).toBeUndefined();
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     expect(row.secrets).toBeNull();
@@ -214,15 +313,26 @@ describe('GET /api/data-source', () => {
     expect(paged.content.map((s) => s.id)).toEqual([a.id]);
     expect(paged.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
     expect(ok<SourcePage>(await list('type=mysql')).content.map((s) => s.id)).toEqual([b.id]);
-    expect(ok<SourcePage>(await list(`author=${cast.users.editor.id}&sort=id,asc`)).content.map((s) => s.id)).toEqual([a.id, c.id]);
+    expect(ok<SourcePage>(await list(`author=${cast.users.editor.id}&sort=id,asc`)).content.map((s) => s.id)).toEqual([
+      a.id,
+      c.id,
+    ]);
     expect(ok<SourcePage>(await list(`query=${encodeURIComponent('БЕТА')}`)).content.map((s) => s.id)).toEqual([b.id]);
     expect(ok<SourcePage>(await list(`query=${encodeURIComponent('%')}`)).content).toHaveLength(0);
 
     const today = new Date().toISOString().slice(0, 10);
     expect(ok<SourcePage>(await list(`createdAtFrom=${today}&createdAtTo=${today}`)).page.total_elements).toBe(3);
     expect(ok<SourcePage>(await list(`updatedAtTo=2000-01-01`)).page.total_elements).toBe(0);
-    expect(ok<SourcePage>(await list(`createdAtFrom=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s) => s.id)).toEqual([b.id, c.id]);
-    expect(ok<SourcePage>(await list(`createdAtTo=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map((s) => s.id)).toEqual([a.id, b.id]);
+    expect(
+      ok<SourcePage>(await list(`createdAtFrom=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map(
+        (s) => s.id,
+      ),
+    ).toEqual([b.id, c.id]);
+    expect(
+      ok<SourcePage>(await list(`createdAtTo=${encodeURIComponent(b.created_at)}&sort=id,asc`)).content.map(
+        (s) => s.id,
+      ),
+    ).toEqual([a.id, b.id]);
 
     // nothing of the workspace for an outsider; the sysadmin sees it
     expect(ok<SourcePage>(await list('', cast.tokens.plain)).page.total_elements).toBe(0);
@@ -242,13 +352,19 @@ describe('DELETE /api/data-source/{id}', () => {
     expect((await api.delete(url, cast.tokens.viewer)).status).toBe(403);
     expect((await api.delete(url, cast.tokens.plain)).status).toBe(404);
 
-    const [ds] = await t.deps.db.insert(datasets).values({ name: 'Продажи по городам', workspaceId: cast.workspaceId }).returning();
+    const [ds] = await t.deps.db
+      .insert(datasets)
+      .values({ name: 'Продажи по городам', workspaceId: cast.workspaceId })
+      .returning();
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
     const blocked = await api.delete(url, cast.tokens.editor);
     expect(blocked.status).toBe(400);
     expect(failure(blocked).message).toMatch(/датасеты \(1\): «Продажи по городам»/);
     const objects = ok<DependentObjects>(await api.get(`${url}/objects`, cast.tokens.viewer));
-    expect(objects).toEqual({ content: [{ type: 'dataset', id: ds.id, name: 'Продажи по городам', workspace_id: cast.workspaceId }], hidden_count: 0 });
+    expect(objects).toEqual({
+      content: [{ type: 'dataset', id: ds.id, name: 'Продажи по городам', workspace_id: cast.workspaceId }],
+      hidden_count: 0,
+    });
 
     await t.deps.db.delete(datasets).where(eq(datasets.id, ds.id));
     expect(ok<Deleted>(await api.delete(url, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
@@ -259,24 +375,36 @@ describe('DELETE /api/data-source/{id}', () => {
 
 describe('POST /api/data-source/{id}/copy', () => {
   it('duplicates settings and secrets into a workspace where the caller edits', async () => {
-    const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId, settings: { password: SECRET } });
+    const src = await createSource(api, cast.tokens.editor, 'postgresql', {
+      workspace_id: cast.workspaceId,
+      settings: { password: SECRET },
+    });
     const url = `/api/data-source/${src.id}/copy`;
     const copy = ok<SourceView>(await api.post(url, {}, cast.tokens.editor));
-    expect(copy).toMatchObject({ name: `${src.name} (копия)`, workspace_id: cast.workspaceId, type: 'postgresql', settings: src.settings });
+    expect(copy).toMatchObject({
+      name: `${src.name} (копия)`,
+      workspace_id: cast.workspaceId,
+      type: 'postgresql',
+      settings: src.settings,
+    });
     expect(copy.id).not.toBe(src.id);
     expect(copy.uuid).not.toBe(src.uuid);
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, copy.id));
     expect(t.deps.secretBox.open<{ password: string }>(row.secrets!).password).toBe(SECRET);
 
     const personal = cast.users.editor.personalWorkspaceId;
-    const elsewhere = ok<SourceView>(await api.post(url, { name: 'Моя копия', workspace_id: personal }, cast.tokens.editor));
+    const elsewhere = ok<SourceView>(
+      await api.post(url, { name: 'Моя копия', workspace_id: personal }, cast.tokens.editor),
+    );
     expect(elsewhere).toMatchObject({ name: 'Моя копия', workspace_id: personal });
     expect(JSON.stringify(elsewhere)).not.toContain(SECRET);
 
     expect((await api.post(url, {}, cast.tokens.viewer)).status).toBe(403);
     expect((await api.post(url, {}, cast.tokens.plain)).status).toBe(404);
     // the target workspace must be editable and visible
-    expect((await api.post(url, { workspace_id: cast.users.plain.personalWorkspaceId }, cast.tokens.editor)).status).toBe(404);
+    expect(
+      (await api.post(url, { workspace_id: cast.users.plain.personalWorkspaceId }, cast.tokens.editor)).status,
+    ).toBe(404);
     expect((await api.post(url, { name: '' }, cast.tokens.editor)).status).toBe(422);
   });
 });

@@ -11,7 +11,16 @@ import { dataSources, datasetSources, datasets } from '../../../db/schema';
 import { createTestApp, useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { failure, rest, type Deleted } from '../../support/rest';
-import { createSource, ok, upload, type CheckResult, type ColumnValues, type Preview, type QueryView, type SourceView } from './helpers';
+import {
+  createSource,
+  ok,
+  upload,
+  type CheckResult,
+  type ColumnValues,
+  type Preview,
+  type QueryView,
+  type SourceView,
+} from './helpers';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -26,9 +35,13 @@ afterAll(async () => {
 });
 
 const SALES = 'id,city,amount,day\n1,Москва,10.5,2024-01-02\n2,Казань,20,2024-02-03\n3,Самара,,2024-03-04\n';
-const post = (file: { name: string; content: Buffer | string } | undefined, fields: Record<string, string> = {}, token = cast.tokens.editor) =>
-  upload(api, 'POST', '/api/files', token, file, fields);
-const preview = (id: number, table: string, token = cast.tokens.editor) => api.post(`/api/data-source/${id}/preview`, { table }, token);
+const post = (
+  file: { name: string; content: Buffer | string } | undefined,
+  fields: Record<string, string> = {},
+  token = cast.tokens.editor,
+) => upload(api, 'POST', '/api/files', token, file, fields);
+const preview = (id: number, table: string, token = cast.tokens.editor) =>
+  api.post(`/api/data-source/${id}/preview`, { table }, token);
 const sourceFolder = (uuid: string) => path.join(t.deps.config.dataDir, 'files', uuid);
 
 async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
@@ -47,7 +60,15 @@ describe('POST /api/files', () => {
       type_name: 'Файл',
       workspace_id: cast.users.editor.personalWorkspaceId,
       can_edit: true,
-      settings: { file: { tables: ['Продажи_2024'], original_name: 'Продажи 2024.csv', format: 'csv', row_count: 3, size_bytes: Buffer.byteLength(SALES) } },
+      settings: {
+        file: {
+          tables: ['Продажи_2024'],
+          original_name: 'Продажи 2024.csv',
+          format: 'csv',
+          row_count: 3,
+          size_bytes: Buffer.byteLength(SALES),
+        },
+      },
     });
     // where the files lie is not shown; in the database the path is relative to DATA_DIR
     expect(JSON.stringify(res.body)).not.toMatch(/duckdb_path|stored_file|\/tmp\//);
@@ -59,27 +80,68 @@ describe('POST /api/files', () => {
 
     const rows = ok<Preview>(await preview(src.id, 'Продажи_2024'));
     expect(rows.schema).toBe('main');
-    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([['id', 'integer'], ['city', 'string'], ['amount', 'float'], ['day', 'date']]);
-    expect(rows.rows).toEqual([[1, 'Москва', 10.5, '2024-01-02'], [2, 'Казань', 20, '2024-02-03'], [3, 'Самара', null, '2024-03-04']]);
-    const values = ok<ColumnValues>(await api.get(`/api/data-source/${src.id}/column-values`, cast.tokens.editor, { table: 'Продажи_2024', column: 'city', query: 'сам' }));
+    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([
+      ['id', 'integer'],
+      ['city', 'string'],
+      ['amount', 'float'],
+      ['day', 'date'],
+    ]);
+    expect(rows.rows).toEqual([
+      [1, 'Москва', 10.5, '2024-01-02'],
+      [2, 'Казань', 20, '2024-02-03'],
+      [3, 'Самара', null, '2024-03-04'],
+    ]);
+    const values = ok<ColumnValues>(
+      await api.get(`/api/data-source/${src.id}/column-values`, cast.tokens.editor, {
+        table: 'Продажи_2024',
+        column: 'city',
+        query: 'сам',
+      }),
+    );
     expect(values.values).toEqual(['Самара']);
   });
 
   it('takes the name, workspace, delimiter and header flag from the form; reads windows-1251', async () => {
     const text = 'Город;Сумма\r\nМосква;1 234,50\r\nКазань;99,9\r\n';
     const src = ok<SourceView>(
-      await post({ name: 'cp1251.csv', content: iconv.encode(text, 'windows-1251') }, { name: 'Выгрузка 1С', workspace_id: String(cast.workspaceId), delimiter: ';', has_header: 'true' }),
+      await post(
+        { name: 'cp1251.csv', content: iconv.encode(text, 'windows-1251') },
+        { name: 'Выгрузка 1С', workspace_id: String(cast.workspaceId), delimiter: ';', has_header: 'true' },
+      ),
     );
-    expect(src).toMatchObject({ name: 'Выгрузка 1С', workspace_id: cast.workspaceId, settings: { file: { delimiter: ';', has_header: true } } });
+    expect(src).toMatchObject({
+      name: 'Выгрузка 1С',
+      workspace_id: cast.workspaceId,
+      settings: { file: { delimiter: ';', has_header: true } },
+    });
     const rows = ok<Preview>(await preview(src.id, 'cp1251', cast.tokens.viewer));
-    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([['Город', 'string'], ['Сумма', 'float']]);
-    expect(rows.rows).toEqual([['Москва', 1234.5], ['Казань', 99.9]]);
-    const noHeader = ok<SourceView>(await post({ name: 'raw.csv', content: '1,a\n2,b\n' }, { has_header: 'false', delimiter: 'comma' }));
+    expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([
+      ['Город', 'string'],
+      ['Сумма', 'float'],
+    ]);
+    expect(rows.rows).toEqual([
+      ['Москва', 1234.5],
+      ['Казань', 99.9],
+    ]);
+    const noHeader = ok<SourceView>(
+      await post({ name: 'raw.csv', content: '1,a\n2,b\n' }, { has_header: 'false', delimiter: 'comma' }),
+    );
     expect(ok<Preview>(await preview(noHeader.id, 'raw')).columns).toHaveLength(2);
   });
 
   it('imports every non-empty sheet of an XLSX as a table, or the one sheet asked for', async () => {
-    const book = await xlsx({ Продажи: [['id', 'сумма'], [1, 10], [2, 20]], Пусто: [], Планы: [['месяц', 'план'], ['январь', 5]] });
+    const book = await xlsx({
+      Продажи: [
+        ['id', 'сумма'],
+        [1, 10],
+        [2, 20],
+      ],
+      Пусто: [],
+      Планы: [
+        ['месяц', 'план'],
+        ['январь', 5],
+      ],
+    });
     const all = ok<SourceView>(await post({ name: 'book.xlsx', content: book }));
     expect(all.settings.file).toMatchObject({ tables: ['Продажи', 'Планы'], format: 'xlsx', row_count: 3 });
     expect(ok<Preview>(await preview(all.id, 'Планы')).rows).toEqual([['январь', 5]]);
@@ -124,18 +186,38 @@ describe('POST /api/files', () => {
 
   it('answers bad requests in the envelope: 401 first, 415 for the wrong content type, 422 for bad fields', async () => {
     expect((await upload(api, 'POST', '/api/files', undefined, { name: 'a.csv', content: SALES })).status).toBe(401);
-    expect((await api.call('POST', '/api/files', { body: 'x', headers: { 'content-type': 'multipart/form-data' } })).status).toBe(401);
+    expect(
+      (await api.call('POST', '/api/files', { body: 'x', headers: { 'content-type': 'multipart/form-data' } })).status,
+    ).toBe(401);
     const json = await api.post('/api/files', { file: 'a,b' }, cast.tokens.editor);
     expect(json.status).toBe(415);
-    expect(failure(json)).toMatchObject({ code: 415, message: 'Ожидается тело multipart/form-data с файлом в поле file' });
-    expect((await api.call('POST', '/api/files', { token: cast.tokens.editor, body: 'a,b', headers: { 'content-type': 'text/csv' } })).status).toBe(415);
-    const noBoundary = await api.call('POST', '/api/files', { token: cast.tokens.editor, body: 'x', headers: { 'content-type': 'multipart/form-data' } });
+    expect(failure(json)).toMatchObject({
+      code: 415,
+      message: 'Ожидается тело multipart/form-data с файлом в поле file',
+    });
+    expect(
+      (
+        await api.call('POST', '/api/files', {
+          token: cast.tokens.editor,
+          body: 'a,b',
+          headers: { 'content-type': 'text/csv' },
+        })
+      ).status,
+    ).toBe(415);
+    const noBoundary = await api.call('POST', '/api/files', {
+      token: cast.tokens.editor,
+      body: 'x',
+      headers: { 'content-type': 'multipart/form-data' },
+    });
     expect(noBoundary.status).toBe(400);
     expect(noBoundary.body.success).toBe(false);
     const noFile = await post(undefined, { name: 'x' });
     expect(noFile.status).toBe(422);
     expect(failure(noFile).errors).toEqual({ file: 'must not be null' });
-    const fields = await post({ name: 'a.csv', content: SALES }, { has_header: 'maybe', workspace_id: 'abc', colour: 'red', delimiter: '<<<<<' });
+    const fields = await post(
+      { name: 'a.csv', content: SALES },
+      { has_header: 'maybe', workspace_id: 'abc', colour: 'red', delimiter: '<<<<<' },
+    );
     expect(fields.status).toBe(422);
     expect(failure(fields).errors).toEqual({
       hasHeader: 'must be true or false',
@@ -159,10 +241,16 @@ describe('POST /api/files', () => {
     try {
       const a = rest(small.app);
       const cast2 = await createRoleCast(small.deps, a);
-      const big = await upload(a, 'POST', '/api/files', cast2.tokens.editor, { name: 'big.csv', content: 'x,y\n'.repeat(2000) });
+      const big = await upload(a, 'POST', '/api/files', cast2.tokens.editor, {
+        name: 'big.csv',
+        content: 'x,y\n'.repeat(2000),
+      });
       expect(big.status).toBe(413);
       expect(failure(big)).toMatchObject({ code: 413, message: 'Файл больше допустимого размера 1 КБ' });
-      const fits = await upload(a, 'POST', '/api/files', cast2.tokens.editor, { name: 'ok.csv', content: 'x,y\n1,2\n' });
+      const fits = await upload(a, 'POST', '/api/files', cast2.tokens.editor, {
+        name: 'ok.csv',
+        content: 'x,y\n1,2\n',
+      });
       expect(fits.status).toBe(200);
     } finally {
       await small.close();
@@ -172,7 +260,9 @@ describe('POST /api/files', () => {
 
 describe('PUT /api/files/{id}', () => {
   it('replaces the file keeping the id, the table name and the dependants', async () => {
-    const src = ok<SourceView>(await post({ name: 'plan.csv', content: 'month,plan\njan,1\n' }, { workspace_id: String(cast.workspaceId) }));
+    const src = ok<SourceView>(
+      await post({ name: 'plan.csv', content: 'month,plan\njan,1\n' }, { workspace_id: String(cast.workspaceId) }),
+    );
     const [ds] = await t.deps.db.insert(datasets).values({ name: 'План', workspaceId: cast.workspaceId }).returning();
     await t.deps.db.insert(datasetSources).values({ datasetId: ds.id, dataSourceId: src.id });
     ok(await api.get(`/api/data-source/${src.id}/tables`, cast.tokens.editor)); // fills the metadata cache
@@ -184,9 +274,17 @@ describe('PUT /api/files/{id}', () => {
     expect((await upload(api, 'PUT', url, cast.tokens.plain, file)).status).toBe(404);
     expect((await upload(api, 'PUT', url, undefined, file)).status).toBe(401);
     const replaced = ok<SourceView>(await upload(api, 'PUT', url, cast.tokens.editor, file));
-    expect(replaced).toMatchObject({ id: src.id, uuid: src.uuid, settings: { file: { tables: ['plan'], original_name: 'plan-v2.csv', row_count: 3 } } });
+    expect(replaced).toMatchObject({
+      id: src.id,
+      uuid: src.uuid,
+      settings: { file: { tables: ['plan'], original_name: 'plan-v2.csv', row_count: 3 } },
+    });
     expect(Date.parse(replaced.updated_at)).toBeGreaterThan(Date.parse(src.updated_at));
-    expect(ok<Preview>(await preview(src.id, 'plan')).rows).toEqual([['jan', 1], ['feb', 2], ['mar', 3]]);
+    expect(ok<Preview>(await preview(src.id, 'plan')).rows).toEqual([
+      ['jan', 1],
+      ['feb', 2],
+      ['mar', 3],
+    ]);
     const [links] = await t.deps.db.select().from(datasetSources).where(eq(datasetSources.dataSourceId, src.id));
     expect(links.datasetId).toBe(ds.id);
     // the old files are gone, the new ones are in the same folder
@@ -207,7 +305,9 @@ describe('PUT /api/files/{id}', () => {
 
 describe('DELETE /api/files/{id} and copies of file sources', () => {
   it('copies the file with the source, deletes a source with its folder, 400 while datasets depend on it', async () => {
-    const src = ok<SourceView>(await post({ name: 'cities.csv', content: SALES }, { workspace_id: String(cast.workspaceId) }));
+    const src = ok<SourceView>(
+      await post({ name: 'cities.csv', content: SALES }, { workspace_id: String(cast.workspaceId) }),
+    );
     const copy = ok<SourceView>(await api.post(`/api/data-source/${src.id}/copy`, {}, cast.tokens.editor));
     expect(existsSync(sourceFolder(copy.uuid))).toBe(true);
     expect(copy.settings.file!.tables).toEqual(['cities']);
@@ -221,7 +321,10 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
 
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.viewer)).status).toBe(403);
     expect((await api.delete(`/api/files/${src.id}`)).status).toBe(401);
-    expect(ok<Deleted>(await api.delete(`/api/files/${src.id}`, cast.tokens.editor))).toEqual({ id: src.id, deleted: true });
+    expect(ok<Deleted>(await api.delete(`/api/files/${src.id}`, cast.tokens.editor))).toEqual({
+      id: src.id,
+      deleted: true,
+    });
     expect(existsSync(sourceFolder(src.uuid))).toBe(false);
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.editor)).status).toBe(404);
     // the copy has files of its own
@@ -238,13 +341,32 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
 describe('SQL on a file source', () => {
   it('checks and renames like any source, and runs SQL in DuckDB without access to the server file system', async () => {
     const src = ok<SourceView>(await post({ name: 'sales.csv', content: SALES }));
-    expect(ok<CheckResult>(await api.post(`/api/data-source/${src.id}/check`, undefined, cast.tokens.editor))).toEqual({ ok: true, message: 'Подключение успешно' });
-    expect((await api.post(`/api/data-source/${src.id}/check`, { settings: { host: 'x' } }, cast.tokens.editor)).status).toBe(422);
-    expect((await api.put(`/api/data-source/${src.id}`, { settings: { host: 'x' } }, cast.tokens.editor)).status).toBe(400);
-    expect(ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { name: 'Продажи (файл)' }, cast.tokens.editor)).name).toBe('Продажи (файл)');
-    const q = ok<QueryView>(await api.post(`/api/data-source/${src.id}/queries`, { sql: 'SELECT city FROM sales WHERE amount > $1', parameters: [15] }, cast.tokens.editor));
+    expect(ok<CheckResult>(await api.post(`/api/data-source/${src.id}/check`, undefined, cast.tokens.editor))).toEqual({
+      ok: true,
+      message: 'Подключение успешно',
+    });
+    expect(
+      (await api.post(`/api/data-source/${src.id}/check`, { settings: { host: 'x' } }, cast.tokens.editor)).status,
+    ).toBe(422);
+    expect((await api.put(`/api/data-source/${src.id}`, { settings: { host: 'x' } }, cast.tokens.editor)).status).toBe(
+      400,
+    );
+    expect(
+      ok<SourceView>(await api.put(`/api/data-source/${src.id}`, { name: 'Продажи (файл)' }, cast.tokens.editor)).name,
+    ).toBe('Продажи (файл)');
+    const q = ok<QueryView>(
+      await api.post(
+        `/api/data-source/${src.id}/queries`,
+        { sql: 'SELECT city FROM sales WHERE amount > $1', parameters: [15] },
+        cast.tokens.editor,
+      ),
+    );
     expect(q.rows).toEqual([['Казань']]);
-    for (const sql of [`SELECT * FROM read_csv('/etc/passwd')`, `COPY sales TO '/tmp/leak.csv'`, `ATTACH '/tmp/x.duckdb'`]) {
+    for (const sql of [
+      `SELECT * FROM read_csv('/etc/passwd')`,
+      `COPY sales TO '/tmp/leak.csv'`,
+      `ATTACH '/tmp/x.duckdb'`,
+    ]) {
       const res = await api.post(`/api/data-source/${src.id}/queries`, { sql }, cast.tokens.editor);
       expect(res.status, sql).toBe(400);
       expect(failure(res).message, sql).toMatch(/disabled by configuration|read-only|Permission/i);

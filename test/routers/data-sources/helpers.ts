@@ -48,13 +48,24 @@ export async function exec(kind: DbKind, ...statements: string[]): Promise<void>
 
 /** A table `name(id, city, amount)` with three rows, in each dialect's own DDL. */
 export async function createCitiesTable(kind: DbKind, name: string): Promise<void> {
-  const q = kind === 'postgresql' ? `"${name.replace(/"/g, '""')}"` : `\`${name.replace(/`/g, kind === 'mysql' ? '``' : '\\`')}\``;
+  const q =
+    kind === 'postgresql'
+      ? `"${name.replace(/"/g, '""')}"`
+      : `\`${name.replace(/`/g, kind === 'mysql' ? '``' : '\\`')}\``;
   const rows = `(1, 'Москва', 10.5), (2, 'Казань', 20), (3, 'Самара', NULL)`;
   switch (kind) {
     case 'postgresql':
-      return exec(kind, `CREATE TABLE ${q} (id int PRIMARY KEY, city text, amount numeric(10,2))`, `INSERT INTO ${q} VALUES ${rows}`);
+      return exec(
+        kind,
+        `CREATE TABLE ${q} (id int PRIMARY KEY, city text, amount numeric(10,2))`,
+        `INSERT INTO ${q} VALUES ${rows}`,
+      );
     case 'mysql':
-      return exec(kind, `CREATE TABLE test.${q} (id int PRIMARY KEY, city varchar(100), amount decimal(10,2))`, `INSERT INTO test.${q} VALUES ${rows}`);
+      return exec(
+        kind,
+        `CREATE TABLE test.${q} (id int PRIMARY KEY, city varchar(100), amount decimal(10,2))`,
+        `INSERT INTO test.${q} VALUES ${rows}`,
+      );
     case 'clickhouse':
       return exec(
         kind,
@@ -65,7 +76,10 @@ export async function createCitiesTable(kind: DbKind, name: string): Promise<voi
 }
 
 export async function dropTable(kind: DbKind, name: string): Promise<void> {
-  const q = kind === 'postgresql' ? `"${name.replace(/"/g, '""')}"` : `\`${name.replace(/`/g, kind === 'mysql' ? '``' : '\\`')}\``;
+  const q =
+    kind === 'postgresql'
+      ? `"${name.replace(/"/g, '""')}"`
+      : `\`${name.replace(/`/g, kind === 'mysql' ? '``' : '\\`')}\``;
   const qualified = kind === 'postgresql' ? q : `${TEST_SCHEMA[kind]}.${q}`;
   await exec(kind, `DROP TABLE IF EXISTS ${qualified}`).catch(() => undefined);
 }
@@ -98,7 +112,12 @@ export async function createSource(
   return ok<SourceView>(
     await api.post(
       '/api/data-source',
-      { name: extra.name ?? randomName('src'), type: kind, settings: { ...SERVERS[kind](), ...extra.settings }, workspace_id: extra.workspace_id },
+      {
+        name: extra.name ?? randomName('src'),
+        type: kind,
+        settings: { ...SERVERS[kind](), ...extra.settings },
+        workspace_id: extra.workspace_id,
+      },
       token,
     ),
   );
@@ -115,7 +134,12 @@ export function upload(
 ) {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  if (file) form.append('file', new Blob([typeof file.content === 'string' ? Buffer.from(file.content) : file.content]), file.name);
+  if (file)
+    form.append(
+      'file',
+      new Blob([typeof file.content === 'string' ? Buffer.from(file.content) : file.content]),
+      file.name,
+    );
   return api.call(method, url, { token, body: form });
 }
 

@@ -5,7 +5,14 @@ import { createRoleCast, type RoleCast } from '../../support/factories';
 import type { z } from 'zod';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import { failure, ok } from '../../support/rest';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+} from '../widgets/world';
 
 type DatasetPreview = z.output<typeof datasetPreviewOutput>;
 type FieldValues = z.output<typeof fieldValuesOutput>;
@@ -41,26 +48,53 @@ const visible = SALES.filter((s) => s.qty >= 2);
 describe('GET /api/dataset/{id}/field-values', () => {
   it('distinct values ascending, searched, limited', async () => {
     const products = [...new Set(visible.map((s) => s.product))].sort();
-    const res = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')) });
+    const res = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('product')),
+    });
     expect(res.status).toBe(200);
     expect(ok<FieldValues>(res)).toEqual({ field_id: ds.fieldId('product'), values: products, has_more: false });
-    const searched = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), query: 'КА' });
+    const searched = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('product')),
+      query: 'КА',
+    });
     expect(ok<FieldValues>(searched).values).toEqual(products.filter((p) => p.includes('ка')));
-    const limited = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), limit: '2' });
-    expect(ok<FieldValues>(limited)).toEqual({ field_id: ds.fieldId('product'), values: products.slice(0, 2), has_more: true });
+    const limited = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('product')),
+      limit: '2',
+    });
+    expect(ok<FieldValues>(limited)).toEqual({
+      field_id: ds.fieldId('product'),
+      values: products.slice(0, 2),
+      has_more: true,
+    });
     // a calculated field with the dataset's formula
-    const months = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('Месяц')) });
-    expect(ok<FieldValues>(months).values).toEqual([...new Set(visible.map((s) => Number(s.sold_on.slice(5, 7))))].sort((a, b) => a - b));
+    const months = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('Месяц')),
+    });
+    expect(ok<FieldValues>(months).values).toEqual(
+      [...new Set(visible.map((s) => Number(s.sold_on.slice(5, 7))))].sort((a, b) => a - b),
+    );
   });
 
   it('bad input and access', async () => {
     const unknown = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: '999999' });
-    expect([unknown.status, failure(unknown).errors]).toEqual([422, { fieldId: 'Поле датасета не найдено (id 999999)' }]);
-    const big = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), limit: '1001' });
+    expect([unknown.status, failure(unknown).errors]).toEqual([
+      422,
+      { fieldId: 'Поле датасета не найдено (id 999999)' },
+    ]);
+    const big = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('product')),
+      limit: '1001',
+    });
     expect(big.status).toBe(422);
-    const hostile = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, { fieldId: String(ds.fieldId('product')), query: "'; DROP TABLE x; --%_" });
+    const hostile = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.viewer, {
+      fieldId: String(ds.fieldId('product')),
+      query: "'; DROP TABLE x; --%_",
+    });
     expect(ok<FieldValues>(hostile).values).toEqual([]);
-    const outsider = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.plain, { fieldId: String(ds.fieldId('product')) });
+    const outsider = await api.get(`/api/dataset/${ds.id}/field-values`, cast.tokens.plain, {
+      fieldId: String(ds.fieldId('product')),
+    });
     expect([outsider.status, failure(outsider).message]).toEqual([404, `Датасет не найден (id ${ds.id})`]);
   });
 });
@@ -91,7 +125,18 @@ describe('POST /api/dataset/{id}/preview', () => {
   it('all visible fields by default, limited; bad input', async () => {
     const res = await api.post(`/api/dataset/${ds.id}/preview`, { limit: 3 }, cast.tokens.viewer);
     // «Выручка» aggregates: the preview groups by the other fields (id among them: one group per row)
-    expect(ok<DatasetPreview>(res).columns.map((c: { name: string }) => c.name)).toEqual(['id', 'region_id', 'product', 'amount', 'qty', 'sold_on', 'id', 'name', 'Выручка', 'Месяц']);
+    expect(ok<DatasetPreview>(res).columns.map((c: { name: string }) => c.name)).toEqual([
+      'id',
+      'region_id',
+      'product',
+      'amount',
+      'qty',
+      'sold_on',
+      'id',
+      'name',
+      'Выручка',
+      'Месяц',
+    ]);
     expect(ok<DatasetPreview>(res).rows).toHaveLength(3);
     for (const r of ok<DatasetPreview>(res).rows) expect(r[8]).toBe(r[3]);
     const physical = await api.post(
@@ -102,10 +147,31 @@ describe('POST /api/dataset/{id}/preview', () => {
     expect(ok<DatasetPreview>(physical).rows).toHaveLength(3);
     expect(ok<DatasetPreview>(physical).has_more).toBe(true);
     expect((await api.post(`/api/dataset/${ds.id}/preview`, { limit: 5000 }, cast.tokens.viewer)).status).toBe(422);
-    expect((await api.post(`/api/dataset/${ds.id}/preview`, { field_ids: [1, 999999] }, cast.tokens.viewer)).status).toBe(422);
-    expect((await api.post(`/api/dataset/${ds.id}/preview`, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer)).status).toBe(403);
-    expect((await api.post(`/api/dataset/${ds.id}/preview`, { field_ids: [ds.fieldId('id')], view_as_user_id: cast.users.viewer.id }, cast.tokens.sysadmin)).status).toBe(200);
-    expect((await api.post(`/api/dataset/${ds.id}/preview`, { filters: [{ sql: '1; DROP TABLE x', op: 'eq', values: [1] }] }, cast.tokens.viewer)).status).toBe(422);
+    expect(
+      (await api.post(`/api/dataset/${ds.id}/preview`, { field_ids: [1, 999999] }, cast.tokens.viewer)).status,
+    ).toBe(422);
+    expect(
+      (await api.post(`/api/dataset/${ds.id}/preview`, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer))
+        .status,
+    ).toBe(403);
+    expect(
+      (
+        await api.post(
+          `/api/dataset/${ds.id}/preview`,
+          { field_ids: [ds.fieldId('id')], view_as_user_id: cast.users.viewer.id },
+          cast.tokens.sysadmin,
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await api.post(
+          `/api/dataset/${ds.id}/preview`,
+          { filters: [{ sql: '1; DROP TABLE x', op: 'eq', values: [1] }] },
+          cast.tokens.viewer,
+        )
+      ).status,
+    ).toBe(422);
     expect((await api.post(`/api/dataset/${ds.id}/preview`, {}, cast.tokens.plain)).status).toBe(404);
   });
 });

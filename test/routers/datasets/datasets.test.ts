@@ -2,7 +2,15 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources, datasets, widgets } from '../../../db/schema';
 import { useTestApp } from '../../support/app';
-import { addWorkspaceMember, createRoleCast, createSharedWorkspace, createUser, login, uniq, type RoleCast } from '../../support/factories';
+import {
+  addWorkspaceMember,
+  createRoleCast,
+  createSharedWorkspace,
+  createUser,
+  login,
+  uniq,
+  type RoleCast,
+} from '../../support/factories';
 import { failure, ok, type Deleted } from '../../support/rest';
 import { createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type DatasetPage } from './helpers';
 
@@ -23,7 +31,11 @@ const inShared = (token = editor, extra: Record<string, unknown> = {}) =>
 describe('POST /api/dataset', () => {
   it('creates a dataset on sources with an empty schema, authored by the caller', async () => {
     const name = uniq('Заказы');
-    const res = await api.post('/api/dataset', { name, workspace_id: cast.workspaceId, live: false, data_source_ids: [sourceId] }, editor);
+    const res = await api.post(
+      '/api/dataset',
+      { name, workspace_id: cast.workspaceId, live: false, data_source_ids: [sourceId] },
+      editor,
+    );
     expect(res.status).toBe(200);
     expect(ok<DatasetDetails>(res)).toMatchObject({
       name,
@@ -51,7 +63,11 @@ describe('POST /api/dataset', () => {
   it('answers 422 at dataSourceIds[i] for unknown sources and sources the caller cannot read', async () => {
     const hidden = await createSharedWorkspace(t.deps, []);
     const hiddenSource = await insertSource(t.deps, hidden);
-    const res = await api.post('/api/dataset', { name: 'x', workspace_id: cast.workspaceId, data_source_ids: [sourceId, 987654, hiddenSource] }, editor);
+    const res = await api.post(
+      '/api/dataset',
+      { name: 'x', workspace_id: cast.workspaceId, data_source_ids: [sourceId, 987654, hiddenSource] },
+      editor,
+    );
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({
       'dataSourceIds[1]': 'Источник данных не найден (id 987654)',
@@ -79,7 +95,15 @@ describe('GET /api/dataset/{id}', () => {
     for (const role of ['anonymous', 'plain', 'viewer', 'editor', 'wsAdmin', 'manager', 'sysadmin'] as const) {
       statuses[role] = (await api.get(`/api/dataset/${ds.id}`, cast.tokens[role])).status;
     }
-    expect(statuses).toEqual({ anonymous: 401, plain: 404, viewer: 200, editor: 200, wsAdmin: 200, manager: 404, sysadmin: 200 });
+    expect(statuses).toEqual({
+      anonymous: 401,
+      plain: 404,
+      viewer: 200,
+      editor: 200,
+      wsAdmin: 200,
+      manager: 404,
+      sysadmin: 200,
+    });
     const hidden = await api.get(`/api/dataset/${ds.id}`, cast.tokens.plain);
     expect(failure(hidden)).toMatchObject({ code: 404, message: `Датасет не найден (id ${ds.id})` });
     expect(failure(await api.get('/api/dataset/99999999', editor)).message).toBe('Датасет не найден (id 99999999)');
@@ -92,9 +116,19 @@ describe('PUT /api/dataset/{id}', () => {
     const ds = await inShared();
     const saved = ok<DatasetDetails>(await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor));
     const second = await insertSource(t.deps, cast.workspaceId);
-    const res = await api.put(`/api/dataset/${ds.id}`, { name: 'Новое имя', description: 'Описание', live: false, data_source_ids: [second, sourceId] }, editor);
+    const res = await api.put(
+      `/api/dataset/${ds.id}`,
+      { name: 'Новое имя', description: 'Описание', live: false, data_source_ids: [second, sourceId] },
+      editor,
+    );
     expect(res.status).toBe(200);
-    expect(ok<DatasetDetails>(res)).toMatchObject({ name: 'Новое имя', description: 'Описание', live: false, type: 'materialized', data_source_ids: [second, sourceId] });
+    expect(ok<DatasetDetails>(res)).toMatchObject({
+      name: 'Новое имя',
+      description: 'Описание',
+      live: false,
+      type: 'materialized',
+      data_source_ids: [second, sourceId],
+    });
     expect(ok<DatasetDetails>(res).version).toBe(saved.version + 1);
     expect(Date.parse(ok<DatasetDetails>(res).updated_at)).toBeGreaterThan(Date.parse(saved.updated_at));
     expect(ok<DatasetDetails>(res).fields).toEqual(saved.fields);
@@ -110,11 +144,15 @@ describe('PUT /api/dataset/{id}', () => {
     await api.put(`/api/dataset/${ds.id}/schema`, shopSchema(sourceId), editor);
     const used = await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [] }, editor);
     expect(used.status).toBe(422);
-    expect(failure(used).errors).toEqual({ dataSourceIds: `Источник данных используется объектами датасета (id ${sourceId})` });
+    expect(failure(used).errors).toEqual({
+      dataSourceIds: `Источник данных используется объектами датасета (id ${sourceId})`,
+    });
     const unknown = await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [sourceId, 555555] }, editor);
     expect(failure(unknown).errors).toEqual({ 'dataSourceIds[1]': 'Источник данных не найден (id 555555)' });
     const empty = await inShared();
-    expect(ok<DatasetDetails>(await api.put(`/api/dataset/${empty.id}`, { data_source_ids: [] }, editor)).data_source_ids).toEqual([]);
+    expect(
+      ok<DatasetDetails>(await api.put(`/api/dataset/${empty.id}`, { data_source_ids: [] }, editor)).data_source_ids,
+    ).toEqual([]);
   });
 
   it('lets the author and the workspace Администратор change it; others get 403 or 404', async () => {
@@ -208,7 +246,9 @@ describe('GET /api/dataset', () => {
     expect(await ids({ author: String(cast.users.editor.id) })).toEqual([]);
     expect(await ids({ query: `${tag} бет` })).toEqual([b.id]);
 
-    const page = ok<DatasetPage>(await api.get('/api/dataset', token, { query: tag, size: '2', page: '1', sort: 'id,asc' }));
+    const page = ok<DatasetPage>(
+      await api.get('/api/dataset', token, { query: tag, size: '2', page: '1', sort: 'id,asc' }),
+    );
     expect(page.content.map((d) => d.id)).toEqual([c.id]);
     expect(page.page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
 
@@ -231,7 +271,8 @@ describe('GET /api/dataset', () => {
       .update(datasets)
       .set({ createdAt: new Date('2024-03-10T12:00:00Z'), updatedAt: new Date('2024-03-11T08:00:00Z') })
       .where(eq(datasets.id, old.id));
-    const ids = async (query: Record<string, string>) => ok<DatasetPage>(await api.get('/api/dataset', token, { ...query, sort: 'id,asc' })).content.map((d) => d.id);
+    const ids = async (query: Record<string, string>) =>
+      ok<DatasetPage>(await api.get('/api/dataset', token, { ...query, sort: 'id,asc' })).content.map((d) => d.id);
     expect(await ids({ createdAtFrom: '2024-03-10', createdAtTo: '2024-03-10' })).toEqual([old.id]);
     expect(await ids({ createdAtTo: '2024-03-09' })).toEqual([]);
     expect(await ids({ createdAtFrom: '2024-03-11' })).toEqual([fresh.id]);

@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { closedPort } from '../../adapters/sources/servers';
-import { createSource, dropTable, exec, ok, upload, randomName, TEST_SCHEMA, type DbKind } from '../data-sources/helpers';
+import {
+  createSource,
+  dropTable,
+  exec,
+  ok,
+  upload,
+  randomName,
+  TEST_SCHEMA,
+  type DbKind,
+} from '../data-sources/helpers';
 import { createDataset, insertSource } from './helpers';
 import type { z } from 'zod';
 import type { datasetDetails, validateSchemaOutput } from '../../../routers/datasets/schemas';
@@ -29,7 +38,8 @@ beforeAll(async () => {
 const DDL: Record<DbKind, (name: string) => string> = {
   postgresql: (n) => `CREATE TABLE "${n}" (id int, city text, amount numeric(10,2), day date, at timestamp)`,
   mysql: (n) => `CREATE TABLE test.\`${n}\` (id int, city varchar(50), amount double, day date, at datetime)`,
-  clickhouse: (n) => `CREATE TABLE default.\`${n}\` (id Int32, city String, amount Float64, day Date, at DateTime) ENGINE = Memory`,
+  clickhouse: (n) =>
+    `CREATE TABLE default.\`${n}\` (id Int32, city String, amount Float64, day Date, at DateTime) ENGINE = Memory`,
 };
 const EXPECTED = { id: 'integer', city: 'string', amount: 'float', day: 'date', at: 'datetime' } as const;
 
@@ -53,7 +63,8 @@ function tableSchema(sourceId: number, schema: string | null, table: string) {
   };
 }
 
-const typesOf = (fields: SavedField[]) => Object.fromEntries(fields.map((f) => [f.kind === 'physical' ? f.column! : f.name, f.primitive_type]));
+const typesOf = (fields: SavedField[]) =>
+  Object.fromEntries(fields.map((f) => [f.kind === 'physical' ? f.column! : f.name, f.primitive_type]));
 
 async function saveSchema(datasetId: number, body: unknown): Promise<SavedSchema> {
   const res = await api.put(`/api/dataset/${datasetId}/schema`, body, token);
@@ -85,7 +96,15 @@ describe.each(['postgresql', 'mysql', 'clickhouse'] as const)('PUT /api/dataset/
     const from = kind === 'postgresql' ? `"${table}"` : `${TEST_SCHEMA[kind]}.\`${table}\``;
     const saved = await saveSchema(ds.id, {
       ...tableSchema(sourceId, null, table),
-      objects: [{ id: -1, data_source_id: sourceId, name: 't', kind: 'sql', sql: `SELECT id, city, amount, day, at FROM ${from};` }],
+      objects: [
+        {
+          id: -1,
+          data_source_id: sourceId,
+          name: 't',
+          kind: 'sql',
+          sql: `SELECT id, city, amount, day, at FROM ${from};`,
+        },
+      ],
     });
     expect(typesOf(saved.fields)).toEqual({ ...EXPECTED, id: 'string', Итого: 'float', 'Последний день': 'date' });
   });
@@ -101,22 +120,44 @@ describe('PUT /api/dataset/{id}/schema on a file source (DuckDB)', () => {
   it('types the fields of an uploaded table from its DuckDB columns', async () => {
     const csv = 'id,city,amount,day\n1,Москва,10.5,2024-01-02\n2,Казань,20,2024-02-03\n';
     const src = ok<{ id: number; settings: { file: { tables: string[] } } }>(
-      await upload(api, 'POST', '/api/files', token, { name: `${uniq('cities')}.csv`, content: csv }, { workspace_id: String(cast.workspaceId) }),
+      await upload(
+        api,
+        'POST',
+        '/api/files',
+        token,
+        { name: `${uniq('cities')}.csv`, content: csv },
+        { workspace_id: String(cast.workspaceId) },
+      ),
     );
     const ds = await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [src.id] });
     const body = tableSchema(src.id, null, src.settings.file.tables[0]);
     body.fields = body.fields.filter((f) => f.column !== 'at');
     const saved = await saveSchema(ds.id, body);
-    expect(typesOf(saved.fields)).toEqual({ id: 'string', city: 'string', amount: 'float', day: 'date', Итого: 'float', 'Последний день': 'date' });
+    expect(typesOf(saved.fields)).toEqual({
+      id: 'string',
+      city: 'string',
+      amount: 'float',
+      day: 'date',
+      Итого: 'float',
+      'Последний день': 'date',
+    });
   });
 });
 
 describe('when the source cannot tell', () => {
   it('saves anyway with unknown types when the source is down', async () => {
-    const down = await insertSource(t.deps, cast.workspaceId, { settings: { host: '127.0.0.1', port: await closedPort(), db: 'test', username: 'postgres' } });
+    const down = await insertSource(t.deps, cast.workspaceId, {
+      settings: { host: '127.0.0.1', port: await closedPort(), db: 'test', username: 'postgres' },
+    });
     const ds = await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [down] });
     const saved = await saveSchema(ds.id, tableSchema(down, 'public', 'whatever'));
-    expect(typesOf(saved.fields)).toMatchObject({ id: 'string', city: 'unknown', amount: 'unknown', day: 'unknown', at: 'unknown' });
+    expect(typesOf(saved.fields)).toMatchObject({
+      id: 'string',
+      city: 'unknown',
+      amount: 'unknown',
+      day: 'unknown',
+      at: 'unknown',
+    });
   });
 
   it('POST /schema/validate answers the same inferred types, and a missing column stays unknown', async () => {

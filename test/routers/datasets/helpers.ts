@@ -66,11 +66,26 @@ export function shopSchema(sourceId: number): SchemaBody {
       { id: -31, name: 'Год', derivation: { field_id: -13, function: 'YEAR' } },
       { id: -32, name: 'Средний чек', formula: '[Выручка] / COUNTD([orders.id])' },
     ],
-    relations: [{ id: -1, left_object_id: -1, right_object_id: -2, join_type: 'left', conditions: [{ left_field_id: -11, right_field_id: -20 }] }],
+    relations: [
+      {
+        id: -1,
+        left_object_id: -1,
+        right_object_id: -2,
+        join_type: 'left',
+        conditions: [{ left_field_id: -11, right_field_id: -20 }],
+      },
+    ],
     hierarchies: [{ id: -1, name: 'География', field_ids: [-21, -31] }],
     filters: [{ id: -1, field_id: -21, op: 'in', values: ['Москва', 'Казань'], value_type: 'string' }],
     parameters: [
-      { id: -1, name: 'Порог', primitive_type: 'number', default_value: '10', domain: { kind: 'range', min: '0', max: '100', step: '5' }, order: 0 },
+      {
+        id: -1,
+        name: 'Порог',
+        primitive_type: 'number',
+        default_value: '10',
+        domain: { kind: 'range', min: '0', max: '100', step: '5' },
+        order: 0,
+      },
     ],
   };
 }

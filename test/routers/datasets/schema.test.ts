@@ -4,7 +4,15 @@ import { createRoleCast, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { validateSchemaOutput } from '../../../routers/datasets/schemas';
-import { byName, createDataset, emptySchema, insertSource, shopSchema, type DatasetDetails, type SchemaBody } from './helpers';
+import {
+  byName,
+  createDataset,
+  emptySchema,
+  insertSource,
+  shopSchema,
+  type DatasetDetails,
+  type SchemaBody,
+} from './helpers';
 
 const ID_REQUIRED = 'Object id is required (use a negative temp id for new objects)';
 const DERIVED_FORMULA = 'formula у производного поля генерируется из derivation и не принимается';
@@ -25,7 +33,8 @@ beforeAll(async () => {
 const newDataset = async (token = editor) =>
   (await createDataset(api, token, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })).id as number;
 const put = (id: number, body: unknown, token = editor) => api.put(`/api/dataset/${id}/schema`, body, token);
-const validate = (id: number, body: unknown, token = editor) => api.post(`/api/dataset/${id}/schema/validate`, body, token);
+const validate = (id: number, body: unknown, token = editor) =>
+  api.post(`/api/dataset/${id}/schema/validate`, body, token);
 const get = async (id: number, token = editor) => ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, token));
 
 /** Saves the shop schema and returns the saved dataset. */
@@ -50,7 +59,13 @@ describe('PUT /api/dataset/{id}/schema', () => {
     const orders = byName(data.objects, 'orders');
     const customers = byName(data.objects, 'customers');
     expect(orders.id).toBeGreaterThan(0);
-    expect(orders).toMatchObject({ data_source_id: sourceId, kind: 'table', schema: 'public', table: 'orders', sql: null });
+    expect(orders).toMatchObject({
+      data_source_id: sourceId,
+      kind: 'table',
+      schema: 'public',
+      table: 'orders',
+      sql: null,
+    });
 
     const field = (name: string, objectId: number | null = null) =>
       data.fields.find((f) => f.name === name && (objectId === null || f.object_id === objectId))!;
@@ -61,8 +76,18 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect(field('amount', orders.id)).toMatchObject({ title: 'Сумма', aggregation: 'sum', primitive_type: 'float' });
 
     // A calculated field: formula filled in, object_id empty, the type inferred from the formula.
-    expect(field('Выручка')).toMatchObject({ kind: 'calculated', object_id: null, column: null, formula: 'SUM([orders.amount])', primitive_type: 'float' });
-    expect(field('Средний чек')).toMatchObject({ object_id: null, formula: '[Выручка] / COUNTD([orders.id])', primitive_type: 'float' });
+    expect(field('Выручка')).toMatchObject({
+      kind: 'calculated',
+      object_id: null,
+      column: null,
+      formula: 'SUM([orders.amount])',
+      primitive_type: 'float',
+    });
+    expect(field('Средний чек')).toMatchObject({
+      object_id: null,
+      formula: '[Выручка] / COUNTD([orders.id])',
+      primitive_type: 'float',
+    });
     // A derived field: formula built from the derivation, which refers to the new field's real id.
     expect(field('Год')).toMatchObject({
       kind: 'calculated',
@@ -82,10 +107,27 @@ describe('PUT /api/dataset/{id}/schema', () => {
         conditions: [{ left_field_id: customerId.id, right_field_id: customersId.id }],
       },
     ]);
-    expect(data.hierarchies).toEqual([{ id: expect.any(Number), name: 'География', field_ids: [field('city').id, field('Год').id] }]);
-    expect(data.filters).toEqual([{ id: expect.any(Number), field_id: field('city').id, op: 'in', values: ['Москва', 'Казань'], value_type: 'string' }]);
+    expect(data.hierarchies).toEqual([
+      { id: expect.any(Number), name: 'География', field_ids: [field('city').id, field('Год').id] },
+    ]);
+    expect(data.filters).toEqual([
+      {
+        id: expect.any(Number),
+        field_id: field('city').id,
+        op: 'in',
+        values: ['Москва', 'Казань'],
+        value_type: 'string',
+      },
+    ]);
     expect(data.parameters).toEqual([
-      { id: expect.any(Number), name: 'Порог', primitive_type: 'number', default_value: '10', domain: { kind: 'range', min: '0', max: '100', step: '5' }, order: 0 },
+      {
+        id: expect.any(Number),
+        name: 'Порог',
+        primitive_type: 'number',
+        default_value: '10',
+        domain: { kind: 'range', min: '0', max: '100', step: '5' },
+        order: 0,
+      },
     ]);
     expect(data.version).toBe(2);
 
@@ -113,10 +155,19 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const second = ok<DatasetDetails>(res);
     expect(second.objects.map((o) => o.id)).toEqual([byName(first.objects, 'orders').id]);
-    const kept = first.fields.filter((f) => f.object_id === byName(first.objects, 'orders').id || ['Выручка', 'Средний чек'].includes(f.name));
-    for (const f of kept) expect(second.fields.find((x) => x.id === f.id), f.name).toBeDefined();
+    const kept = first.fields.filter(
+      (f) => f.object_id === byName(first.objects, 'orders').id || ['Выручка', 'Средний чек'].includes(f.name),
+    );
+    for (const f of kept)
+      expect(
+        second.fields.find((x) => x.id === f.id),
+        f.name,
+      ).toBeDefined();
     expect(second.fields).toHaveLength(kept.length + 1);
-    expect(byName(second.fields, 'Заказов')).toMatchObject({ primitive_type: 'integer', formula: 'COUNT([orders.id])' });
+    expect(byName(second.fields, 'Заказов')).toMatchObject({
+      primitive_type: 'integer',
+      formula: 'COUNT([orders.id])',
+    });
     expect(second.relations).toEqual([]);
     expect(second.hierarchies).toEqual([]);
     expect(second.filters).toEqual([]);
@@ -141,12 +192,16 @@ describe('PUT /api/dataset/{id}/schema', () => {
     // The calculated field still names the old field: its formula no longer resolves.
     const revenueAt = body.fields.findIndex((f) => f.name === 'Выручка');
     expect(failure(res).errors).toEqual({
-      [`fields[${revenueAt}].formula`]: 'Ошибка в выражении: поле [orders.amount] не найдено в датасете (строка 1, позиция 5)',
+      [`fields[${revenueAt}].formula`]:
+        'Ошибка в выражении: поле [orders.amount] не найдено в датасете (строка 1, позиция 5)',
     });
     byName(body.fields, 'Выручка').formula = 'SUM([orders.total])';
     const fixed = await put(id, body);
     expect(fixed.status, JSON.stringify(fixed.body)).toBe(200);
-    expect(ok<DatasetDetails>(fixed).fields.find((f) => f.id === amount.id)).toMatchObject({ name: 'total', column: 'total' });
+    expect(ok<DatasetDetails>(fixed).fields.find((f) => f.id === amount.id)).toMatchObject({
+      name: 'total',
+      column: 'total',
+    });
   });
 
   it('accepts a field of a new object and a new field of a saved object in one save', async () => {
@@ -159,7 +214,12 @@ describe('PUT /api/dataset/{id}/schema', () => {
       { id: -7, object_id: orders.id, column: 'status', primitive_type: 'string' },
     );
     const orderKey = body.fields.find((f) => f.object_id === orders.id && f.name === 'id')!;
-    body.relations.push({ id: -2, left_object_id: -5, right_object_id: orders.id, conditions: [{ left_field_id: -6, right_field_id: orderKey.id }] });
+    body.relations.push({
+      id: -2,
+      left_object_id: -5,
+      right_object_id: orders.id,
+      conditions: [{ left_field_id: -6, right_field_id: orderKey.id }],
+    });
     const res = await put(id, body);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const saved = ok<DatasetDetails>(res);
@@ -212,7 +272,14 @@ describe('PUT /api/dataset/{id}/schema', () => {
         { id: -3, name: 'y', derivation: { field_id: 424242, function: 'YEAR' } },
         { id: -4, object_id: -9, column: 'c' },
       ],
-      relations: [{ id: -1, left_object_id: -1, right_object_id: -7, conditions: [{ left_field_id: -2, right_field_id: 777777 }] }],
+      relations: [
+        {
+          id: -1,
+          left_object_id: -1,
+          right_object_id: -7,
+          conditions: [{ left_field_id: -2, right_field_id: 777777 }],
+        },
+      ],
       hierarchies: [{ id: -1, name: 'h', field_ids: [-2, -55] }],
       filters: [{ id: -1, field_id: -66, op: 'eq', values: ['x'] }],
       parameters: [{ id: 31337, name: 'p', primitive_type: 'number' }],
@@ -241,7 +308,12 @@ describe('PUT /api/dataset/{id}/schema', () => {
     body.fields[cityAt] = { id: body.fields[cityAt].id, name: 'city', formula: "'Москва'" };
     const revenueAt = body.fields.findIndex((f) => f.name === 'Выручка');
     const orders = byName(body.objects, 'orders');
-    body.fields[revenueAt] = { id: body.fields[revenueAt].id, kind: 'physical', object_id: orders.id, column: 'revenue' };
+    body.fields[revenueAt] = {
+      id: body.fields[revenueAt].id,
+      kind: 'physical',
+      object_id: orders.id,
+      column: 'revenue',
+    };
     const res = await put(id, body);
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({
@@ -249,7 +321,8 @@ describe('PUT /api/dataset/{id}/schema', () => {
       [`fields[${cityAt}].kind`]: KIND_CHANGE,
       [`fields[${revenueAt}].kind`]: KIND_CHANGE,
       // The field that refers to [Выручка] loses its target with the refused change.
-      [`fields[${revenueAt + 2}].formula`]: 'Ошибка в выражении: поле [Выручка] не найдено в датасете (строка 1, позиция 1)',
+      [`fields[${revenueAt + 2}].formula`]:
+        'Ошибка в выражении: поле [Выручка] не найдено в датасете (строка 1, позиция 1)',
     });
   });
 
@@ -284,7 +357,13 @@ describe('PUT /api/dataset/{id}/schema', () => {
       ...emptySchema,
       parameters: [
         { id: -1, name: 'n', primitive_type: 'number', default_value: 'десять' },
-        { id: -2, name: 'l', primitive_type: 'integer', default_value: '1', domain: { kind: 'list', values: ['1', '2.5'] } },
+        {
+          id: -2,
+          name: 'l',
+          primitive_type: 'integer',
+          default_value: '1',
+          domain: { kind: 'list', values: ['1', '2.5'] },
+        },
         { id: -3, name: 's', primitive_type: 'string', domain: { kind: 'range', min: 'a' } },
         { id: -4, name: 'n', primitive_type: 'date', default_value: '2024-02-30' },
       ],
@@ -306,7 +385,7 @@ describe('PUT /api/dataset/{id}/schema', () => {
       { id: -40, name: 'Неизвестное', formula: 'SUM([orders.discount])' },
       { id: -41, name: 'A', formula: '[B] + 1' },
       { id: -42, name: 'B', formula: '[A] * 2' },
-      { id: -43, name: 'Строка', formula: "[customers.city] * 2" },
+      { id: -43, name: 'Строка', formula: '[customers.city] * 2' },
       { id: -44, name: 'Синтаксис', formula: 'SUM([orders.amount]' },
       { id: -45, name: 'Зависит от цикла', formula: '[A] + [Порог]' },
       { id: -46, name: 'Вложенный', formula: 'SUM([Выручка])' },
@@ -315,16 +394,32 @@ describe('PUT /api/dataset/{id}/schema', () => {
     const res = await put(id, body);
     expect(res.status).toBe(422);
     const e = failure(res).errors!;
-    expect(Object.keys(e).sort()).toEqual(['fields[10].formula', 'fields[11].formula', 'fields[12].formula', 'fields[13].formula', 'fields[15].formula', 'fields[16].formula', 'fields[9].formula']);
-    expect(e['fields[9].formula']).toBe('Ошибка в выражении: поле [orders.discount] не найдено в датасете (строка 1, позиция 5)');
-    expect(e['fields[10].formula']).toBe('Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [A] → [B] → [A] (строка 1, позиция 1)');
+    expect(Object.keys(e).sort()).toEqual([
+      'fields[10].formula',
+      'fields[11].formula',
+      'fields[12].formula',
+      'fields[13].formula',
+      'fields[15].formula',
+      'fields[16].formula',
+      'fields[9].formula',
+    ]);
+    expect(e['fields[9].formula']).toBe(
+      'Ошибка в выражении: поле [orders.discount] не найдено в датасете (строка 1, позиция 5)',
+    );
+    expect(e['fields[10].formula']).toBe(
+      'Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [A] → [B] → [A] (строка 1, позиция 1)',
+    );
     expect(e['fields[11].formula']).toMatch(/^Ошибка в выражении: циклическая ссылка между вычисляемыми полями: /);
-    expect(e['fields[12].formula']).toBe('Ошибка в выражении: оператор * ожидает число, а получено «строка» (строка 1, позиция 1)');
+    expect(e['fields[12].formula']).toBe(
+      'Ошибка в выражении: оператор * ожидает число, а получено «строка» (строка 1, позиция 1)',
+    );
     expect(e['fields[13].formula']).toMatch(/^Ошибка в выражении: /);
     expect(e['fields[15].formula']).toBe(
       'Ошибка в выражении: в вычисляемом поле [Выручка]: агрегатная функция SUM не может стоять внутри SUM (строка 1, позиция 5)',
     );
-    expect(e['fields[16].formula']).toBe('Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [Самоссылка] → [Самоссылка] (строка 1, позиция 1)');
+    expect(e['fields[16].formula']).toBe(
+      'Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [Самоссылка] → [Самоссылка] (строка 1, позиция 1)',
+    );
   });
 
   it('checks the derived function, the structure of fields and objects, names and filters', async () => {
@@ -348,9 +443,14 @@ describe('PUT /api/dataset/{id}/schema', () => {
         { id: -16, object_id: -1, column: 'amount' },
         { id: -17, name: 'Месяц', derivation: { field_id: -10, function: 'MONTH' } },
       ],
-      relations: [{ id: -1, left_object_id: -1, right_object_id: -1, conditions: [{ left_field_id: -10, right_field_id: -11 }] }],
+      relations: [
+        { id: -1, left_object_id: -1, right_object_id: -1, conditions: [{ left_field_id: -10, right_field_id: -11 }] },
+      ],
       hierarchies: [],
-      filters: [{ id: -1, field_id: -10, op: 'between', values: ['1'], value_type: 'number' }, { id: -2, field_id: -10, op: 'eq', values: ['x'], value_type: 'number' }],
+      filters: [
+        { id: -1, field_id: -10, op: 'between', values: ['1'], value_type: 'number' },
+        { id: -2, field_id: -10, op: 'eq', values: ['x'], value_type: 'number' },
+      ],
       parameters: [{ id: -1, name: 'm', primitive_type: 'number' }],
     });
     expect(res.status).toBe(422);
@@ -366,7 +466,8 @@ describe('PUT /api/dataset/{id}/schema', () => {
       'fields[4].objectId': 'У вычисляемого поля object_id не задаётся',
       'fields[5].formula': 'must not be blank',
       'fields[6].name': 'Имя уже используется в датасете',
-      'fields[7].derivation': 'Ошибка в выражении: аргумент 1 функции MONTH должен быть типа «дата», а получено «дробное число»',
+      'fields[7].derivation':
+        'Ошибка в выражении: аргумент 1 функции MONTH должен быть типа «дата», а получено «дробное число»',
       'relations[0].rightObjectId': 'Связь должна соединять два разных объекта',
       'relations[0].conditions[0].rightFieldId': 'Поле не принадлежит объекту этой стороны связи (id -11)',
       'filters[0].values': 'size must be 2',
@@ -390,7 +491,11 @@ describe('PUT /api/dataset/{id}/schema', () => {
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const f = ok<DatasetDetails>(res).fields;
-    expect(byName(f, 'Месяц')).toMatchObject({ formula: "DATETRUNC('month', [orders.created_at])", primitive_type: 'date', derivation: { function: 'DATETRUNC', args: ['month'] } });
+    expect(byName(f, 'Месяц')).toMatchObject({
+      formula: "DATETRUNC('month', [orders.created_at])",
+      primitive_type: 'date',
+      derivation: { function: 'DATETRUNC', args: ['month'] },
+    });
     expect(byName(f, 'Округлено')).toMatchObject({ formula: 'ROUND([orders.amount], 2)', primitive_type: 'float' });
     expect(byName(f, 'Год месяца')).toMatchObject({ formula: 'YEAR([Месяц])', primitive_type: 'integer' });
   });
@@ -415,14 +520,28 @@ describe('PUT /api/dataset/{id}/schema', () => {
   it('accepts SQL objects and stores them without a trailing semicolon', async () => {
     // The editor wrote this source, so they may write SQL on it (see «SQL objects» below).
     const ownSource = await insertSource(t.deps, cast.workspaceId, { authorId: cast.users.editor.id });
-    const id = (await createDataset(api, editor, { workspace_id: cast.workspaceId, data_source_ids: [ownSource] })).id as number;
+    const id = (await createDataset(api, editor, { workspace_id: cast.workspaceId, data_source_ids: [ownSource] }))
+      .id as number;
     const res = await put(id, {
       ...emptySchema,
-      objects: [{ id: -1, data_source_id: ownSource, kind: 'sql', name: 'big', sql: 'SELECT * FROM orders WHERE amount > 100;' }],
+      objects: [
+        {
+          id: -1,
+          data_source_id: ownSource,
+          kind: 'sql',
+          name: 'big',
+          sql: 'SELECT * FROM orders WHERE amount > 100;',
+        },
+      ],
       fields: [{ id: -2, object_id: -1, column: 'amount', primitive_type: 'float' }],
     });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT * FROM orders WHERE amount > 100', table: null, schema: null });
+    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({
+      kind: 'sql',
+      sql: 'SELECT * FROM orders WHERE amount > 100',
+      table: null,
+      schema: null,
+    });
   });
 
   it('answers a malformed body with 422, never 500', async () => {
@@ -446,11 +565,21 @@ describe('PUT /api/dataset/{id}/schema', () => {
       const body = role === 'anonymous' ? { bad: true } : emptySchema;
       statuses[role] = (await api.put(`/api/dataset/${id}/schema`, body, cast.tokens[role])).status;
     }
-    expect(statuses).toEqual({ anonymous: 401, plain: 404, viewer: 403, editor: 200, wsAdmin: 200, manager: 404, sysadmin: 403 });
+    expect(statuses).toEqual({
+      anonymous: 401,
+      plain: 404,
+      viewer: 403,
+      editor: 200,
+      wsAdmin: 200,
+      manager: 404,
+      sysadmin: 403,
+    });
     const notFound = await put(id, emptySchema, cast.tokens.plain);
     expect(failure(notFound).message).toBe(`Датасет не найден (id ${id})`);
     // Another editor of the workspace is not the owner.
-    const byAdmin = (await createDataset(api, cast.tokens.wsAdmin!, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })).id;
+    const byAdmin = (
+      await createDataset(api, cast.tokens.wsAdmin!, { workspace_id: cast.workspaceId, data_source_ids: [sourceId] })
+    ).id;
     expect((await put(byAdmin, emptySchema)).status).toBe(403);
     expect((await put(999999, emptySchema)).status).toBe(404);
   });
@@ -479,7 +608,13 @@ describe('POST /api/dataset/{id}/schema/validate', () => {
     const valid = await validate(id, body);
     expect(valid.status, JSON.stringify(valid.body)).toBe(200);
     expect(ok<z.output<typeof validateSchemaOutput>>(valid).valid).toBe(true);
-    expect(ok<z.output<typeof validateSchemaOutput>>(valid).fields.find((f) => f.id === -1)).toEqual({ id: -1, name: 'Новое', kind: 'calculated', formula: '[Выручка] * 2', primitive_type: 'float' });
+    expect(ok<z.output<typeof validateSchemaOutput>>(valid).fields.find((f) => f.id === -1)).toEqual({
+      id: -1,
+      name: 'Новое',
+      kind: 'calculated',
+      formula: '[Выручка] * 2',
+      primitive_type: 'float',
+    });
     expect(await get(id)).toEqual(before);
   });
 
@@ -521,13 +656,19 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     body.fields.push({ id: -3, object_id: 999, column: 'x', primitive_type: 'float' });
     const res = await put(id, body);
     expect(res.status).toBe(422);
-    expect(failure(res).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY, 'fields[1].objectId': 'Объект датасета не найден (id 999)' });
+    expect(failure(res).errors).toEqual({
+      'objects[0].sql': SQL_OWNER_ONLY,
+      'fields[1].objectId': 'Объект датасета не найден (id 999)',
+    });
     const checked = await validate(id, sqlSchema(adminSource));
     expect(checked.status).toBe(422);
     expect(failure(checked).errors).toEqual({ 'objects[0].sql': SQL_OWNER_ONLY });
     expect((await get(id)).objects).toEqual([]);
     // A table object on the same source stays the dataset owner's business.
-    const table = await put(id, { ...emptySchema, objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }] });
+    const table = await put(id, {
+      ...emptySchema,
+      objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }],
+    });
     expect(table.status, JSON.stringify(table.body)).toBe(200);
   });
 
@@ -538,7 +679,11 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     const id = await editorsDataset(otherSource);
     const res = await put(id, sqlSchema(otherSource), cast.tokens.wsAdmin);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: otherSource });
+    expect(ok<DatasetDetails>(res).objects[0]).toMatchObject({
+      kind: 'sql',
+      sql: 'SELECT id, amount FROM orders',
+      data_source_id: otherSource,
+    });
   });
 
   it('lets another dataset owner keep a saved SQL object, but not change its text or source or add another', async () => {
@@ -571,16 +716,25 @@ describe('SQL objects: only an owner of the source writes their SQL', () => {
     expect(failure(await put(id, tableToSql)).errors).toEqual({ [`objects[${tableAt}].sql`]: SQL_OWNER_ONLY });
     const added = structuredClone(again);
     added.objects.push({ id: -9, data_source_id: adminSource, kind: 'sql', name: 'more', sql: 'SELECT 1 AS one' });
-    expect(failure(await put(id, added)).errors).toEqual({ [`objects[${added.objects.length - 1}].sql`]: SQL_OWNER_ONLY });
+    expect(failure(await put(id, added)).errors).toEqual({
+      [`objects[${added.objects.length - 1}].sql`]: SQL_OWNER_ONLY,
+    });
     // On a source the editor owns, they may add one next to it.
     const ownAdded = structuredClone(again);
     ownAdded.objects.push({ id: -9, data_source_id: editorSource, kind: 'sql', name: 'mine', sql: 'SELECT 1 AS one' });
     expect((await put(id, ownAdded)).status).toBe(200);
 
     // Nothing refused was written: the object still has the administrator's text on the administrator's source.
-    expect(byName((await get(id)).objects, 'q2')).toMatchObject({ kind: 'sql', sql: 'SELECT id, amount FROM orders', data_source_id: adminSource });
+    expect(byName((await get(id)).objects, 'q2')).toMatchObject({
+      kind: 'sql',
+      sql: 'SELECT id, amount FROM orders',
+      data_source_id: adminSource,
+    });
     // Dropping the SQL object needs no source rights either.
-    const dropped = await put(id, { ...emptySchema, objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }] });
+    const dropped = await put(id, {
+      ...emptySchema,
+      objects: [{ id: -1, data_source_id: adminSource, table: 'orders' }],
+    });
     expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
   });
 });

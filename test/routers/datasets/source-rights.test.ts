@@ -4,7 +4,14 @@ import type { z } from 'zod';
 import type { listMembersOutput } from '../../../routers/workspaces/schemas';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, loginAdmin, uniq, type TestUser } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb } from '../widgets/world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+} from '../widgets/world';
 
 /*
  * A dataset reads a source of its own workspace, or one of another workspace that its author can read right now.
@@ -33,9 +40,17 @@ let sourceA: number;
 beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(30));
-  [adminA, adminB, author, reader] = await Promise.all([createUser(t.deps), createUser(t.deps), createUser(t.deps), createUser(t.deps)]);
+  [adminA, adminB, author, reader] = await Promise.all([
+    createUser(t.deps),
+    createUser(t.deps),
+    createUser(t.deps),
+    createUser(t.deps),
+  ]);
   // The author only views workspace A, and builds in workspace B.
-  wsA = await createSharedWorkspace(t.deps, [{ userId: adminA.id, role: 'Администратор' }, { userId: author.id, role: 'Наблюдатель' }]);
+  wsA = await createSharedWorkspace(t.deps, [
+    { userId: adminA.id, role: 'Администратор' },
+    { userId: author.id, role: 'Наблюдатель' },
+  ]);
   wsB = await createSharedWorkspace(t.deps, [
     { userId: adminB.id, role: 'Администратор' },
     { userId: author.id, role: 'Редактор' },
@@ -67,15 +82,27 @@ describe('a dataset on a source of another workspace', () => {
     const ds = await createSalesDataset(api, tokens[author.username], { workspaceId: wsB, sourceId: sourceA, tables });
     const created = await api.post(
       '/api/widget',
-      { name: uniq('w'), type: 'table', dataset_id: ds.id, rows: [{ id: 'p', sql: '[sales.product]' }], columns: [{ id: 'n', sql: 'COUNT()' }] },
+      {
+        name: uniq('w'),
+        type: 'table',
+        dataset_id: ds.id,
+        rows: [{ id: 'p', sql: '[sales.product]' }],
+        columns: [{ id: 'n', sql: 'COUNT()' }],
+      },
       tokens[author.username],
     );
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const widgetId = (created.body as Body<{ id: number }>).data.id;
     const read = (token: string) => api.post(`/api/widget/${widgetId}/data`, {}, token);
-    const preview = (token: string) => api.post('/api/widget/preview', { dataset_id: ds.id, type: 'table', columns: [{ id: 'n', sql: 'COUNT()' }] }, token);
+    const preview = (token: string) =>
+      api.post(
+        '/api/widget/preview',
+        { dataset_id: ds.id, type: 'table', columns: [{ id: 'n', sql: 'COUNT()' }] },
+        token,
+      );
     const datasetPreview = (token: string) => api.post(`/api/dataset/${ds.id}/preview`, {}, token);
-    const values = (token: string) => api.get(`/api/dataset/${ds.id}/field-values`, token, { fieldId: String(ds.fieldId('product')) });
+    const values = (token: string) =>
+      api.get(`/api/dataset/${ds.id}/field-values`, token, { fieldId: String(ds.fieldId('product')) });
 
     for (const token of [tokens[author.username], tokens[reader.username]]) {
       expect((await read(token)).status).toBe(200);
@@ -94,11 +121,24 @@ describe('a dataset on a source of another workspace', () => {
       forbiddenSource(await values(token));
     }
     // Nor may the author add another table of that source.
-    const schema = { ...ds.details, objects: [...ds.details.objects, { id: -1, data_source_id: sourceA, name: 'more', schema: 'public', table: tables.sales }] };
+    const schema = {
+      ...ds.details,
+      objects: [
+        ...ds.details.objects,
+        { id: -1, data_source_id: sourceA, name: 'more', schema: 'public', table: tables.sales },
+      ],
+    };
     const { id: _id, ...body } = schema;
     const saved = await api.put(
       `/api/dataset/${ds.id}/schema`,
-      { objects: body.objects, fields: body.fields, relations: body.relations, hierarchies: body.hierarchies, filters: body.filters, parameters: body.parameters },
+      {
+        objects: body.objects,
+        fields: body.fields,
+        relations: body.relations,
+        hierarchies: body.hierarchies,
+        filters: body.filters,
+        parameters: body.parameters,
+      },
       tokens[author.username],
     );
     forbiddenSource(saved);
@@ -106,12 +146,21 @@ describe('a dataset on a source of another workspace', () => {
 
   it('stops reading when the author account is switched off', async () => {
     const other = await createUser(t.deps);
-    const wsC = await createSharedWorkspace(t.deps, [{ userId: adminA.id, role: 'Администратор' }, { userId: other.id, role: 'Наблюдатель' }]);
-    const wsD = await createSharedWorkspace(t.deps, [{ userId: other.id, role: 'Администратор' }, { userId: reader.id, role: 'Наблюдатель' }]);
+    const wsC = await createSharedWorkspace(t.deps, [
+      { userId: adminA.id, role: 'Администратор' },
+      { userId: other.id, role: 'Наблюдатель' },
+    ]);
+    const wsD = await createSharedWorkspace(t.deps, [
+      { userId: other.id, role: 'Администратор' },
+      { userId: reader.id, role: 'Наблюдатель' },
+    ]);
     const sourceC = await createPgSource(t.deps, wsC, adminA.id);
     const otherToken = await login(api, other.username, other.password);
     const ds = await createSalesDataset(api, otherToken, { workspaceId: wsD, sourceId: sourceC, tables });
-    const values = () => api.get(`/api/dataset/${ds.id}/field-values`, tokens[reader.username], { fieldId: String(ds.fieldId('product')) });
+    const values = () =>
+      api.get(`/api/dataset/${ds.id}/field-values`, tokens[reader.username], {
+        fieldId: String(ds.fieldId('product')),
+      });
     expect((await values()).status).toBe(200);
     expect((await values()).status).toBe(200);
     const off = await api.put(`/api/users/${other.id}`, { active: false }, await loginAdmin(api));

@@ -36,11 +36,17 @@ async function shop(token = editor) {
 describe('POST /api/dataset/{id}/formula/validate', () => {
   it('answers valid with the type, or the expression error as message', async () => {
     const ds = await shop();
-    const check = (body: Record<string, unknown>, token = editor) => api.post(`/api/dataset/${ds.id}/formula/validate`, body, token);
+    const check = (body: Record<string, unknown>, token = editor) =>
+      api.post(`/api/dataset/${ds.id}/formula/validate`, body, token);
     const ok = await check({ formula: '[Выручка] / SUM([orders.amount]) * [Порог]' });
     expect(ok.status).toBe(200);
     expect(ok.body.data).toEqual({ valid: true, primitive_type: 'float', aggregate: true, message: null });
-    expect((await check({ formula: "UPPER([customers.city])" })).body.data).toEqual({ valid: true, primitive_type: 'string', aggregate: false, message: null });
+    expect((await check({ formula: 'UPPER([customers.city])' })).body.data).toEqual({
+      valid: true,
+      primitive_type: 'string',
+      aggregate: false,
+      message: null,
+    });
 
     const unknown = await check({ formula: '[orders.nope] + 1' });
     expect(unknown.status).toBe(200);
@@ -50,8 +56,11 @@ describe('POST /api/dataset/{id}/formula/validate', () => {
       aggregate: null,
       message: 'Ошибка в выражении: поле [orders.nope] не найдено в датасете (строка 1, позиция 1)',
     });
-    expect((await check({ formula: '' })).body.data).toMatchObject({ valid: false, message: 'Ошибка в выражении: пустое выражение' });
-    expect((await check({ formula: "[customers.city] + 1" })).body.data.message).toBe(
+    expect((await check({ formula: '' })).body.data).toMatchObject({
+      valid: false,
+      message: 'Ошибка в выражении: пустое выражение',
+    });
+    expect((await check({ formula: '[customers.city] + 1' })).body.data.message).toBe(
       'Ошибка в выражении: оператор + складывает только числа; строки соединяет функция CONCAT (строка 1, позиция 1)',
     );
   });
@@ -59,23 +68,36 @@ describe('POST /api/dataset/{id}/formula/validate', () => {
   it('checks the new formula of a saved field for cycles through it', async () => {
     const ds = await shop();
     const revenue = byName(ds.fields, 'Выручка');
-    const res = await api.post(`/api/dataset/${ds.id}/formula/validate`, { formula: '[Средний чек] * 2', field_id: revenue.id }, editor);
+    const res = await api.post(
+      `/api/dataset/${ds.id}/formula/validate`,
+      { formula: '[Средний чек] * 2', field_id: revenue.id },
+      editor,
+    );
     expect(res.body.data.valid).toBe(false);
-    expect(res.body.data.message).toMatch(/^Ошибка в выражении: циклическая ссылка между вычисляемыми полями: \[Выручка\] → \[Средний чек\] → \[Выручка\]/);
+    expect(res.body.data.message).toMatch(
+      /^Ошибка в выражении: циклическая ссылка между вычисляемыми полями: \[Выручка\] → \[Средний чек\] → \[Выручка\]/,
+    );
     const physical = byName(ds.fields, 'city');
-    const refused = await api.post(`/api/dataset/${ds.id}/formula/validate`, { formula: '1', field_id: physical.id }, editor);
+    const refused = await api.post(
+      `/api/dataset/${ds.id}/formula/validate`,
+      { formula: '1', field_id: physical.id },
+      editor,
+    );
     expect(refused.status).toBe(422);
     expect(refused.body.error.errors).toEqual({ fieldId: `Поле датасета не найдено (id ${physical.id})` });
   });
 
   it('needs the owner', async () => {
     const ds = await shop();
-    const call = (token: string | undefined) => api.post(`/api/dataset/${ds.id}/formula/validate`, { formula: '1' }, token);
+    const call = (token: string | undefined) =>
+      api.post(`/api/dataset/${ds.id}/formula/validate`, { formula: '1' }, token);
     expect((await call(undefined)).status).toBe(401);
     expect((await call(cast.tokens.plain)).status).toBe(404);
     expect((await call(cast.tokens.viewer)).status).toBe(403);
     expect((await call(cast.tokens.wsAdmin)).status).toBe(200);
-    expect((await api.post(`/api/dataset/${ds.id}/formula/validate`, {}, editor)).body.error.errors).toEqual({ formula: 'must not be blank' });
+    expect((await api.post(`/api/dataset/${ds.id}/formula/validate`, {}, editor)).body.error.errors).toEqual({
+      formula: 'must not be blank',
+    });
   });
 });
 
@@ -87,7 +109,8 @@ describe('POST /api/dataset/{id}/relations/suggest', () => {
     const saved = (await api.put(`/api/dataset/${ds.id}/schema`, schema, editor)).body.data;
     const orders = byName(saved.objects, 'orders');
     const customers = byName(saved.objects, 'customers');
-    const field = (objectId: number, name: string) => saved.fields.find((f: any) => f.object_id === objectId && f.name === name).id;
+    const field = (objectId: number, name: string) =>
+      saved.fields.find((f: any) => f.object_id === objectId && f.name === name).id;
     const res = await api.post(`/api/dataset/${ds.id}/relations/suggest`, {}, editor);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data.relations).toEqual([
@@ -95,7 +118,14 @@ describe('POST /api/dataset/{id}/relations/suggest', () => {
         left_object_id: orders.id,
         right_object_id: customers.id,
         join_type: 'left',
-        conditions: [{ left_field_id: field(orders.id, 'customer_id'), right_field_id: field(customers.id, 'id'), left_column: 'customer_id', right_column: 'id' }],
+        conditions: [
+          {
+            left_field_id: field(orders.id, 'customer_id'),
+            right_field_id: field(customers.id, 'id'),
+            left_column: 'customer_id',
+            right_column: 'id',
+          },
+        ],
         reason: 'key_name',
       },
     ]);
@@ -109,7 +139,13 @@ describe('POST /api/dataset/{id}/relations/suggest', () => {
       {
         objects: [
           { id: orders.id },
-          { id: -1, data_source_id: sourceId, name: 'order_items', table: 'order_items', columns: ['id', 'order_id', 'product_id', 'qty'] },
+          {
+            id: -1,
+            data_source_id: sourceId,
+            name: 'order_items',
+            table: 'order_items',
+            columns: ['id', 'order_id', 'product_id', 'qty'],
+          },
           { id: -2, name: 'products', table: 'products', columns: ['id', 'title'] },
           { id: -3, name: 'returns', table: 'returns', columns: ['product_id', 'reason'] },
           { id: byName(ds.objects, 'customers').id },
@@ -147,11 +183,17 @@ describe('POST /api/dataset/{id}/relations/suggest', () => {
         left_object_id: -1,
         right_object_id: -3,
         join_type: 'left',
-        conditions: [{ left_field_id: null, right_field_id: null, left_column: 'product_id', right_column: 'product_id' }],
+        conditions: [
+          { left_field_id: null, right_field_id: null, left_column: 'product_id', right_column: 'product_id' },
+        ],
         reason: 'shared_key',
       },
     ]);
-    const bad = await api.post(`/api/dataset/${ds.id}/relations/suggest`, { objects: [{ id: 424242 }, { id: -1, name: 'x' }, { id: -2, data_source_id: 999, table: 't' }] }, editor);
+    const bad = await api.post(
+      `/api/dataset/${ds.id}/relations/suggest`,
+      { objects: [{ id: 424242 }, { id: -1, name: 'x' }, { id: -2, data_source_id: 999, table: 't' }] },
+      editor,
+    );
     expect(bad.status).toBe(422);
     expect(bad.body.error.errors).toEqual({
       'objects[0].id': 'Объект датасета не найден (id 424242)',
@@ -168,7 +210,10 @@ describe('POST /api/dataset/{id}/relations/suggest', () => {
     await conn.run('CREATE TABLE stores (id INTEGER, city VARCHAR)');
     conn.closeSync();
     instance.closeSync();
-    const fileSource = await insertSource(t.deps, cast.workspaceId, { type: 'file', settings: { file: { duckdb_path: path, tables: ['sales', 'stores'] } } });
+    const fileSource = await insertSource(t.deps, cast.workspaceId, {
+      type: 'file',
+      settings: { file: { duckdb_path: path, tables: ['sales', 'stores'] } },
+    });
     const ds = await createDataset(api, editor, { workspace_id: cast.workspaceId, data_source_ids: [fileSource] });
     const res = await api.post(
       `/api/dataset/${ds.id}/relations/suggest`,
@@ -211,7 +256,10 @@ describe('GET /api/dataset/{id}/dependencies', () => {
       widgets: [],
       dashboards: [],
     });
-    const [w] = await t.deps.db.insert(widgets).values({ name: 'KPI', type: 'kpi', datasetId: ds.id, workspaceId: cast.workspaceId }).returning();
+    const [w] = await t.deps.db
+      .insert(widgets)
+      .values({ name: 'KPI', type: 'kpi', datasetId: ds.id, workspaceId: cast.workspaceId })
+      .returning();
     const res = await api.get(`/api/dataset/${ds.id}/dependencies`, editor);
     expect(res.body.data.widgets).toEqual([{ id: w.id, name: 'KPI', workspace_id: cast.workspaceId }]);
     expect((await api.get(`/api/dataset/${ds.id}/dependencies`, cast.tokens.plain)).status).toBe(404);
@@ -226,7 +274,13 @@ describe('POST /api/dataset/{id}/copy', () => {
     const res = await api.post(`/api/dataset/${original.id}/copy`, { name: 'Копия', workspace_id: target }, editor);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     const copy = res.body.data;
-    expect(copy).toMatchObject({ name: 'Копия', workspace_id: target, author_id: cast.users.editor.id, version: 1, data_source_ids: [sourceId] });
+    expect(copy).toMatchObject({
+      name: 'Копия',
+      workspace_id: target,
+      author_id: cast.users.editor.id,
+      version: 1,
+      data_source_ids: [sourceId],
+    });
     expect(copy.id).not.toBe(original.id);
 
     // Same schema up to ids: map every id of the original to the copy's by position, then compare.
@@ -253,9 +307,16 @@ describe('POST /api/dataset/{id}/copy', () => {
         id: ids.get(`relations:${r.id}`),
         left_object_id: o(r.left_object_id),
         right_object_id: o(r.right_object_id),
-        conditions: r.conditions.map((c: any) => ({ left_field_id: f(c.left_field_id), right_field_id: f(c.right_field_id) })),
+        conditions: r.conditions.map((c: any) => ({
+          left_field_id: f(c.left_field_id),
+          right_field_id: f(c.right_field_id),
+        })),
       })),
-      hierarchies: original.hierarchies.map((h: any) => ({ ...h, id: ids.get(`hierarchies:${h.id}`), field_ids: h.field_ids.map(f) })),
+      hierarchies: original.hierarchies.map((h: any) => ({
+        ...h,
+        id: ids.get(`hierarchies:${h.id}`),
+        field_ids: h.field_ids.map(f),
+      })),
       filters: original.filters.map((x: any) => ({ ...x, id: ids.get(`filters:${x.id}`), field_id: f(x.field_id) })),
       parameters: original.parameters.map((p: any) => ({ ...p, id: ids.get(`parameters:${p.id}`) })),
     };
@@ -272,7 +333,11 @@ describe('POST /api/dataset/{id}/copy', () => {
     const readOnly = await createSharedWorkspace(t.deps, [{ userId: cast.users.editor.id, role: 'Наблюдатель' }]);
     const refused = await api.post(`/api/dataset/${original.id}/copy`, { workspace_id: readOnly }, editor);
     expect(refused.status).toBe(403);
-    const hidden = await api.post(`/api/dataset/${original.id}/copy`, { workspace_id: cast.users.plain.personalWorkspaceId }, editor);
+    const hidden = await api.post(
+      `/api/dataset/${original.id}/copy`,
+      { workspace_id: cast.users.plain.personalWorkspaceId },
+      editor,
+    );
     expect(hidden.status).toBe(404);
     // A reader of the original is not its owner.
     expect((await api.post(`/api/dataset/${original.id}/copy`, {}, cast.tokens.viewer)).status).toBe(403);

@@ -3,7 +3,13 @@ import { useTestApp } from '../../support/app';
 import { createGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
-import type { addMembersOutput, groupView, listGroupsOutput, listMembersOutput, removeMemberOutput } from '../../../routers/groups/schemas';
+import type {
+  addMembersOutput,
+  groupView,
+  listGroupsOutput,
+  listMembersOutput,
+  removeMemberOutput,
+} from '../../../routers/groups/schemas';
 import type { listUserGroupsOutput } from '../../../routers/users/schemas';
 
 type GroupPage = z.output<typeof listGroupsOutput>;
@@ -87,9 +93,17 @@ describe('groups', () => {
     const rename = await api.put(`/api/groups/${id}`, { name: 'Другое имя' }, adminToken);
     expect(rename.status).toBe(400);
     expect(failure(rename).message).toBe('Системную группу нельзя переименовать');
-    const describe = await api.put(`/api/groups/${id}`, { name: 'Менеджеры рабочих пространств', description: 'Создают командные пространства' }, adminToken);
+    const describe = await api.put(
+      `/api/groups/${id}`,
+      { name: 'Менеджеры рабочих пространств', description: 'Создают командные пространства' },
+      adminToken,
+    );
     expect(describe.status).toBe(200);
-    expect(ok<GroupView>(describe)).toMatchObject({ system: true, system_key: 'workspace_managers', description: 'Создают командные пространства' });
+    expect(ok<GroupView>(describe)).toMatchObject({
+      system: true,
+      system_key: 'workspace_managers',
+      description: 'Создают командные пространства',
+    });
   });
 
   it('refuses to delete the access group of API tokens (400)', async () => {
@@ -110,20 +124,28 @@ describe('group members', () => {
     const [a, b] = [await createUser(t.deps), await createUser(t.deps)];
     const add = await api.post(`/api/groups/${g.id}/members`, { user_ids: [a.id, b.id, a.id] }, adminToken);
     expect(add.status).toBe(200);
-    expect(ok<AddedMembers>(add)).toEqual({ group_id: g.id, added_user_ids: [a.id, b.id], already_member_user_ids: [] });
+    expect(ok<AddedMembers>(add)).toEqual({
+      group_id: g.id,
+      added_user_ids: [a.id, b.id],
+      already_member_user_ids: [],
+    });
     const again = await api.post(`/api/groups/${g.id}/members`, { user_ids: [b.id] }, adminToken);
     expect(ok<AddedMembers>(again)).toEqual({ group_id: g.id, added_user_ids: [], already_member_user_ids: [b.id] });
 
     const list = await api.get(`/api/groups/${g.id}/members`, userToken, { sort: 'id,desc', size: '1' });
     expect(list.status).toBe(200);
-    expect(ok<GroupMemberPage>(list).content).toEqual([{ id: b.id, username: b.username, full_name: '', active: true, added_at: expect.any(String) }]);
+    expect(ok<GroupMemberPage>(list).content).toEqual([
+      { id: b.id, username: b.username, full_name: '', active: true, added_at: expect.any(String) },
+    ]);
     expect(ok<GroupMemberPage>(list).page).toEqual({ size: 1, number: 0, total_elements: 2, total_pages: 2 });
     expect(ok<GroupView>(await api.get(`/api/groups/${g.id}`, userToken)).member_count).toBe(2);
 
     const removed = await api.delete(`/api/groups/${g.id}/members/${a.id}`, adminToken);
     expect(removed.status).toBe(200);
     expect(ok<RemovedMember>(removed)).toEqual({ group_id: g.id, user_id: a.id, removed: true });
-    expect(ok<GroupMemberPage>(await api.get(`/api/groups/${g.id}/members`, userToken)).content.map((m) => m.id)).toEqual([b.id]);
+    expect(
+      ok<GroupMemberPage>(await api.get(`/api/groups/${g.id}/members`, userToken)).content.map((m) => m.id),
+    ).toEqual([b.id]);
   });
 
   it('answers unknown user ids in the body with 422 at their position, and writes nothing', async () => {

@@ -12,15 +12,18 @@ type Me = z.output<typeof meOutput>;
 // A file of its own: it empties the platform administrators group of its (cloned) database.
 const { t, api } = useTestApp();
 
-
 describe('the last platform administrator', () => {
   it('cannot be removed from the platform administrators group (400)', async () => {
     const adminsGroup = t.deps.systemGroups.platformAdmins;
     const [a, b] = [await createSysadmin(t.deps), await createSysadmin(t.deps)];
     const token = await login(api, a.username, a.password);
-    const others = await t.deps.db.select({ userId: groupMembers.userId }).from(groupMembers).where(eq(groupMembers.groupId, adminsGroup));
+    const others = await t.deps.db
+      .select({ userId: groupMembers.userId })
+      .from(groupMembers)
+      .where(eq(groupMembers.groupId, adminsGroup));
     for (const { userId } of others) {
-      if (userId !== a.id && userId !== b.id) expect((await api.delete(`/api/groups/${adminsGroup}/members/${userId}`, token)).status).toBe(200);
+      if (userId !== a.id && userId !== b.id)
+        expect((await api.delete(`/api/groups/${adminsGroup}/members/${userId}`, token)).status).toBe(200);
     }
     expect((await api.delete(`/api/groups/${adminsGroup}/members/${b.id}`, token)).status).toBe(200);
     const last = await api.delete(`/api/groups/${adminsGroup}/members/${a.id}`, token);

@@ -3,7 +3,12 @@ import { useTestApp } from '../../support/app';
 import { addToGroup, createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { createTokenOutput, listTokensOutput, tokenSettings, tokenView } from '../../../routers/mcp-tokens/schemas';
+import type {
+  createTokenOutput,
+  listTokensOutput,
+  tokenSettings,
+  tokenView,
+} from '../../../routers/mcp-tokens/schemas';
 import { groups } from '../../../db/schema';
 
 type TokenPage = z.output<typeof listTokensOutput>;
@@ -16,7 +21,11 @@ const { t, api } = useTestApp();
 let admin: string;
 
 const enable = (over: Record<string, unknown> = {}) =>
-  api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local', 'sso', 'service'], access_group_id: null, ...over }, admin);
+  api.put(
+    '/api/mcp-tokens/settings',
+    { enabled: true, allowed_account_types: ['local', 'sso', 'service'], access_group_id: null, ...over },
+    admin,
+  );
 
 beforeAll(async () => {
   const a = await createSysadmin(t.deps);
@@ -37,8 +46,24 @@ describe('API tokens', () => {
   it('only a system administrator turns the switch', async () => {
     const u = await createUser(t.deps);
     const token = await login(api, u.username, u.password);
-    expect((await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local'], access_group_id: null }, token)).status).toBe(403);
-    expect((await api.put('/api/mcp-tokens/settings', { enabled: true, allowed_account_types: ['local'], access_group_id: 999999 }, admin)).status).toBe(422);
+    expect(
+      (
+        await api.put(
+          '/api/mcp-tokens/settings',
+          { enabled: true, allowed_account_types: ['local'], access_group_id: null },
+          token,
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await api.put(
+          '/api/mcp-tokens/settings',
+          { enabled: true, allowed_account_types: ['local'], access_group_id: 999999 },
+          admin,
+        )
+      ).status,
+    ).toBe(422);
     expect((await enable()).status).toBe(200);
   });
 
@@ -69,7 +94,9 @@ describe('API tokens', () => {
     const suspended = await api.post(`/api/mcp-tokens/${issued.id}/suspend`, undefined, session);
     expect(ok<TokenView>(suspended).status).toBe('suspended');
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(401);
-    expect(ok<TokenView>(await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).status).toBe('active');
+    expect(ok<TokenView>(await api.post(`/api/mcp-tokens/${issued.id}/activate`, undefined, session)).status).toBe(
+      'active',
+    );
     expect((await api.get('/api/dictionary', issued.token)).status).toBe(200);
     const revoked = await api.delete(`/api/mcp-tokens/${issued.id}`, session);
     expect(ok<TokenView>(revoked).status).toBe('revoked');
@@ -93,7 +120,10 @@ describe('API tokens', () => {
   });
 
   it('requires the allowed account type and the access group, for issue and for use', async () => {
-    const [g] = await t.deps.db.insert(groups).values({ name: uniq('mcp') }).returning();
+    const [g] = await t.deps.db
+      .insert(groups)
+      .values({ name: uniq('mcp') })
+      .returning();
     await enable({ access_group_id: g.id });
     const u = await createUser(t.deps);
     const outside = await login(api, u.username, u.password);

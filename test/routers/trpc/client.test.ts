@@ -35,10 +35,14 @@ describe('/trpc with @trpc/client', () => {
   });
 
   it('reports errors from the same error table', async () => {
-    const err = await client().service.getSettings.query().catch((e) => e);
+    const err = await client()
+      .service.getSettings.query()
+      .catch((e) => e);
     expect(err).toBeInstanceOf(TRPCClientError);
     expect(err.data.httpStatus).toBe(401);
-    const bad = await client().auth.login.mutate({ username: ' ', password: 'x' }).catch((e) => e);
+    const bad = await client()
+      .auth.login.mutate({ username: ' ', password: 'x' })
+      .catch((e) => e);
     expect(bad.data.httpStatus).toBe(422);
     expect(bad.data.errors).toEqual({ username: 'must not be blank' });
     expect(bad.message).toBe('Ошибка валидации');

@@ -24,13 +24,19 @@ describe('user attributes', () => {
     expect(empty.status).toBe(200);
     expect(ok<Attributes>(empty)).toEqual({ attributes: {} });
 
-    const first = await api.put(`/api/users/${u.id}/attributes`, { attributes: { [key]: ['Север', 'Запад', 'Север'], dept: ['42'] } }, adminToken);
+    const first = await api.put(
+      `/api/users/${u.id}/attributes`,
+      { attributes: { [key]: ['Север', 'Запад', 'Север'], dept: ['42'] } },
+      adminToken,
+    );
     expect(first.status).toBe(200);
     expect(ok<Attributes>(first).attributes).toEqual({ [key]: ['Север', 'Запад'], dept: ['42'] });
 
     const second = await api.put(`/api/users/${u.id}/attributes`, { attributes: { [key]: [] } }, adminToken);
     expect(ok<Attributes>(second).attributes).toEqual({ [key]: [] });
-    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({ [key]: [] });
+    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({
+      [key]: [],
+    });
 
     const plain = await createUser(t.deps);
     const keys = await api.get('/api/user-attributes', await login(api, plain.username, plain.password));
@@ -42,15 +48,26 @@ describe('user attributes', () => {
   it('writes nothing when the body is invalid (422) and answers unknown users with 404', async () => {
     const u = await createUser(t.deps);
     await api.put(`/api/users/${u.id}/attributes`, { attributes: { team: ['a'] } }, adminToken);
-    const badKey = await api.put(`/api/users/${u.id}/attributes`, { attributes: { ok: ['x'], 'bad key': ['y'] } }, adminToken);
+    const badKey = await api.put(
+      `/api/users/${u.id}/attributes`,
+      { attributes: { ok: ['x'], 'bad key': ['y'] } },
+      adminToken,
+    );
     expect(badKey.status).toBe(422);
     expect(failure(badKey).errors).toEqual({
-      'attributes.bad key': 'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)',
+      'attributes.bad key':
+        'key must start with a letter or _ and contain only letters, digits and _ . - (at most 100)',
     });
-    const blankValue = await api.put(`/api/users/${u.id}/attributes`, { attributes: { ok: ['x'], other: [''] } }, adminToken);
+    const blankValue = await api.put(
+      `/api/users/${u.id}/attributes`,
+      { attributes: { ok: ['x'], other: [''] } },
+      adminToken,
+    );
     expect(blankValue.status).toBe(422);
     expect(failure(blankValue).errors).toEqual({ 'attributes.other[0]': 'must not be blank' });
-    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({ team: ['a'] });
+    expect(ok<Attributes>(await api.get(`/api/users/${u.id}/attributes`, adminToken)).attributes).toEqual({
+      team: ['a'],
+    });
     const notList = await api.put(`/api/users/${u.id}/attributes`, { attributes: { team: 'a' } }, adminToken);
     expect(notList.status).toBe(422);
     expect((await api.put('/api/users/987654/attributes', { attributes: {} }, adminToken)).status).toBe(404);

@@ -20,7 +20,8 @@ beforeAll(async () => {
   await enableApiTokens(api, adminToken);
 });
 
-const loginFull = async (username: string, password: string) => ok<Login>(await api.post('/api/auth/login', { username, password }));
+const loginFull = async (username: string, password: string) =>
+  ok<Login>(await api.post('/api/auth/login', { username, password }));
 
 describe('PUT /api/users/me/password', () => {
   it('changes the password, revokes refresh tokens and keeps the current session token', async () => {
@@ -28,7 +29,11 @@ describe('PUT /api/users/me/password', () => {
     const session = await loginFull(u.username, u.password);
     const other = await loginFull(u.username, u.password);
     const newPassword = `Nw-${uniq('p')}-7`;
-    const res = await api.put('/api/users/me/password', { old_password: u.password, new_password: newPassword }, session.token);
+    const res = await api.put(
+      '/api/users/me/password',
+      { old_password: u.password, new_password: newPassword },
+      session.token,
+    );
     expect(res.status).toBe(200);
     expect(ok<PasswordChanged>(res)).toEqual({ changed: true });
     expect((await api.post('/api/auth/refresh', { refresh_token: other.refresh_token })).status).toBe(401);
@@ -41,13 +46,21 @@ describe('PUT /api/users/me/password', () => {
   it('refuses a wrong old password with 400 and a weak or unchanged new one with 422 on newPassword', async () => {
     const u = await createUser(t.deps);
     const token = await login(api, u.username, u.password);
-    const wrong = await api.put('/api/users/me/password', { old_password: 'Wrong-pass-1', new_password: 'Another-pass-2' }, token);
+    const wrong = await api.put(
+      '/api/users/me/password',
+      { old_password: 'Wrong-pass-1', new_password: 'Another-pass-2' },
+      token,
+    );
     expect(wrong.status).toBe(400);
     expect(failure(wrong).message).toBe('Текущий пароль указан неверно');
     const weak = await api.put('/api/users/me/password', { old_password: u.password, new_password: 'short' }, token);
     expect(weak.status).toBe(422);
     expect(failure(weak).errors).toEqual({ newPassword: 'Пароль должен содержать не менее 8 символов' });
-    const asName = await api.put('/api/users/me/password', { old_password: u.password, new_password: `${u.username}` }, token);
+    const asName = await api.put(
+      '/api/users/me/password',
+      { old_password: u.password, new_password: `${u.username}` },
+      token,
+    );
     expect(asName.status).toBe(422);
     const same = await api.put('/api/users/me/password', { old_password: u.password, new_password: u.password }, token);
     expect(same.status).toBe(422);
@@ -62,7 +75,15 @@ describe('PUT /api/users/me/password', () => {
     const token = await login(api, u.username, u.password);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      statuses.push((await api.put('/api/users/me/password', { old_password: `Guess-${i}-pass`, new_password: 'Another-pass-2' }, token)).status);
+      statuses.push(
+        (
+          await api.put(
+            '/api/users/me/password',
+            { old_password: `Guess-${i}-pass`, new_password: 'Another-pass-2' },
+            token,
+          )
+        ).status,
+      );
     }
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429]);
   });
@@ -79,7 +100,11 @@ describe('PUT /api/users/{id}/password', () => {
     expect((await api.post('/api/auth/refresh', { refresh_token: session.refresh_token })).status).toBe(401);
     const relogin = await login(api, u.username, newPassword);
     expect(ok<Me>(await api.get('/api/users/me', relogin)).must_change_password).toBe(true);
-    const kept = await api.put(`/api/users/${u.id}/password`, { new_password: `Rs-${uniq('p')}-4`, must_change: false }, adminToken);
+    const kept = await api.put(
+      `/api/users/${u.id}/password`,
+      { new_password: `Rs-${uniq('p')}-4`, must_change: false },
+      adminToken,
+    );
     expect(ok<PasswordReset>(kept).must_change_password).toBe(false);
   });
 
@@ -88,7 +113,9 @@ describe('PUT /api/users/{id}/password', () => {
     const weak = await api.put(`/api/users/${u.id}/password`, { new_password: 'abcdefgh' }, adminToken);
     expect(weak.status).toBe(422);
     expect(failure(weak).errors).toEqual({ newPassword: 'Пароль должен содержать буквы и цифры' });
-    expect((await api.put('/api/users/987654/password', { new_password: 'Good-pass-123' }, adminToken)).status).toBe(404);
+    expect((await api.put('/api/users/987654/password', { new_password: 'Good-pass-123' }, adminToken)).status).toBe(
+      404,
+    );
   });
 });
 

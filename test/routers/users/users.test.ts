@@ -4,7 +4,13 @@ import { createGroup, createSysadmin, createUser, login, uniq } from '../../supp
 import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
-import type { listUserGroupsOutput, listUsersOutput, meOutput, userOutput, userRecord } from '../../../routers/users/schemas';
+import type {
+  listUserGroupsOutput,
+  listUsersOutput,
+  meOutput,
+  userOutput,
+  userRecord,
+} from '../../../routers/users/schemas';
 
 type UserPage = z.output<typeof listUsersOutput>;
 type Me = z.output<typeof meOutput>;
@@ -37,7 +43,13 @@ describe('POST /api/users', () => {
     );
     expect(res.status).toBe(200);
     const u = ok<UserRecord>(res);
-    expect(u).toMatchObject({ username, full_name: 'Иван Петров', email: 'ivan@example.org', account_type: 'local', active: true });
+    expect(u).toMatchObject({
+      username,
+      full_name: 'Иван Петров',
+      email: 'ivan@example.org',
+      account_type: 'local',
+      active: true,
+    });
     expect(u.groups).toEqual([{ id: group.id, name: group.name, system: false }]);
     expect(u.personal_workspace_id).toEqual(expect.any(Number));
     expect(u).not.toHaveProperty('password');
@@ -48,14 +60,20 @@ describe('POST /api/users', () => {
   it('refuses a duplicate username regardless of case (400)', async () => {
     const username = uniq('dup');
     expect((await api.post('/api/users', { username, password: strongPassword() }, adminToken)).status).toBe(200);
-    const res = await api.post('/api/users', { username: username.toUpperCase(), password: strongPassword() }, adminToken);
+    const res = await api.post(
+      '/api/users',
+      { username: username.toUpperCase(), password: strongPassword() },
+      adminToken,
+    );
     expect(res.status).toBe(400);
     expect(failure(res).message).toContain('уже существует');
   });
 
   it('answers two concurrent creates of one name with one success and one 400, never a 500', async () => {
     const username = uniq('race');
-    const results = await Promise.all([1, 2, 3].map(() => api.post('/api/users', { username, password: strongPassword() }, adminToken)));
+    const results = await Promise.all(
+      [1, 2, 3].map(() => api.post('/api/users', { username, password: strongPassword() }, adminToken)),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400]);
   });
 
@@ -81,7 +99,11 @@ describe('POST /api/users', () => {
   });
 
   it('answers bad fields with 422 and field paths, and unknown group ids with 422 at their position', async () => {
-    const res = await api.post('/api/users', { username: 'has space', password: strongPassword(), email: 'nope', account_type: 'robot', extra: 1 }, adminToken);
+    const res = await api.post(
+      '/api/users',
+      { username: 'has space', password: strongPassword(), email: 'nope', account_type: 'robot', extra: 1 },
+      adminToken,
+    );
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({
       username: 'may contain only letters, digits and . _ @ -',
@@ -90,7 +112,11 @@ describe('POST /api/users', () => {
       extra: 'unknown field',
     });
     const group = await createGroup(t.deps);
-    const unknown = await api.post('/api/users', { username: uniq('g'), password: strongPassword(), group_ids: [group.id, 999_999] }, adminToken);
+    const unknown = await api.post(
+      '/api/users',
+      { username: uniq('g'), password: strongPassword(), group_ids: [group.id, 999_999] },
+      adminToken,
+    );
     expect(unknown.status).toBe(422);
     expect(failure(unknown).errors).toEqual({ 'groupIds[1]': 'Группа не найдена (id 999999)' });
     const blank = await api.post('/api/users', { username: '  ', password: strongPassword() }, adminToken);
@@ -103,7 +129,11 @@ describe('GET /api/users and /api/users/{id}', () => {
     const group = await createGroup(t.deps);
     const tag = uniq('list');
     for (const n of ['c', 'a', 'b']) {
-      const r = await api.post('/api/users', { username: `${tag}_${n}`, password: strongPassword(), full_name: `Name ${n}`, group_ids: [group.id] }, adminToken);
+      const r = await api.post(
+        '/api/users',
+        { username: `${tag}_${n}`, password: strongPassword(), full_name: `Name ${n}`, group_ids: [group.id] },
+        adminToken,
+      );
       expect(r.status).toBe(200);
     }
     const res = await api.get('/api/users', adminToken, { query: tag, sort: 'username,desc', size: '2', page: '0' });
@@ -121,14 +151,24 @@ describe('GET /api/users and /api/users/{id}', () => {
     const plain = await createUser(t.deps);
     const token = await login(api, plain.username, plain.password);
     const marker = uniq('mail');
-    const target = await api.post('/api/users', { username: uniq('target'), password: strongPassword(), email: `${marker}@example.org` }, adminToken);
+    const target = await api.post(
+      '/api/users',
+      { username: uniq('target'), password: strongPassword(), email: `${marker}@example.org` },
+      adminToken,
+    );
     const list = await api.get('/api/users', token, { query: ok<UserRecord>(target).username });
     expect(list.status).toBe(200);
-    expect(ok<UserPage>(list).content).toEqual([{ id: ok<UserRecord>(target).id, username: ok<UserRecord>(target).username, full_name: '' }]);
+    expect(ok<UserPage>(list).content).toEqual([
+      { id: ok<UserRecord>(target).id, username: ok<UserRecord>(target).username, full_name: '' },
+    ]);
     expect(ok<UserPage>(await api.get('/api/users', token, { query: marker })).content).toEqual([]);
     expect(ok<UserPage>(await api.get('/api/users', adminToken, { query: marker })).content).toHaveLength(1);
     const one = await api.get(`/api/users/${ok<UserRecord>(target).id}`, token);
-    expect(ok<UserOutput>(one)).toEqual({ id: ok<UserRecord>(target).id, username: ok<UserRecord>(target).username, full_name: '' });
+    expect(ok<UserOutput>(one)).toEqual({
+      id: ok<UserRecord>(target).id,
+      username: ok<UserRecord>(target).username,
+      full_name: '',
+    });
     const own = await api.get(`/api/users/${plain.id}`, token);
     expect(ok<UserOutput>(own)).toHaveProperty('personal_workspace_id', plain.personalWorkspaceId);
   });
@@ -170,14 +210,20 @@ describe('GET /api/users/me and /api/users/{id}/groups', () => {
       is_workspace_manager: true,
       token_kind: 'session',
     });
-    expect(ok<Me>(res).groups.map((g) => g.id).sort()).toEqual([group.id, t.deps.systemGroups.workspaceManagers].sort());
+    expect(
+      ok<Me>(res)
+        .groups.map((g) => g.id)
+        .sort(),
+    ).toEqual([group.id, t.deps.systemGroups.workspaceManagers].sort());
     const groups = await api.get(`/api/users/${u.id}/groups`, token, { sort: 'name,asc' });
     expect(groups.status).toBe(200);
     expect(ok<UserGroupPage>(groups).page.total_elements).toBe(2);
-    expect(ok<UserGroupPage>(groups).content.find((g) => g.id === t.deps.systemGroups.workspaceManagers)).toMatchObject({
-      name: 'Менеджеры рабочих пространств',
-      system: true,
-    });
+    expect(ok<UserGroupPage>(groups).content.find((g) => g.id === t.deps.systemGroups.workspaceManagers)).toMatchObject(
+      {
+        name: 'Менеджеры рабочих пространств',
+        system: true,
+      },
+    );
     expect((await api.get('/api/users/987654/groups', token)).status).toBe(404);
   });
 });
@@ -185,9 +231,18 @@ describe('GET /api/users/me and /api/users/{id}/groups', () => {
 describe('PUT /api/users/{id}', () => {
   it('changes profile fields and account type', async () => {
     const u = await createUser(t.deps);
-    const res = await api.put(`/api/users/${u.id}`, { full_name: 'Новое Имя', email: null, account_type: 'service' }, adminToken);
+    const res = await api.put(
+      `/api/users/${u.id}`,
+      { full_name: 'Новое Имя', email: null, account_type: 'service' },
+      adminToken,
+    );
     expect(res.status).toBe(200);
-    expect(ok<UserRecord>(res)).toMatchObject({ full_name: 'Новое Имя', email: null, account_type: 'service', active: true });
+    expect(ok<UserRecord>(res)).toMatchObject({
+      full_name: 'Новое Имя',
+      email: null,
+      account_type: 'service',
+      active: true,
+    });
   });
 
   it('deactivation stops the session token at once and revokes refresh and API tokens; reactivation allows login', async () => {
@@ -244,6 +299,8 @@ describe('GET /api/v3/api-docs', () => {
     expect(paths['/api/users/me/password'].put).toBeDefined();
     expect(paths['/api/user-attributes'].get).toBeDefined();
     expect(paths['/api/groups/{id}/members/{userId}'].delete).toBeDefined();
-    expect(Object.keys(paths['/api/workspaces/{id}/members/{memberId}'])).toEqual(expect.arrayContaining(['put', 'delete']));
+    expect(Object.keys(paths['/api/workspaces/{id}/members/{memberId}'])).toEqual(
+      expect.arrayContaining(['put', 'delete']),
+    );
   });
 });

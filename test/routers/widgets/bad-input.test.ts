@@ -3,7 +3,15 @@ import type pg from 'pg';
 import { queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, tableExists } from './world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+  tableExists,
+} from './world';
 
 /*
  * Hostile and broken input through every user-written part of a data request. Expressions that try to smuggle SQL
@@ -32,12 +40,21 @@ beforeAll(async () => {
       workspaceId: cast.workspaceId,
       sourceId: source,
       tables,
-      parameters: [{ id: -51, name: 'label', primitive_type: 'string', default_value: 'x' }, { id: -52, name: 'n', primitive_type: 'number', default_value: '1' }],
+      parameters: [
+        { id: -51, name: 'label', primitive_type: 'string', default_value: 'x' },
+        { id: -52, name: 'n', primitive_type: 'number', default_value: '1' },
+      ],
     })
   ).id;
   const w = await api.post(
     '/api/widget',
-    { name: 'w', type: 'table', dataset_id: datasetId, rows: [{ id: 'p', sql: '[sales.product]' }], columns: [{ id: 'n', sql: 'COUNT()' }] },
+    {
+      name: 'w',
+      type: 'table',
+      dataset_id: datasetId,
+      rows: [{ id: 'p', sql: '[sales.product]' }],
+      columns: [{ id: 'n', sql: 'COUNT()' }],
+    },
     cast.tokens.editor,
   );
   widgetId = w.body.data.id;
@@ -94,13 +111,18 @@ describe('SQL smuggled into expressions is refused before anything runs', () => 
   it('through filter sql, op and value_type', async () => {
     for (const sql of attacks) await expectRefusedWithoutRunning({ filters: [{ sql, op: 'in', values: ['a'] }] });
     await expectRefusedWithoutRunning({ filters: [{ sql: '[sales.product]', op: `in; ${DROP()}`, values: ['a'] }] });
-    await expectRefusedWithoutRunning({ filters: [{ sql: '[sales.product]', op: 'in', values: ['a'], value_type: `string'; ${DROP()}` }] });
+    await expectRefusedWithoutRunning({
+      filters: [{ sql: '[sales.product]', op: 'in', values: ['a'], value_type: `string'; ${DROP()}` }],
+    });
     await sourceIntact();
   });
 
   it('through calculated field definitions', async () => {
     for (const sql of attacks) {
-      const res = await expectRefusedWithoutRunning({ columns: [{ id: 'x', sql: '[evil]' }], calculated_fields: [{ id: '1', name: 'evil', sql }] });
+      const res = await expectRefusedWithoutRunning({
+        columns: [{ id: 'x', sql: '[evil]' }],
+        calculated_fields: [{ id: '1', name: 'evil', sql }],
+      });
       expect(Object.keys(res.body.error.errors)).toEqual(['calculatedFields[0].sql']);
     }
     await sourceIntact();
@@ -124,7 +146,14 @@ describe('SQL smuggled into expressions is refused before anything runs', () => 
 });
 
 describe('values that look like SQL are bound as values', () => {
-  const evil = [`x'); ${DROP()}; --`, `' OR '1'='1`, `\\'; ${DROP()}; --`, `a" OR "1"="1`, `%' UNION SELECT 1 --`, `чай'; SELECT pg_sleep(5); --`];
+  const evil = [
+    `x'); ${DROP()}; --`,
+    `' OR '1'='1`,
+    `\\'; ${DROP()}; --`,
+    `a" OR "1"="1`,
+    `%' UNION SELECT 1 --`,
+    `чай'; SELECT pg_sleep(5); --`,
+  ];
 
   it('filter values and string parameters', async () => {
     for (const v of evil) {
@@ -132,12 +161,18 @@ describe('values that look like SQL are bound as values', () => {
       expect({ v, status: res.status, rows: res.body.data?.rows }).toEqual({ v, status: 200, rows: [] });
       const contains = await data({ filters: [{ sql: '[sales.product]', op: 'contains', values: [v] }] });
       expect({ v, rows: contains.body.data?.rows }).toEqual({ v, rows: [] });
-      const param = await data({ rows: [{ id: 'l', sql: '[label]' }], columns: [{ id: 'n', sql: 'COUNT()' }], parameters: { label: v } });
+      const param = await data({
+        rows: [{ id: 'l', sql: '[label]' }],
+        columns: [{ id: 'n', sql: 'COUNT()' }],
+        parameters: { label: v },
+      });
       expect({ v, rows: param.body.data?.rows }).toEqual({ v, rows: [{ l: v, n: ROWS }] });
     }
     // a quote inside a real value still matches it
     const quoted = await data({ filters: [{ sql: '[sales.product]', op: 'in', values: ["it's"] }] });
-    expect(quoted.body.data.rows).toEqual([{ p: "it's", n: makeSales(ROWS).filter((s) => s.product === "it's").length }]);
+    expect(quoted.body.data.rows).toEqual([
+      { p: "it's", n: makeSales(ROWS).filter((s) => s.product === "it's").length },
+    ]);
     await sourceIntact();
   });
 });
@@ -150,7 +185,10 @@ describe('other bad input', () => {
       [{ columns: [{ id: 'x', sql: '[sales.product] * 2' }] }, 'columns[0].sql'],
       [{ columns: [{ id: 'x', sql: 'NOSUCH([sales.amount])' }] }, 'columns[0].sql'],
       [{ filters: [{ sql: '[sales.amount]', op: 'gt', values: ['ten'], value_type: 'number' }] }, 'filters[0].values'],
-      [{ filters: [{ sql: '[sales.sold_on]', op: 'eq', values: ['2024-02-30'], value_type: 'date' }] }, 'filters[0].values'],
+      [
+        { filters: [{ sql: '[sales.sold_on]', op: 'eq', values: ['2024-02-30'], value_type: 'date' }] },
+        'filters[0].values',
+      ],
       [{ page_size: 1_000_000 }, 'pageSize'],
       [{ page: -1 }, 'page'],
       [{ rows: 'x' }, 'rows'],

@@ -3,7 +3,16 @@ import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, type FlatData, type WidgetView } from './world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+  type FlatData,
+  type WidgetView,
+} from './world';
 
 /*
  * A widget read whose answer is cached asks the metadata store nothing: the widget, the caller's role, the dataset's
@@ -22,7 +31,9 @@ beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(20));
   const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  datasetId = (await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId: source, tables })).id;
+  datasetId = (
+    await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId: source, tables })
+  ).id;
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -31,7 +42,13 @@ afterAll(async () => {
 
 describe('a cached widget read', () => {
   it('runs no metadata query, and sees a widget save at once', async () => {
-    const body = { name: 'w', type: 'table', dataset_id: datasetId, rows: [{ id: 'p', sql: '[sales.product]' }], columns: [{ id: 'n', sql: 'COUNT()' }] };
+    const body = {
+      name: 'w',
+      type: 'table',
+      dataset_id: datasetId,
+      rows: [{ id: 'p', sql: '[sales.product]' }],
+      columns: [{ id: 'n', sql: 'COUNT()' }],
+    };
     const created = await api.post('/api/widget', body, cast.tokens.editor);
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const id = ok<WidgetView>(created).id as number;
@@ -52,7 +69,11 @@ describe('a cached widget read', () => {
       connects.mockRestore();
     }
 
-    const saved = await api.put(`/api/widget/${id}`, { ...body, columns: [{ id: 'total', sql: 'SUM([sales.qty])' }] }, cast.tokens.editor);
+    const saved = await api.put(
+      `/api/widget/${id}`,
+      { ...body, columns: [{ id: 'total', sql: 'SUM([sales.qty])' }] },
+      cast.tokens.editor,
+    );
     expect(saved.status, JSON.stringify(saved.body)).toBe(200);
     const after = await read();
     expect(Object.keys(ok<FlatData>(after).rows[0]).sort()).toEqual(['p', 'total']);

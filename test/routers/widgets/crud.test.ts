@@ -3,7 +3,16 @@ import type pg from 'pg';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, sourceDb, type WidgetPage, type WidgetView } from './world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+  type WidgetPage,
+  type WidgetView,
+} from './world';
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -27,7 +36,9 @@ beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(20));
   const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  datasetId = (await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId: source, tables })).id;
+  datasetId = (
+    await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId: source, tables })
+  ).id;
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -35,7 +46,7 @@ afterAll(async () => {
 });
 
 describe('POST /api/widget', () => {
-  it('creates a widget in the dataset\'s workspace, authored by the caller', async () => {
+  it("creates a widget in the dataset's workspace, authored by the caller", async () => {
     const res = await api.post('/api/widget', body(), cast.tokens.editor);
     expect(res.status).toBe(200);
     expect(ok<WidgetView>(res)).toMatchObject({
@@ -56,20 +67,40 @@ describe('POST /api/widget', () => {
   });
 
   it('checks the configuration by compiling it', async () => {
-    const bad = await api.post('/api/widget', body({ columns: [{ id: 'total', sql: 'SUM([sales.product])' }] }), cast.tokens.editor);
+    const bad = await api.post(
+      '/api/widget',
+      body({ columns: [{ id: 'total', sql: 'SUM([sales.product])' }] }),
+      cast.tokens.editor,
+    );
     expect(bad.status).toBe(422);
     expect(failure(bad).message).toBe('Ошибка валидации');
     expect(failure(bad).errors!['columns[0].sql']).toMatch(/функции SUM должен быть типа «число»/);
 
-    const sort = await api.post('/api/widget', body({ sorts: [{ field_id: 'nope', direction: 'asc' }] }), cast.tokens.editor);
-    expect([sort.status, failure(sort).errors]).toEqual([422, { 'sorts[0].fieldId': 'Поле с id nope не найдено на полках виджета' }]);
+    const sort = await api.post(
+      '/api/widget',
+      body({ sorts: [{ field_id: 'nope', direction: 'asc' }] }),
+      cast.tokens.editor,
+    );
+    expect([sort.status, failure(sort).errors]).toEqual([
+      422,
+      { 'sorts[0].fieldId': 'Поле с id nope не найдено на полках виджета' },
+    ]);
 
     // Rule 2: the request must carry the definition, even though the dataset has a field of that name.
-    const calc = await api.post('/api/widget', body({ columns: [{ id: 'total', sql: '[Выручка]' }] }), cast.tokens.editor);
+    const calc = await api.post(
+      '/api/widget',
+      body({ columns: [{ id: 'total', sql: '[Выручка]' }] }),
+      cast.tokens.editor,
+    );
     expect([calc.status, failure(calc).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
     const withDef = await api.post(
       '/api/widget',
-      body({ columns: [{ id: 'total', sql: '[Выручка]' }], calculated_fields: [{ id: '9', name: 'Выручка', alias: 'Выручка', primitive_type: 'float', sql: 'SUM([sales.amount])' }] }),
+      body({
+        columns: [{ id: 'total', sql: '[Выручка]' }],
+        calculated_fields: [
+          { id: '9', name: 'Выручка', alias: 'Выручка', primitive_type: 'float', sql: 'SUM([sales.amount])' },
+        ],
+      }),
       cast.tokens.editor,
     );
     expect(withDef.status).toBe(200);
@@ -78,12 +109,29 @@ describe('POST /api/widget', () => {
     // Data: the saved shelves come with their saved definitions; shelves sent in the request need their own.
     const wid = ok<WidgetView>(withDef).id;
     expect((await api.post(`/api/widget/${wid}/data`, {}, cast.tokens.editor)).status).toBe(200);
-    const replaced = await api.post(`/api/widget/${wid}/data`, { columns: [{ id: 't2', sql: '[Выручка]' }] }, cast.tokens.editor);
-    expect([replaced.status, failure(replaced).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
+    const replaced = await api.post(
+      `/api/widget/${wid}/data`,
+      { columns: [{ id: 't2', sql: '[Выручка]' }] },
+      cast.tokens.editor,
+    );
+    expect([replaced.status, failure(replaced).message]).toEqual([
+      400,
+      'Определение вычисляемого поля не найдено: Выручка',
+    ]);
   });
 
   it('validates the body', async () => {
-    const res = await api.post('/api/widget', { name: ' ', type: 'radar', dataset_id: 'x', rows: [{ alias: 'no id' }], sorts: [{ field_id: 'a', direction: 'up' }] }, cast.tokens.editor);
+    const res = await api.post(
+      '/api/widget',
+      {
+        name: ' ',
+        type: 'radar',
+        dataset_id: 'x',
+        rows: [{ alias: 'no id' }],
+        sorts: [{ field_id: 'a', direction: 'up' }],
+      },
+      cast.tokens.editor,
+    );
     expect(res.status).toBe(422);
     expect(failure(res).errors).toEqual({
       name: 'must not be blank',
@@ -118,14 +166,28 @@ describe('GET, PUT, DELETE /api/widget/{id}', () => {
   it('the owner (author or Администратор) replaces the configuration; every save moves updated_at', async () => {
     const w = ok<WidgetView>(await api.post('/api/widget', body(), cast.tokens.editor));
     await new Promise((r) => setTimeout(r, 5));
-    const renamed = await api.put(`/api/widget/${w.id}`, body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }), cast.tokens.editor);
+    const renamed = await api.put(
+      `/api/widget/${w.id}`,
+      body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }),
+      cast.tokens.editor,
+    );
     expect(renamed.status).toBe(200);
-    expect(ok<WidgetView>(renamed)).toMatchObject({ name: 'Другое', type: 'kpi', rows: [], filters: [], author_id: cast.users.editor.id });
+    expect(ok<WidgetView>(renamed)).toMatchObject({
+      name: 'Другое',
+      type: 'kpi',
+      rows: [],
+      filters: [],
+      author_id: cast.users.editor.id,
+    });
     expect(ok<WidgetView>(renamed).updated_at > w.updated_at).toBe(true);
     expect(ok<WidgetView>(renamed).created_at).toBe(w.created_at);
     // the same body again: still a save
     await new Promise((r) => setTimeout(r, 5));
-    const again = await api.put(`/api/widget/${w.id}`, body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }), cast.tokens.wsAdmin);
+    const again = await api.put(
+      `/api/widget/${w.id}`,
+      body({ name: 'Другое', type: 'kpi', rows: [], sorts: [], filters: [] }),
+      cast.tokens.wsAdmin,
+    );
     expect(ok<WidgetView>(again).updated_at > ok<WidgetView>(renamed).updated_at).toBe(true);
     // not the author and not Администратор: 403; a viewer: 403; an outsider: 404
     const other = await api.post('/api/widget', body(), cast.tokens.wsAdmin);
@@ -133,7 +195,9 @@ describe('GET, PUT, DELETE /api/widget/{id}', () => {
     expect((await api.put(`/api/widget/${w.id}`, body(), cast.tokens.viewer)).status).toBe(403);
     expect((await api.put(`/api/widget/${w.id}`, body(), cast.tokens.plain)).status).toBe(404);
     // an invalid configuration is refused and nothing changes
-    expect((await api.put(`/api/widget/${w.id}`, body({ columns: [{ id: 'x', sql: 'SUM(' }] }), cast.tokens.editor)).status).toBe(422);
+    expect(
+      (await api.put(`/api/widget/${w.id}`, body({ columns: [{ id: 'x', sql: 'SUM(' }] }), cast.tokens.editor)).status,
+    ).toBe(422);
     expect(ok<WidgetView>(await api.get(`/api/widget/${w.id}`, cast.tokens.editor)).name).toBe('Другое');
   });
 
@@ -153,7 +217,12 @@ describe('GET /api/widget', () => {
     const ws = await cast.newWorkspace();
     const source = await createPgSource(t.deps, ws, cast.users.wsAdmin.id);
     const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: ws, sourceId: source, tables });
-    const make = (name: string, type: string, token: string) => api.post('/api/widget', body({ name, type, dataset_id: ds.id, ...(type === 'kpi' ? { rows: [], sorts: [] } : {}) }), token);
+    const make = (name: string, type: string, token: string) =>
+      api.post(
+        '/api/widget',
+        body({ name, type, dataset_id: ds.id, ...(type === 'kpi' ? { rows: [], sorts: [] } : {}) }),
+        token,
+      );
     const a = ok<WidgetView>(await make('Альфа продажи', 'bar', cast.tokens.editor!));
     const b = ok<WidgetView>(await make('Бета', 'kpi', cast.tokens.wsAdmin!));
     const c = ok<WidgetView>(await make('Гамма продажи', 'line', cast.tokens.editor!));
@@ -163,12 +232,19 @@ describe('GET /api/widget', () => {
     expect(ok<WidgetPage>(all).content.map((w) => w.id)).toEqual([a.id, b.id, c.id]);
     expect(ok<WidgetPage>(all).page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
 
-    const page = await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'name,desc', size: '2', page: '1' });
+    const page = await api.get('/api/widget', cast.tokens.viewer, {
+      workspaceId: String(ws),
+      sort: 'name,desc',
+      size: '2',
+      page: '1',
+    });
     expect(ok<WidgetPage>(page).content.map((w) => w.id)).toEqual([a.id]);
     expect(ok<WidgetPage>(page).page).toEqual({ size: 2, number: 1, total_elements: 3, total_pages: 2 });
 
     const ids = async (q: Record<string, string>) =>
-      ok<WidgetPage>(await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'id,asc', ...q })).content.map((w) => w.id);
+      ok<WidgetPage>(
+        await api.get('/api/widget', cast.tokens.viewer, { workspaceId: String(ws), sort: 'id,asc', ...q }),
+      ).content.map((w) => w.id);
     expect(await ids({ type: 'kpi' })).toEqual([b.id]);
     expect(await ids({ author: String(cast.users.editor.id) })).toEqual([a.id, c.id]);
     expect(await ids({ query: 'ПРОДАЖИ' })).toEqual([a.id, c.id]);

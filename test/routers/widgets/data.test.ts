@@ -3,7 +3,19 @@ import type pg from 'pg';
 import { configureQueryEngine, queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { createPgSource, createSalesDataset, createSourceTables, dropSourceTables, makeSales, REGIONS, sourceDb, type FlatData, type KpiData, type Sale, type WidgetView } from './world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  REGIONS,
+  sourceDb,
+  type FlatData,
+  type KpiData,
+  type Sale,
+  type WidgetView,
+} from './world';
 import { failure, ok } from '../../support/rest';
 
 /*
@@ -25,13 +37,21 @@ const regionName = (id: number) => REGIONS.find((r) => r[0] === id)![1];
 async function widget(over: Record<string, unknown> = {}) {
   const res = await api.post(
     '/api/widget',
-    { name: 'w', type: 'bar', dataset_id: datasetId, rows: [{ id: 'region', sql: '[regions.name]' }], columns: [{ id: 'total', sql: 'SUM([sales.amount])' }], ...over },
+    {
+      name: 'w',
+      type: 'bar',
+      dataset_id: datasetId,
+      rows: [{ id: 'region', sql: '[regions.name]' }],
+      columns: [{ id: 'total', sql: 'SUM([sales.amount])' }],
+      ...over,
+    },
     cast.tokens.editor,
   );
   if (res.status !== 200) throw new Error(JSON.stringify(res.body));
   return ok<WidgetView>(res).id;
 }
-const data = (id: number, body: Record<string, unknown> = {}, token = cast.tokens.viewer) => api.post(`/api/widget/${id}/data`, body, token);
+const data = (id: number, body: Record<string, unknown> = {}, token = cast.tokens.viewer) =>
+  api.post(`/api/widget/${id}/data`, body, token);
 
 beforeAll(async () => {
   cast = await createRoleCast(t.deps, api);
@@ -45,7 +65,13 @@ beforeAll(async () => {
       tables,
       parameters: [
         { id: -51, name: 'rate', primitive_type: 'number', default_value: '2' },
-        { id: -52, name: 'top_product', primitive_type: 'string', default_value: 'чай', domain: { kind: 'list', values: ['чай', 'кофе'] } },
+        {
+          id: -52,
+          name: 'top_product',
+          primitive_type: 'string',
+          default_value: 'чай',
+          domain: { kind: 'list', values: ['чай', 'кофе'] },
+        },
       ],
     })
   ).id;
@@ -60,7 +86,10 @@ describe('POST /api/widget/{id}/data', () => {
     const id = await widget({
       rows: [{ id: 'region', sql: '[regions.name]' }],
       series: [{ id: 'product', sql: '[sales.product]' }],
-      columns: [{ id: 'total', sql: 'SUM([sales.amount])' }, { id: 'n', sql: 'COUNT()' }],
+      columns: [
+        { id: 'total', sql: 'SUM([sales.amount])' },
+        { id: 'n', sql: 'COUNT()' },
+      ],
       sorts: [{ field_id: 'total', direction: 'desc' }],
     });
     const groups = new Map<string, Sale[]>();
@@ -90,7 +119,15 @@ describe('POST /api/widget/{id}/data', () => {
   });
 
   it('the KPI kind answers one row', async () => {
-    const id = await widget({ type: 'kpi', rows: [], columns: [{ id: 't', sql: 'SUM([sales.amount])' }, { id: 'q', sql: 'AVG([sales.qty])' }, { id: 'p', sql: 'COUNTD([sales.product])' }] });
+    const id = await widget({
+      type: 'kpi',
+      rows: [],
+      columns: [
+        { id: 't', sql: 'SUM([sales.amount])' },
+        { id: 'q', sql: 'AVG([sales.qty])' },
+        { id: 'p', sql: 'COUNTD([sales.product])' },
+      ],
+    });
     const res = await data(id);
     expect(ok<KpiData>(res).kind).toBe('kpi');
     expect(ok<KpiData>(res).row.t).toBeCloseTo(total(SALES), 2);
@@ -101,12 +138,20 @@ describe('POST /api/widget/{id}/data', () => {
 
   it('request filters are AND-ed with the saved ones; exclusive ones give an empty result', async () => {
     const id = await widget({ filters: [{ sql: '[sales.product]', op: 'in', values: ['чай', 'кофе'] }] });
-    const narrowed = await data(id, { filters: [{ sql: '[sales.sold_on]', op: 'gte', values: ['2024-07-01'], value_type: 'date' }], sorts: [{ field_id: 'region', direction: 'asc' }] });
+    const narrowed = await data(id, {
+      filters: [{ sql: '[sales.sold_on]', op: 'gte', values: ['2024-07-01'], value_type: 'date' }],
+      sorts: [{ field_id: 'region', direction: 'asc' }],
+    });
     const kept = SALES.filter((s) => ['чай', 'кофе'].includes(s.product) && s.sold_on >= '2024-07-01');
     const expected = [1, 2, 3]
       .map((r) => ({ region: regionName(r), total: total(kept.filter((s) => s.region_id === r)) }))
       .sort((a, b) => a.region.localeCompare(b.region, 'ru'));
-    expect((ok<FlatData>(narrowed).rows as { region: string; total: number }[]).map((r) => ({ ...r, total: round(r.total) }))).toEqual(expected);
+    expect(
+      (ok<FlatData>(narrowed).rows as { region: string; total: number }[]).map((r) => ({
+        ...r,
+        total: round(r.total),
+      })),
+    ).toEqual(expected);
     const none = await data(id, { filters: [{ sql: '[sales.product]', op: 'in', values: ['сок'] }] });
     expect(ok<FlatData>(none).rows).toEqual([]);
     expect(ok<FlatData>(none).page.hasMore).toBe(false);
@@ -117,8 +162,20 @@ describe('POST /api/widget/{id}/data', () => {
     const res = await data(id, {
       type: 'table',
       rows: [{ id: 'p', sql: '[sales.product]' }],
-      columns: [{ id: 'scaled', sql: 'SUM([sales.qty] * [rate])' }, { id: 'avg', sql: '[Средний чек]' }, { id: 'is_top', sql: 'MAX(IF([sales.product] = [top_product], 1, 0))' }],
-      calculated_fields: [{ id: 'c1', name: 'Средний чек', alias: 'Средний чек', primitive_type: 'float', sql: 'SUM([sales.amount]) / COUNT([sales.amount])' }],
+      columns: [
+        { id: 'scaled', sql: 'SUM([sales.qty] * [rate])' },
+        { id: 'avg', sql: '[Средний чек]' },
+        { id: 'is_top', sql: 'MAX(IF([sales.product] = [top_product], 1, 0))' },
+      ],
+      calculated_fields: [
+        {
+          id: 'c1',
+          name: 'Средний чек',
+          alias: 'Средний чек',
+          primitive_type: 'float',
+          sql: 'SUM([sales.amount]) / COUNT([sales.amount])',
+        },
+      ],
       sorts: [{ field_id: 'scaled', direction: 'asc' }],
       parameters: { rate: '0.5', top_product: 'кофе' },
     });
@@ -128,7 +185,12 @@ describe('POST /api/widget/{id}/data', () => {
       .map((p) => {
         const rows = SALES.filter((s) => s.product === p);
         const amounts = rows.filter((s) => s.amount !== null);
-        return { p, scaled: rows.reduce((a, s) => a + s.qty * 0.5, 0), avg: total(amounts) / amounts.length, is_top: p === 'кофе' ? 1 : 0 };
+        return {
+          p,
+          scaled: rows.reduce((a, s) => a + s.qty * 0.5, 0),
+          avg: total(amounts) / amounts.length,
+          is_top: p === 'кофе' ? 1 : 0,
+        };
       })
       .sort((a, b) => a.scaled - b.scaled || (a.p < b.p ? -1 : 1));
     expect((ok<FlatData>(res).rows as { p: string }[]).map((r) => r.p)).toEqual(expected.map((e) => e.p));
@@ -140,17 +202,26 @@ describe('POST /api/widget/{id}/data', () => {
     const bad = await data(id, { parameters: { top_product: 'сок', nope: 1 } });
     expect([bad.status, failure(bad).errors]).toEqual([
       422,
-      { 'parameters.nope': 'Параметр не найден в датасете: nope', 'parameters.top_product': 'Значение параметра top_product должно быть одним из значений: чай, кофе' },
+      {
+        'parameters.nope': 'Параметр не найден в датасете: nope',
+        'parameters.top_product': 'Значение параметра top_product должно быть одним из значений: чай, кофе',
+      },
     ]);
     const missing = await data(id, { columns: [{ id: 'v', sql: '[Выручка]' }] });
-    expect([missing.status, failure(missing).message]).toEqual([400, 'Определение вычисляемого поля не найдено: Выручка']);
+    expect([missing.status, failure(missing).message]).toEqual([
+      400,
+      'Определение вычисляемого поля не найдено: Выручка',
+    ]);
   });
 
   it('view_as_user_id is for system administrators and names an existing user', async () => {
     const id = await widget();
     expect((await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer)).status).toBe(403);
     const unknown = await data(id, { view_as_user_id: 987654 }, cast.tokens.sysadmin);
-    expect([unknown.status, failure(unknown).errors]).toEqual([422, { viewAsUserId: 'Пользователь не найден (id 987654)' }]);
+    expect([unknown.status, failure(unknown).errors]).toEqual([
+      422,
+      { viewAsUserId: 'Пользователь не найден (id 987654)' },
+    ]);
     const viewed = await data(id, { view_as_user_id: cast.users.viewer.id }, cast.tokens.sysadmin);
     expect(viewed.status).toBe(200);
     expect(ok<FlatData>(viewed).rows).toHaveLength(3);
@@ -159,9 +230,16 @@ describe('POST /api/widget/{id}/data', () => {
   it('validates paging: page from 1, page_size up to 10 000', async () => {
     const id = await widget();
     const res = await data(id, { page: 0, page_size: 10_001 });
-    expect([res.status, failure(res).errors]).toEqual([422, { page: 'must be greater than or equal to 1', pageSize: 'must be less than or equal to 10000' }]);
+    expect([res.status, failure(res).errors]).toEqual([
+      422,
+      { page: 'must be greater than or equal to 1', pageSize: 'must be less than or equal to 10000' },
+    ]);
     expect((await data(id, { page_size: 10_000 })).status).toBe(200);
-    expect(ok<FlatData>(await data(id, { page: 1000 }))).toEqual({ kind: 'flat', rows: [], page: { page: 1000, pageSize: 100, hasMore: false } });
+    expect(ok<FlatData>(await data(id, { page: 1000 }))).toEqual({
+      kind: 'flat',
+      rows: [],
+      page: { page: 1000, pageSize: 100, hasMore: false },
+    });
   });
 
   it('repeats come from the cache; a source error is a 400 with the driver message', async () => {
@@ -197,7 +275,9 @@ describe('POST /api/widget/{id}/data', () => {
       const big = `${tables.sales}_big`;
       await scratch.query(`CREATE TABLE ${big} AS SELECT g AS id FROM generate_series(1, 3000000) g`);
       await scratch.query(`ALTER TABLE ${tables.sales} RENAME TO ${tables.sales}_orig`);
-      await scratch.query(`CREATE VIEW ${tables.sales} AS SELECT a.id, 1 AS region_id, 'x'::text AS product, 1.0::numeric AS amount, 1 AS qty, DATE '2024-01-01' AS sold_on FROM ${big} a CROSS JOIN ${big} b`);
+      await scratch.query(
+        `CREATE VIEW ${tables.sales} AS SELECT a.id, 1 AS region_id, 'x'::text AS product, 1.0::numeric AS amount, 1 AS qty, DATE '2024-01-01' AS sold_on FROM ${big} a CROSS JOIN ${big} b`,
+      );
       try {
         const started = Date.now();
         const res = await data(id);
@@ -219,12 +299,41 @@ describe('POST /api/widget/preview', () => {
   it('answers data for an unsaved configuration, like widget data', async () => {
     const res = await api.post(
       '/api/widget/preview',
-      { dataset_id: datasetId, type: 'kpi', columns: [{ id: 'n', sql: 'COUNT()' }], filters: [{ sql: '[regions.name]', op: 'eq', values: ['Юг'] }] },
+      {
+        dataset_id: datasetId,
+        type: 'kpi',
+        columns: [{ id: 'n', sql: 'COUNT()' }],
+        filters: [{ sql: '[regions.name]', op: 'eq', values: ['Юг'] }],
+      },
       cast.tokens.viewer,
     );
-    expect(res.body).toEqual({ success: true, data: { kind: 'kpi', row: { n: SALES.filter((s) => s.region_id === 2).length } } });
-    const flat = await api.post('/api/widget/preview', { dataset_id: datasetId, rows: [{ id: 'r', sql: '[sales.region_id]' }], sorts: [{ field_id: 'r', direction: 'desc' }], page_size: 2 }, cast.tokens.viewer);
-    expect(ok<FlatData>(flat)).toEqual({ kind: 'flat', rows: [{ r: 3 }, { r: 3 }], page: { page: 1, pageSize: 2, hasMore: true } });
-    expect((await api.post('/api/widget/preview', { dataset_id: datasetId, columns: [{ id: 'n', sql: 'COUNT()' }] }, cast.tokens.plain)).status).toBe(404);
+    expect(res.body).toEqual({
+      success: true,
+      data: { kind: 'kpi', row: { n: SALES.filter((s) => s.region_id === 2).length } },
+    });
+    const flat = await api.post(
+      '/api/widget/preview',
+      {
+        dataset_id: datasetId,
+        rows: [{ id: 'r', sql: '[sales.region_id]' }],
+        sorts: [{ field_id: 'r', direction: 'desc' }],
+        page_size: 2,
+      },
+      cast.tokens.viewer,
+    );
+    expect(ok<FlatData>(flat)).toEqual({
+      kind: 'flat',
+      rows: [{ r: 3 }, { r: 3 }],
+      page: { page: 1, pageSize: 2, hasMore: true },
+    });
+    expect(
+      (
+        await api.post(
+          '/api/widget/preview',
+          { dataset_id: datasetId, columns: [{ id: 'n', sql: 'COUNT()' }] },
+          cast.tokens.plain,
+        )
+      ).status,
+    ).toBe(404);
   });
 });

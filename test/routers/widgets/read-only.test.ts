@@ -30,7 +30,9 @@ beforeAll(async () => {
   await db.query(`CREATE SEQUENCE ${seq}`);
   await db.query(`CREATE TABLE ${log} (id int)`);
   await db.query(`INSERT INTO ${log} VALUES (1), (2)`);
-  await db.query(`CREATE FUNCTION ${writer}() RETURNS int LANGUAGE plpgsql VOLATILE AS $$ BEGIN INSERT INTO ${log} VALUES (99); RETURN 1; END $$`);
+  await db.query(
+    `CREATE FUNCTION ${writer}() RETURNS int LANGUAGE plpgsql VOLATILE AS $$ BEGIN INSERT INTO ${log} VALUES (99); RETURN 1; END $$`,
+  );
   // The administrator wrote the source: they own it and may give a dataset SQL objects on it.
   sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
 });
@@ -44,7 +46,11 @@ afterAll(async () => {
 /** A dataset of one SQL object with one integer column `n`; returns its id and the field's id. */
 async function sqlDataset(sql: string) {
   const token = cast.tokens.wsAdmin!;
-  const created = await api.post('/api/dataset', { name: uniq('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [sourceId] }, token);
+  const created = await api.post(
+    '/api/dataset',
+    { name: uniq('ds'), workspace_id: cast.workspaceId, live: true, data_source_ids: [sourceId] },
+    token,
+  );
   expect(created.status, JSON.stringify(created.body)).toBe(200);
   const id = ok<DatasetDetails>(created).id as number;
   const saved = await api.put(
@@ -66,7 +72,11 @@ async function sqlDataset(sql: string) {
 /** Widget data, widget preview, dataset preview and field values, each as the viewer. */
 async function readEveryWay(ds: { id: number; fieldId: number }) {
   const shelves = { rows: [{ id: 'n', sql: '[q.n]' }], columns: [{ id: 'c', sql: 'COUNT()' }] };
-  const widget = await api.post('/api/widget', { name: 'w', type: 'table', dataset_id: ds.id, ...shelves }, cast.tokens.editor);
+  const widget = await api.post(
+    '/api/widget',
+    { name: 'w', type: 'table', dataset_id: ds.id, ...shelves },
+    cast.tokens.editor,
+  );
   expect(widget.status, JSON.stringify(widget.body)).toBe(200);
   return [
     await api.post(`/api/widget/${ok<WidgetView>(widget).id}/data`, {}, cast.tokens.viewer),

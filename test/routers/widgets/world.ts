@@ -22,13 +22,22 @@ export type KpiData = Extract<WidgetData, { kind: 'kpi' }>;
 const SOURCE_SETTINGS = { host: '127.0.0.1', port: 5432, username: 'postgres', db: 'test' };
 
 export async function sourceDb(): Promise<pg.Client> {
-  const c = new pg.Client({ host: SOURCE_SETTINGS.host, port: SOURCE_SETTINGS.port, user: SOURCE_SETTINGS.username, database: SOURCE_SETTINGS.db });
+  const c = new pg.Client({
+    host: SOURCE_SETTINGS.host,
+    port: SOURCE_SETTINGS.port,
+    user: SOURCE_SETTINGS.username,
+    database: SOURCE_SETTINGS.db,
+  });
   await c.connect();
   return c;
 }
 
 /** A PostgreSQL data source saved straight into the metadata store (trust authentication: no secrets). */
-export async function createPgSource(deps: AppDeps, workspaceId: number, authorId: number | null = null): Promise<number> {
+export async function createPgSource(
+  deps: AppDeps,
+  workspaceId: number,
+  authorId: number | null = null,
+): Promise<number> {
   const [row] = await deps.db
     .insert(dataSources)
     .values({ name: uniq('src'), type: 'postgresql', workspaceId, authorId, settings: SOURCE_SETTINGS })
@@ -66,10 +75,19 @@ export function makeSales(n: number): Sale[] {
 /** Creates `<prefix>_sales` and `<prefix>_regions` with the rows; returns their names. */
 export async function createSourceTables(c: pg.Client, sales: Sale[]): Promise<{ sales: string; regions: string }> {
   const names = { sales: uniq('w_sales'), regions: uniq('w_regions') };
-  await c.query(`CREATE TABLE ${names.sales} (id int, region_id int, product text, amount numeric(10,2), qty int, sold_on date)`);
+  await c.query(
+    `CREATE TABLE ${names.sales} (id int, region_id int, product text, amount numeric(10,2), qty int, sold_on date)`,
+  );
   await c.query(`CREATE TABLE ${names.regions} (id int, name text)`);
   for (const s of sales) {
-    await c.query(`INSERT INTO ${names.sales} VALUES ($1, $2, $3, $4, $5, $6)`, [s.id, s.region_id, s.product, s.amount, s.qty, s.sold_on]);
+    await c.query(`INSERT INTO ${names.sales} VALUES ($1, $2, $3, $4, $5, $6)`, [
+      s.id,
+      s.region_id,
+      s.product,
+      s.amount,
+      s.qty,
+      s.sold_on,
+    ]);
   }
   for (const [id, name] of REGIONS) await c.query(`INSERT INTO ${names.regions} VALUES ($1, $2)`, [id, name]);
   return names;
@@ -89,12 +107,30 @@ export async function tableExists(c: pg.Client, name: string): Promise<boolean> 
 export async function createSalesDataset(
   api: Rest,
   token: string,
-  opts: { workspaceId: number; sourceId: number; tables: { sales: string; regions: string }; parameters?: unknown[]; filters?: unknown[]; extraFields?: unknown[] },
+  opts: {
+    workspaceId: number;
+    sourceId: number;
+    tables: { sales: string; regions: string };
+    parameters?: unknown[];
+    filters?: unknown[];
+    extraFields?: unknown[];
+  },
 ) {
-  const created = await api.post('/api/dataset', { name: uniq('ds'), workspace_id: opts.workspaceId, live: true, data_source_ids: [opts.sourceId] }, token);
+  const created = await api.post(
+    '/api/dataset',
+    { name: uniq('ds'), workspace_id: opts.workspaceId, live: true, data_source_ids: [opts.sourceId] },
+    token,
+  );
   if (created.status !== 200) throw new Error(`dataset create: ${created.status} ${JSON.stringify(created.body)}`);
   const id = ok<DatasetDetails>(created).id;
-  const f = (fid: number, object_id: number, name: string, primitive_type: string, extra = {}) => ({ id: fid, object_id, name, column: name, primitive_type, ...extra });
+  const f = (fid: number, object_id: number, name: string, primitive_type: string, extra = {}) => ({
+    id: fid,
+    object_id,
+    name,
+    column: name,
+    primitive_type,
+    ...extra,
+  });
   const schema = {
     objects: [
       { id: -1, data_source_id: opts.sourceId, name: 'sales', schema: 'public', table: opts.tables.sales },
@@ -112,7 +148,15 @@ export async function createSalesDataset(
       { id: -31, name: 'Выручка', formula: 'SUM([sales.amount])' },
       ...(opts.extraFields ?? []),
     ],
-    relations: [{ id: -41, left_object_id: -1, right_object_id: -2, join_type: 'left', conditions: [{ left_field_id: -12, right_field_id: -21 }] }],
+    relations: [
+      {
+        id: -41,
+        left_object_id: -1,
+        right_object_id: -2,
+        join_type: 'left',
+        conditions: [{ left_field_id: -12, right_field_id: -21 }],
+      },
+    ],
     hierarchies: [],
     filters: opts.filters ?? [],
     parameters: opts.parameters ?? [],

@@ -44,7 +44,10 @@ describe('workspace deletion guards (a workspace bound to a pipeline stage)', ()
         .from(workspaces)
         .where(eq(workspaces.id, workspaceId))
         .for('update', { noWait: true })
-        .then(() => false, () => true);
+        .then(
+          () => false,
+          () => true,
+        );
       const [own] = await tx.select({ id: workspaces.id }).from(workspaces).where(eq(workspaces.id, workspaceId));
       lockedDuringGuard.push(elsewhere && own !== undefined);
       return bound.has(workspaceId);
@@ -75,8 +78,12 @@ describe('workspace deletion guards (a workspace bound to a pipeline stage)', ()
     ]);
     const unregister = registerWorkspaceDeletionGuard(async (_tx, id) => id === ws);
     try {
-      expect((await api.delete(`/api/workspaces/${ws}`, await login(api, editor.username, editor.password))).status).toBe(403);
-      expect((await api.delete(`/api/workspaces/${ws}`, await login(api, stranger.username, stranger.password))).status).toBe(404);
+      expect(
+        (await api.delete(`/api/workspaces/${ws}`, await login(api, editor.username, editor.password))).status,
+      ).toBe(403);
+      expect(
+        (await api.delete(`/api/workspaces/${ws}`, await login(api, stranger.username, stranger.password))).status,
+      ).toBe(404);
     } finally {
       unregister();
     }
@@ -89,7 +96,12 @@ describe('workspace deletion guards (a workspace bound to a pipeline stage)', ()
     );
     try {
       const res = await api.get(`/api/workspaces/${ws}`, token);
-      expect(res.body.data.pipeline_stage).toEqual({ pipeline_id: 7, pipeline_name: 'Отчётность', order: 1, name: 'Тест' });
+      expect(res.body.data.pipeline_stage).toEqual({
+        pipeline_id: 7,
+        pipeline_name: 'Отчётность',
+        order: 1,
+        name: 'Тест',
+      });
     } finally {
       unregister();
     }

@@ -1,6 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
-import { createGroup, createSharedWorkspace, createSysadmin, createUser, enableApiTokens, issueApiToken, login, uniq } from '../../support/factories';
+import {
+  createGroup,
+  createSharedWorkspace,
+  createSysadmin,
+  createUser,
+  enableApiTokens,
+  issueApiToken,
+  login,
+  uniq,
+} from '../../support/factories';
 import { ok } from '../../support/rest';
 import type { z } from 'zod';
 import type { loginOutput } from '../../../routers/auth/schemas';
@@ -64,7 +73,10 @@ describe('«Менеджеры рабочих пространств» through t
     expect((await createWorkspace(apiToken)).status).toBe(403);
     await api.post(`/api/groups/${managers()}/members`, { user_ids: [u.id] }, adminToken);
     expect((await createWorkspace(apiToken)).status).toBe(200);
-    expect(ok<Me>(await api.get('/api/users/me', apiToken))).toMatchObject({ is_workspace_manager: true, token_kind: 'api' });
+    expect(ok<Me>(await api.get('/api/users/me', apiToken))).toMatchObject({
+      is_workspace_manager: true,
+      token_kind: 'api',
+    });
     await api.delete(`/api/groups/${managers()}/members/${u.id}`, adminToken);
     expect((await createWorkspace(apiToken)).status).toBe(403);
   });
@@ -90,7 +102,9 @@ describe('workspace membership through a group', () => {
     const res = await api.get(`/api/workspaces/${ws}`, newToken);
     expect(res.status).toBe(200);
     expect(ok<WorkspaceDetails>(res).role).toBe('Редактор');
-    expect(ok<WorkspacePage>(await api.get('/api/workspaces', newToken, { type: 'shared' })).content.map((w) => w.id)).toEqual([ws]);
+    expect(
+      ok<WorkspacePage>(await api.get('/api/workspaces', newToken, { type: 'shared' })).content.map((w) => w.id),
+    ).toEqual([ws]);
     // Редактор through the group is not Администратор.
     expect((await api.put(`/api/workspaces/${ws}`, { name: 'x' }, newToken)).status).toBe(403);
   });

@@ -1,9 +1,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
-import { addWorkspaceMember, createGroup, createSharedWorkspace, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
+import {
+  addWorkspaceMember,
+  createGroup,
+  createSharedWorkspace,
+  createSysadmin,
+  createUser,
+  login,
+  type TestUser,
+} from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import type { z } from 'zod';
-import type { listMembersOutput, memberView, removeMemberOutput, workspaceDetails } from '../../../routers/workspaces/schemas';
+import type {
+  listMembersOutput,
+  memberView,
+  removeMemberOutput,
+  workspaceDetails,
+} from '../../../routers/workspaces/schemas';
 
 type MemberPage = z.output<typeof listMembersOutput>;
 type MemberView = z.output<typeof memberView>;
@@ -27,10 +40,23 @@ describe('workspace members', () => {
     const [u, g] = [await createUser(t.deps), await createGroup(t.deps)];
     const addUser = await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Наблюдатель' }, adminToken);
     expect(addUser.status).toBe(200);
-    expect(ok<MemberView>(addUser)).toMatchObject({ user_id: u.id, group_id: null, subject_type: 'user', name: u.username, role: 'Наблюдатель' });
+    expect(ok<MemberView>(addUser)).toMatchObject({
+      user_id: u.id,
+      group_id: null,
+      subject_type: 'user',
+      name: u.username,
+      role: 'Наблюдатель',
+    });
     const addGroup = await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken);
     expect(addGroup.status).toBe(200);
-    expect(ok<MemberView>(addGroup)).toMatchObject({ user_id: null, group_id: g.id, subject_type: 'group', name: g.name, full_name: null, role: 'Редактор' });
+    expect(ok<MemberView>(addGroup)).toMatchObject({
+      user_id: null,
+      group_id: g.id,
+      subject_type: 'group',
+      name: g.name,
+      full_name: null,
+      role: 'Редактор',
+    });
 
     const list = await api.get(`/api/workspaces/${ws}/members`, adminToken);
     expect(ok<MemberPage>(list).content.map((m) => m.role)).toEqual(['Администратор', 'Редактор', 'Наблюдатель']);
@@ -51,12 +77,20 @@ describe('workspace members', () => {
   it('refuses adding the same user or group twice (400)', async () => {
     const ws = await newWorkspace();
     const [u, g] = [await createUser(t.deps), await createGroup(t.deps)];
-    expect((await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Редактор' }, adminToken)).status).toBe(200);
+    expect(
+      (await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Редактор' }, adminToken)).status,
+    ).toBe(200);
     const again = await api.post(`/api/workspaces/${ws}/members`, { user_id: u.id, role: 'Наблюдатель' }, adminToken);
     expect(again.status).toBe(400);
     expect(failure(again).message).toBe('Пользователь уже является участником пространства');
-    expect((await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken)).status).toBe(200);
-    const groupAgain = await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken);
+    expect(
+      (await api.post(`/api/workspaces/${ws}/members`, { group_id: g.id, role: 'Редактор' }, adminToken)).status,
+    ).toBe(200);
+    const groupAgain = await api.post(
+      `/api/workspaces/${ws}/members`,
+      { group_id: g.id, role: 'Редактор' },
+      adminToken,
+    );
     expect(groupAgain.status).toBe(400);
     expect(failure(groupAgain).message).toBe('Группа уже является участником пространства');
     const self = await api.post(`/api/workspaces/${ws}/members`, { user_id: admin.id, role: 'Редактор' }, adminToken);
@@ -94,7 +128,9 @@ describe('workspace members', () => {
     // With a second Администратор the first may step down.
     const other = await createUser(t.deps);
     await addWorkspaceMember(t.deps, ws, { userId: other.id, role: 'Администратор' });
-    expect((await api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Администратор' }, adminToken)).status).toBe(200);
+    expect((await api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Администратор' }, adminToken)).status).toBe(
+      200,
+    );
     expect((await api.delete(`/api/workspaces/${ws}/members/${own}`, adminToken)).status).toBe(200);
     expect((await api.get(`/api/workspaces/${ws}`, adminToken)).status).toBe(404);
   });
@@ -104,7 +140,9 @@ describe('workspace members', () => {
     const other = await createUser(t.deps);
     const otherMember = await addWorkspaceMember(t.deps, ws, { userId: other.id, role: 'Администратор' });
     const otherToken = await login(api, other.username, other.password);
-    const own = ok<MemberPage>(await api.get(`/api/workspaces/${ws}/members`, adminToken)).content.find((m) => m.user_id === admin.id)!.member_id;
+    const own = ok<MemberPage>(await api.get(`/api/workspaces/${ws}/members`, adminToken)).content.find(
+      (m) => m.user_id === admin.id,
+    )!.member_id;
     const results = await Promise.all([
       api.put(`/api/workspaces/${ws}/members/${own}`, { role: 'Редактор' }, adminToken),
       api.put(`/api/workspaces/${ws}/members/${otherMember}`, { role: 'Редактор' }, otherToken),
@@ -114,17 +152,29 @@ describe('workspace members', () => {
 
   it('refuses members in a personal workspace (400) and answers unknown member ids with 404', async () => {
     const u = await createUser(t.deps);
-    const personal = await api.post(`/api/workspaces/${admin.personalWorkspaceId}/members`, { user_id: u.id, role: 'Редактор' }, adminToken);
+    const personal = await api.post(
+      `/api/workspaces/${admin.personalWorkspaceId}/members`,
+      { user_id: u.id, role: 'Редактор' },
+      adminToken,
+    );
     expect(personal.status).toBe(400);
     expect(failure(personal).message).toBe('В личное пространство нельзя добавлять участников');
     const ws = await newWorkspace();
     const elsewhere = await createSharedWorkspace(t.deps, [{ userId: u.id, role: 'Администратор' }]);
-    const foreignMember = ok<MemberPage>(await api.get(`/api/workspaces/${elsewhere}/members`, await login(api, u.username, u.password))).content[0].member_id;
-    const wrongWorkspace = await api.put(`/api/workspaces/${ws}/members/${foreignMember}`, { role: 'Редактор' }, adminToken);
+    const foreignMember = ok<MemberPage>(
+      await api.get(`/api/workspaces/${elsewhere}/members`, await login(api, u.username, u.password)),
+    ).content[0].member_id;
+    const wrongWorkspace = await api.put(
+      `/api/workspaces/${ws}/members/${foreignMember}`,
+      { role: 'Редактор' },
+      adminToken,
+    );
     expect(wrongWorkspace.status).toBe(404);
     expect(failure(wrongWorkspace).message).toBe(`Участник пространства не найден (id ${foreignMember})`);
     expect((await api.delete(`/api/workspaces/${ws}/members/987654`, adminToken)).status).toBe(404);
-    expect((await api.post('/api/workspaces/987654/members', { user_id: u.id, role: 'Редактор' }, adminToken)).status).toBe(404);
+    expect(
+      (await api.post('/api/workspaces/987654/members', { user_id: u.id, role: 'Редактор' }, adminToken)).status,
+    ).toBe(404);
   });
 
   it('lets a system administrator who is not a member restore an Администратор of an orphaned workspace', async () => {

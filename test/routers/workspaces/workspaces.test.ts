@@ -1,9 +1,22 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
-import { createGroup, createSharedWorkspace, createSysadmin, createUser, login, uniq, type TestUser } from '../../support/factories';
+import {
+  createGroup,
+  createSharedWorkspace,
+  createSysadmin,
+  createUser,
+  login,
+  uniq,
+  type TestUser,
+} from '../../support/factories';
 import { failure, ok, type Deleted } from '../../support/rest';
 import type { z } from 'zod';
-import type { listMembersOutput, listWorkspacesOutput, workspaceDetails, workspaceView } from '../../../routers/workspaces/schemas';
+import type {
+  listMembersOutput,
+  listWorkspacesOutput,
+  workspaceDetails,
+  workspaceView,
+} from '../../../routers/workspaces/schemas';
 
 type WorkspacePage = z.output<typeof listWorkspacesOutput>;
 type WorkspaceView = z.output<typeof workspaceView>;
@@ -27,10 +40,24 @@ describe('POST /api/workspaces', () => {
     const name = uniq('Продажи');
     const res = await api.post('/api/workspaces', { name, description: 'Команда продаж' }, managerToken);
     expect(res.status).toBe(200);
-    expect(ok<WorkspaceView>(res)).toMatchObject({ name, description: 'Команда продаж', type: 'shared', type_label: 'Общее', role: 'Администратор', created_by: manager.id, owner_user_id: null });
+    expect(ok<WorkspaceView>(res)).toMatchObject({
+      name,
+      description: 'Команда продаж',
+      type: 'shared',
+      type_label: 'Общее',
+      role: 'Администратор',
+      created_by: manager.id,
+      owner_user_id: null,
+    });
     const members = await api.get(`/api/workspaces/${ok<WorkspaceView>(res).id}/members`, managerToken);
     expect(ok<MemberPage>(members).content).toEqual([
-      expect.objectContaining({ user_id: manager.id, group_id: null, subject_type: 'user', name: manager.username, role: 'Администратор' }),
+      expect.objectContaining({
+        user_id: manager.id,
+        group_id: null,
+        subject_type: 'user',
+        name: manager.username,
+        role: 'Администратор',
+      }),
     ]);
   });
 
@@ -39,7 +66,11 @@ describe('POST /api/workspaces', () => {
     expect(blank.status).toBe(422);
     expect(failure(blank).errors).toEqual({ name: 'must not be blank' });
     const plain = await createUser(t.deps);
-    const res = await api.post('/api/workspaces', { name: uniq('ws') }, await login(api, plain.username, plain.password));
+    const res = await api.post(
+      '/api/workspaces',
+      { name: uniq('ws') },
+      await login(api, plain.username, plain.password),
+    );
     expect(res.status).toBe(403);
     expect(failure(res).message).toBe('Доступ запрещён');
   });
@@ -86,7 +117,13 @@ describe('GET /api/workspaces/{id}', () => {
     const ws = await createSharedWorkspace(t.deps, [{ userId: member.id, role: 'Наблюдатель' }]);
     const res = await api.get(`/api/workspaces/${ws}`, await login(api, member.username, member.password));
     expect(res.status).toBe(200);
-    expect(ok<WorkspaceDetails>(res)).toMatchObject({ id: ws, type: 'shared', role: 'Наблюдатель', member_count: 1, pipeline_stage: null });
+    expect(ok<WorkspaceDetails>(res)).toMatchObject({
+      id: ws,
+      type: 'shared',
+      role: 'Наблюдатель',
+      member_count: 1,
+      pipeline_stage: null,
+    });
     const strangerToken = await login(api, stranger.username, stranger.password);
     const hidden = await api.get(`/api/workspaces/${ws}`, strangerToken);
     expect(hidden.status).toBe(404);

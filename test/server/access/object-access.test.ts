@@ -54,7 +54,9 @@ const NOT_FOUND: Record<ObjectKindName, (id: number) => string> = {
  * viewer; a stranger and a system administrator who are members of nothing here.
  */
 async function world() {
-  const [admin, author, editor, viewer, stranger, sysadmin] = await Promise.all([1, 2, 3, 4, 5, 6].map(() => createUser(t.deps)));
+  const [admin, author, editor, viewer, stranger, sysadmin] = await Promise.all(
+    [1, 2, 3, 4, 5, 6].map(() => createUser(t.deps)),
+  );
   const ws = await createSharedWorkspace(t.deps, [
     { userId: admin.id, role: 'Администратор' },
     { userId: author.id, role: 'Редактор' },
@@ -66,7 +68,10 @@ async function world() {
     .insert(dataSources)
     .values({ name: uniq('src'), type: 'postgresql', workspaceId: ws, authorId: author.id, settings: {} })
     .returning();
-  const [dataset] = await db.insert(datasets).values({ name: uniq('ds'), workspaceId: ws, authorId: author.id }).returning();
+  const [dataset] = await db
+    .insert(datasets)
+    .values({ name: uniq('ds'), workspaceId: ws, authorId: author.id })
+    .returning();
   const [widget] = await db
     .insert(widgets)
     .values({ name: uniq('w'), type: 'table', datasetId: dataset.id, workspaceId: ws, authorId: author.id })
@@ -112,11 +117,23 @@ describe('readableObject / ownedObject', () => {
     const { ids, users } = await world();
     const db = t.deps.db;
     for (const kind of KINDS) {
-      expect(await outcome(readableObject(db, actorOf(users.stranger), kind, ids[kind]))).toEqual({ status: 404, message: NOT_FOUND[kind](ids[kind]) });
-      expect(await outcome(ownedObject(db, actorOf(users.stranger), kind, ids[kind]))).toEqual({ status: 404, message: NOT_FOUND[kind](ids[kind]) });
-      expect(await outcome(readableObject(db, actorOf(users.admin), kind, 987654321))).toEqual({ status: 404, message: NOT_FOUND[kind](987654321) });
+      expect(await outcome(readableObject(db, actorOf(users.stranger), kind, ids[kind]))).toEqual({
+        status: 404,
+        message: NOT_FOUND[kind](ids[kind]),
+      });
+      expect(await outcome(ownedObject(db, actorOf(users.stranger), kind, ids[kind]))).toEqual({
+        status: 404,
+        message: NOT_FOUND[kind](ids[kind]),
+      });
+      expect(await outcome(readableObject(db, actorOf(users.admin), kind, 987654321))).toEqual({
+        status: 404,
+        message: NOT_FOUND[kind](987654321),
+      });
       // Readable but not owned is the generic 403.
-      expect(await outcome(ownedObject(db, actorOf(users.viewer), kind, ids[kind]))).toEqual({ status: 403, message: 'Доступ запрещён' });
+      expect(await outcome(ownedObject(db, actorOf(users.viewer), kind, ids[kind]))).toEqual({
+        status: 403,
+        message: 'Доступ запрещён',
+      });
     }
   });
 
@@ -125,10 +142,23 @@ describe('readableObject / ownedObject', () => {
     const db = t.deps.db;
     for (const kind of KINDS) {
       const own = await ownedObject(db, actorOf(users.author), kind, ids[kind]);
-      expect(own).toMatchObject({ role: 'Редактор', isOwner: true, row: { id: ids[kind], workspaceId: ws, authorId: users.author.id } });
-      expect(await readableObject(db, actorOf(users.editor), kind, ids[kind])).toMatchObject({ role: 'Редактор', isOwner: false });
-      expect(await readableObject(db, actorOf(users.admin), kind, ids[kind])).toMatchObject({ role: 'Администратор', isOwner: true });
-      expect(await readableObject(db, actorOf(users.sysadmin, { sysadmin: true }), kind, ids[kind])).toMatchObject({ role: null, isOwner: false });
+      expect(own).toMatchObject({
+        role: 'Редактор',
+        isOwner: true,
+        row: { id: ids[kind], workspaceId: ws, authorId: users.author.id },
+      });
+      expect(await readableObject(db, actorOf(users.editor), kind, ids[kind])).toMatchObject({
+        role: 'Редактор',
+        isOwner: false,
+      });
+      expect(await readableObject(db, actorOf(users.admin), kind, ids[kind])).toMatchObject({
+        role: 'Администратор',
+        isOwner: true,
+      });
+      expect(await readableObject(db, actorOf(users.sysadmin, { sysadmin: true }), kind, ids[kind])).toMatchObject({
+        role: null,
+        isOwner: false,
+      });
     }
   });
 
@@ -142,11 +172,17 @@ describe('readableObject / ownedObject', () => {
     const editors = await createGroup(t.deps);
     await db.insert(workspaceMembers).values({ workspaceId: ws, groupId: editors.id, role: 'Редактор' });
     for (const kind of KINDS) {
-      expect(await readableObject(db, actorOf(users.author), kind, ids[kind])).toMatchObject({ role: 'Наблюдатель', isOwner: false });
+      expect(await readableObject(db, actorOf(users.author), kind, ids[kind])).toMatchObject({
+        role: 'Наблюдатель',
+        isOwner: false,
+      });
       expect((await outcome(ownedObject(db, actorOf(users.author), kind, ids[kind]))).status).toBe(403);
       expect((await outcome(editableObject(db, actorOf(users.author), kind, ids[kind]))).status).toBe(403);
       // An editing role through a group of theirs makes them the owner again.
-      expect(await ownedObject(db, actorOf(users.author, { groupIds: [editors.id] }), kind, ids[kind])).toMatchObject({ role: 'Редактор', isOwner: true });
+      expect(await ownedObject(db, actorOf(users.author, { groupIds: [editors.id] }), kind, ids[kind])).toMatchObject({
+        role: 'Редактор',
+        isOwner: true,
+      });
     }
   });
 
@@ -200,17 +236,32 @@ describe('the policy in SQL', () => {
         .where(eq(columns.id, ids[kind]));
       const fromSql = accessOfRank(actorOf(users.author), kind, row.row as ObjectAccess<typeof kind>['row'], row.rank);
       const fromQuery = await readableObject(db, actorOf(users.author), kind, ids[kind]);
-      expect({ role: fromSql.role, isOwner: fromSql.isOwner }).toEqual({ role: fromQuery.role, isOwner: fromQuery.isOwner });
-      expect(() => accessOf(actorOf(users.stranger), kind, row.row as ObjectAccess<typeof kind>['row'], null)).toThrow(NOT_FOUND[kind](ids[kind]));
+      expect({ role: fromSql.role, isOwner: fromSql.isOwner }).toEqual({
+        role: fromQuery.role,
+        isOwner: fromQuery.isOwner,
+      });
+      expect(() => accessOf(actorOf(users.stranger), kind, row.row as ObjectAccess<typeof kind>['row'], null)).toThrow(
+        NOT_FOUND[kind](ids[kind]),
+      );
     }
   });
 
   it('the widget data hot path (one prepared query) reads the role and hides a widget outside the caller’s workspaces', async () => {
     const { ids, users } = await world();
     const read = await loadWidgetForData(t.deps, actorOf(users.viewer), ids.widget);
-    expect(read).toMatchObject({ role: 'Наблюдатель', isOwner: false, row: { id: ids.widget }, dataset: { id: ids.dataset } });
-    expect(await loadWidgetForData(t.deps, actorOf(users.sysadmin, { sysadmin: true }), ids.widget)).toMatchObject({ role: null });
-    expect(await outcome(loadWidgetForData(t.deps, actorOf(users.stranger), ids.widget))).toEqual({ status: 404, message: NOT_FOUND.widget(ids.widget) });
+    expect(read).toMatchObject({
+      role: 'Наблюдатель',
+      isOwner: false,
+      row: { id: ids.widget },
+      dataset: { id: ids.dataset },
+    });
+    expect(await loadWidgetForData(t.deps, actorOf(users.sysadmin, { sysadmin: true }), ids.widget)).toMatchObject({
+      role: null,
+    });
+    expect(await outcome(loadWidgetForData(t.deps, actorOf(users.stranger), ids.widget))).toEqual({
+      status: 404,
+      message: NOT_FOUND.widget(ids.widget),
+    });
     // The statement is prepared once per app and kept in its deps.
     expect(t.deps.caches.widgetForDataStatement.statement).toBeDefined();
   });

@@ -13,10 +13,16 @@ import {
 import type { Actor } from '../../../server/auth/actor';
 import { AppError } from '../../../server/kernel/errors';
 import { useTestApp } from '../../support/app';
-import { addToGroup, createGroup, createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
+import {
+  addToGroup,
+  createGroup,
+  createSharedWorkspace,
+  createUser,
+  login,
+  type TestUser,
+} from '../../support/factories';
 
 const { t, api } = useTestApp();
-
 
 /** An actor as authentication builds it; `groupIds` is the token's snapshot, whatever the database says now. */
 const actorOf = (u: TestUser, opts: { groupIds?: number[]; sysadmin?: boolean } = {}): Actor => ({
@@ -75,7 +81,9 @@ describe('visibleWorkspaceIds and inVisibleWorkspaces', () => {
     const byGroup = await createSharedWorkspace(t.deps, [{ groupId: g.id, role: 'Наблюдатель' }]);
     const other = await createSharedWorkspace(t.deps, []);
     const actor = actorOf(u, { groupIds: [g.id] });
-    expect(await visibleWorkspaceIds(t.deps.db, actor)).toEqual([u.personalWorkspaceId, direct, byGroup].sort((a, b) => a - b));
+    expect(await visibleWorkspaceIds(t.deps.db, actor)).toEqual(
+      [u.personalWorkspaceId, direct, byGroup].sort((a, b) => a - b),
+    );
     expect(await visibleWorkspaceIds(t.deps.db, actorOf(u))).toEqual([u.personalWorkspaceId, direct]);
     const all = await visibleWorkspaceIds(t.deps.db, actorOf(u, { sysadmin: true }));
     expect(all).toEqual(expect.arrayContaining([u.personalWorkspaceId, direct, byGroup, other]));
@@ -92,7 +100,9 @@ describe('visibleWorkspaceIds and inVisibleWorkspaces', () => {
 
 describe('assertWorkspaceReadable / Editable / Admin', () => {
   it('answer 404 to non-members, 403 to members without the right, and pass the rest', async () => {
-    const [viewer, editor, admin, stranger, sysadmin] = await Promise.all([1, 2, 3, 4, 5].map(() => createUser(t.deps)));
+    const [viewer, editor, admin, stranger, sysadmin] = await Promise.all(
+      [1, 2, 3, 4, 5].map(() => createUser(t.deps)),
+    );
     const ws = await createSharedWorkspace(t.deps, [
       { userId: admin.id, role: 'Администратор' },
       { userId: editor.id, role: 'Редактор' },

@@ -38,7 +38,15 @@ async function runUntilExit(fault: 'exception' | 'rejection'): Promise<{ code: n
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', '--import', probe, 'server/app/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', ADMIN_PASSWORD: 'Fatal-probe-1', FAULT: fault },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      ADMIN_PASSWORD: 'Fatal-probe-1',
+      FAULT: fault,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -50,20 +58,27 @@ async function runUntilExit(fault: 'exception' | 'rejection'): Promise<{ code: n
 }
 
 describe('server process: unhandled faults', () => {
-  it.each(['exception', 'rejection'] as const)('an unhandled %s is logged with its stack and exits 1 after shutting down', async (fault) => {
-    if (!dataDir) dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'analytics-fatal-'));
-    if (!probe) {
-      probe = path.join(dataDir, 'fatal-probe.mjs');
-      await fs.writeFile(probe, PROBE);
-    }
-    const { code, output } = await runUntilExit(fault);
-    expect(code, output).toBe(1);
-    const line = output.split('\n').find((l) => l.startsWith('{') && l.includes(`fatal-probe-${fault}`));
-    expect(line, output).toBeDefined();
-    const logged = JSON.parse(line!) as { level: number; msg: string; err: { message: string; stack: string } };
-    expect(logged).toMatchObject({ level: 60, msg: expect.stringMatching(/^(uncaughtException|unhandledRejection): shutting down$/) });
-    expect(logged.err.stack).toMatch(/fatal-probe\.mjs/);
-    // the orderly shutdown ran: the embedded PostgreSQL is stopped
-    expect(runningPostmaster(dataDir)).toBeUndefined();
-  }, 120_000);
+  it.each(['exception', 'rejection'] as const)(
+    'an unhandled %s is logged with its stack and exits 1 after shutting down',
+    async (fault) => {
+      if (!dataDir) dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'analytics-fatal-'));
+      if (!probe) {
+        probe = path.join(dataDir, 'fatal-probe.mjs');
+        await fs.writeFile(probe, PROBE);
+      }
+      const { code, output } = await runUntilExit(fault);
+      expect(code, output).toBe(1);
+      const line = output.split('\n').find((l) => l.startsWith('{') && l.includes(`fatal-probe-${fault}`));
+      expect(line, output).toBeDefined();
+      const logged = JSON.parse(line!) as { level: number; msg: string; err: { message: string; stack: string } };
+      expect(logged).toMatchObject({
+        level: 60,
+        msg: expect.stringMatching(/^(uncaughtException|unhandledRejection): shutting down$/),
+      });
+      expect(logged.err.stack).toMatch(/fatal-probe\.mjs/);
+      // the orderly shutdown ran: the embedded PostgreSQL is stopped
+      expect(runningPostmaster(dataDir)).toBeUndefined();
+    },
+    120_000,
+  );
 });

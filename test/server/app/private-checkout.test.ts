@@ -95,7 +95,9 @@ describe('first start of a checkout in a private folder', () => {
     expect(await exited(server.child)).toBe(1);
     const lines = server.output().trim().split('\n');
     expect(lines, server.output()).toHaveLength(1);
-    expect(lines[0]).toMatch(/^Cannot start the embedded PostgreSQL in .*analytics-broken-.*\/pg: postgres exited .*; or set DATABASE_URL=postgres:\/\/.+ to use an existing PostgreSQL\.$/);
+    expect(lines[0]).toMatch(
+      /^Cannot start the embedded PostgreSQL in .*analytics-broken-.*\/pg: postgres exited .*; or set DATABASE_URL=postgres:\/\/.+ to use an existing PostgreSQL\.$/,
+    );
     expect(server.output()).not.toMatch(/^\s+at /m);
   }, 120_000);
 });

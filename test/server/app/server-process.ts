@@ -16,7 +16,8 @@ export interface ServerProcess {
 
 /** package.json's start command of the checkout at `cwd`. */
 function startCommand(cwd: string): string {
-  return (JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  return (JSON.parse(readFileSync(path.join(cwd, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts
+    .start;
 }
 
 /**
@@ -66,7 +67,9 @@ export async function startServer(cwd: string, env: Record<string, string | unde
 }
 
 export const exited = (c: ChildProcess) =>
-  new Promise<number | null>((r) => (c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.once('exit', (code) => r(code))));
+  new Promise<number | null>((r) =>
+    c.exitCode !== null || c.signalCode !== null ? r(c.exitCode) : c.once('exit', (code) => r(code)),
+  );
 
 export interface LoginBody {
   success: boolean;

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../server/kernel/errors';
-import { nextSecrets, normalizeSettings, overrideSettings, secretChanges, settingsView } from '../../../server/data-sources/settings';
+import {
+  nextSecrets,
+  normalizeSettings,
+  overrideSettings,
+  secretChanges,
+  settingsView,
+} from '../../../server/data-sources/settings';
 
 const fieldErrors = (fn: () => unknown) => {
   try {
@@ -14,7 +20,13 @@ const fieldErrors = (fn: () => unknown) => {
 
 describe('normalizeSettings', () => {
   it('fills the kind defaults and keeps no secret', () => {
-    expect(normalizeSettings('postgresql', { host: ' db ', password: 'x' })).toEqual({ host: 'db', port: 5432, username: '', db: '', use_ssh: false });
+    expect(normalizeSettings('postgresql', { host: ' db ', password: 'x' })).toEqual({
+      host: 'db',
+      port: 5432,
+      username: '',
+      db: '',
+      use_ssh: false,
+    });
     expect(normalizeSettings('clickhouse', { host: 'ch' })).toMatchObject({ port: 9000, http_port: 8123 });
     const full = normalizeSettings('mysql', {
       host: 'h',
@@ -40,19 +52,33 @@ describe('normalizeSettings', () => {
   it('answers 422 with field paths for what the kind cannot take', () => {
     expect(fieldErrors(() => normalizeSettings('postgresql', { host: ' ', http_port: 1, use_ssh: true }))).toEqual({
       status: 422,
-      errors: { 'settings.host': 'must not be blank', 'settings.httpPort': 'is not used by postgresql sources', 'settings.sshTunnel': 'must not be null when useSsh is true' },
+      errors: {
+        'settings.host': 'must not be blank',
+        'settings.httpPort': 'is not used by postgresql sources',
+        'settings.sshTunnel': 'must not be null when useSsh is true',
+      },
     });
-    expect(fieldErrors(() => normalizeSettings('mysql', { host: 'h', ssh_tunnel: { host: '', username: '' } })).errors).toEqual({
+    expect(
+      fieldErrors(() => normalizeSettings('mysql', { host: 'h', ssh_tunnel: { host: '', username: '' } })).errors,
+    ).toEqual({
       'settings.sshTunnel.host': 'must not be blank',
       'settings.sshTunnel.username': 'must not be blank',
     });
-    expect(fieldErrors(() => normalizeSettings('file', {})).errors).toEqual({ type: 'file sources are created by uploading a file: POST /api/files' });
+    expect(fieldErrors(() => normalizeSettings('file', {})).errors).toEqual({
+      type: 'file sources are created by uploading a file: POST /api/files',
+    });
   });
 });
 
 describe('secrets', () => {
   it('reads omitted and "" as unchanged, null as removed', () => {
-    expect(secretChanges({ password: '', ssh_tunnel: { host: 'h', username: 'u', password: null, private_key: 'PK' }, ssl: { enabled: true, key: undefined } })).toEqual({
+    expect(
+      secretChanges({
+        password: '',
+        ssh_tunnel: { host: 'h', username: 'u', password: null, private_key: 'PK' },
+        ssl: { enabled: true, key: undefined },
+      }),
+    ).toEqual({
       set: { ssh_private_key: 'PK' },
       cleared: ['ssh_password'],
     });
@@ -69,8 +95,15 @@ describe('secrets', () => {
   });
 
   it('shows only whether each secret is stored', () => {
-    const plain = normalizeSettings('mysql', { host: 'h', ssh_tunnel: { host: 'b', username: 'u' }, ssl: { enabled: true } });
-    const view = settingsView('mysql', { ...plain, password: 'LEAK' } as never, { password: 'p', ssh_private_key: 'k' });
+    const plain = normalizeSettings('mysql', {
+      host: 'h',
+      ssh_tunnel: { host: 'b', username: 'u' },
+      ssl: { enabled: true },
+    });
+    const view = settingsView('mysql', { ...plain, password: 'LEAK' } as never, {
+      password: 'p',
+      ssh_private_key: 'k',
+    });
     expect(view).toEqual({
       host: 'h',
       port: 3306,
@@ -78,16 +111,37 @@ describe('secrets', () => {
       db: '',
       use_ssh: false,
       password_set: true,
-      ssh_tunnel: { host: 'b', port: 22, username: 'u', password_set: false, private_key_set: true, passphrase_set: false },
+      ssh_tunnel: {
+        host: 'b',
+        port: 22,
+        username: 'u',
+        password_set: false,
+        private_key_set: true,
+        passphrase_set: false,
+      },
       ssl: { enabled: true, reject_unauthorized: true, key_set: false },
     });
-    expect(settingsView('file', { file: { duckdb_path: '/x.duckdb', tables: ['t'] }, upload: { stored_file: 'files/x', format: 'csv' } } as never, {})).toEqual({
+    expect(
+      settingsView(
+        'file',
+        {
+          file: { duckdb_path: '/x.duckdb', tables: ['t'] },
+          upload: { stored_file: 'files/x', format: 'csv' },
+        } as never,
+        {},
+      ),
+    ).toEqual({
       file: { tables: ['t'], format: 'csv' },
     });
   });
 
   it('applies check overrides over the saved settings', () => {
     const saved = normalizeSettings('postgresql', { host: 'h', db: 'a', username: 'u' });
-    expect(overrideSettings(saved, { db: 'b', port: undefined })).toMatchObject({ host: 'h', db: 'b', username: 'u', port: 5432 });
+    expect(overrideSettings(saved, { db: 'b', port: undefined })).toMatchObject({
+      host: 'h',
+      db: 'b',
+      username: 'u',
+      port: 5432,
+    });
   });
 });

@@ -18,7 +18,9 @@ describe('SQL of the data browser', () => {
       sql: 'SELECT DISTINCT "c""ity" AS value FROM "sch""ema"."ta`ble; DROP" WHERE "c""ity" IS NOT NULL AND strpos(lower(CAST("c""ity" AS text)), lower($1)) > 0 ORDER BY "c""ity" LIMIT 11',
       params: ["o'k"],
     });
-    expect(columnValuesSql('mysql', t, 'city', 'x', 10).sql).toContain('LOCATE(LOWER(?), LOWER(CAST(`city` AS CHAR))) > 0');
+    expect(columnValuesSql('mysql', t, 'city', 'x', 10).sql).toContain(
+      'LOCATE(LOWER(?), LOWER(CAST(`city` AS CHAR))) > 0',
+    );
     const ch = columnValuesSql('clickhouse', t, 'city', "a'\\b", 10);
     expect(ch.params).toEqual([]);
     expect(ch.sql).toContain("positionCaseInsensitiveUTF8(toString(`city`), 'a\\'\\\\b') > 0");
@@ -31,9 +33,16 @@ describe('SQL of the data browser', () => {
 
 describe('validationPlan', () => {
   it('wraps queries, explains data changes, leaves the rest unchecked', () => {
-    expect(validationPlan('postgresql', 'SELECT 1 -- note\n;')).toEqual({ kind: 'wrap', sql: 'SELECT * FROM (\nSELECT 1 -- note\n) AS q LIMIT 0', statement: 'SELECT 1 -- note' });
+    expect(validationPlan('postgresql', 'SELECT 1 -- note\n;')).toEqual({
+      kind: 'wrap',
+      sql: 'SELECT * FROM (\nSELECT 1 -- note\n) AS q LIMIT 0',
+      statement: 'SELECT 1 -- note',
+    });
     expect(validationPlan('mysql', 'with a as (select 1) select * from a').kind).toBe('wrap');
-    expect(validationPlan('postgresql', 'UPDATE t SET a = 1')).toMatchObject({ kind: 'explain', sql: 'EXPLAIN UPDATE t SET a = 1' });
+    expect(validationPlan('postgresql', 'UPDATE t SET a = 1')).toMatchObject({
+      kind: 'explain',
+      sql: 'EXPLAIN UPDATE t SET a = 1',
+    });
     expect(validationPlan('clickhouse', 'INSERT INTO t VALUES (1)').kind).toBe('unchecked');
     expect(validationPlan('postgresql', 'CREATE TABLE t (a int)').kind).toBe('unchecked');
     // EXPLAIN ANALYZE would execute: never wrapped or explained
@@ -43,9 +52,15 @@ describe('validationPlan', () => {
 
   it('refuses empty text, several statements and unknown commands', () => {
     expect(validationPlan('postgresql', ' ;; ')).toEqual({ kind: 'invalid', message: 'Запрос пуст' });
-    expect(validationPlan('postgresql', 'SELECT 1; DROP TABLE t')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('их 2') });
+    expect(validationPlan('postgresql', 'SELECT 1; DROP TABLE t')).toMatchObject({
+      kind: 'invalid',
+      message: expect.stringContaining('их 2'),
+    });
     expect(validationPlan('mysql', "SELECT ';' AS x").kind).toBe('wrap');
-    expect(validationPlan('duckdb', 'SELEC 1')).toEqual({ kind: 'invalid', message: 'Синтаксическая ошибка: неизвестная команда «SELEC»' });
+    expect(validationPlan('duckdb', 'SELEC 1')).toEqual({
+      kind: 'invalid',
+      message: 'Синтаксическая ошибка: неизвестная команда «SELEC»',
+    });
   });
 });
 

@@ -1,11 +1,26 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeCalculated, checkFormula, derivedFormula, envOfModel, type FormulaEnv } from '../../../server/datasets/formulas';
+import {
+  analyzeCalculated,
+  checkFormula,
+  derivedFormula,
+  envOfModel,
+  type FormulaEnv,
+} from '../../../server/datasets/formulas';
 import { singular, suggestJoins } from '../../../server/datasets/relation-suggest';
 import { parameterValueProblem } from '../../../server/datasets/parameters';
 import { emptySavedIds, resolveSchema } from '../../../server/datasets/schema-validation';
 
 const env = (calculated: Record<string, string>): FormulaEnv => ({
-  columns: new Map([['orders', new Map([['amount', 'float'], ['created_at', 'datetime'], ['city', 'string']] as const)]]),
+  columns: new Map([
+    [
+      'orders',
+      new Map([
+        ['amount', 'float'],
+        ['created_at', 'datetime'],
+        ['city', 'string'],
+      ] as const),
+    ],
+  ]),
   calculated: new Map(Object.entries(calculated).map(([name, formula]) => [name, { name, formula }])),
   parameters: new Map([['Порог', 'float']]),
 });
@@ -13,17 +28,23 @@ const env = (calculated: Record<string, string>): FormulaEnv => ({
 describe('derivedFormula', () => {
   it('applies the function to the reference: unit first for unit functions, extra arguments after the field otherwise', () => {
     expect(derivedFormula('[orders.created_at]', 'year')).toBe('YEAR([orders.created_at])');
-    expect(derivedFormula('[orders.created_at]', 'DATETRUNC', ['month'])).toBe("DATETRUNC('month', [orders.created_at])");
+    expect(derivedFormula('[orders.created_at]', 'DATETRUNC', ['month'])).toBe(
+      "DATETRUNC('month', [orders.created_at])",
+    );
     expect(derivedFormula('[orders.created_at]', 'DATEADD', ['day', 7])).toBe("DATEADD('day', 7, [orders.created_at])");
     expect(derivedFormula('[Сумма]', 'ROUND', [2])).toBe('ROUND([Сумма], 2)');
     expect(derivedFormula('[orders.city]', 'LEFT', [3])).toBe('LEFT([orders.city], 3)');
-    expect(derivedFormula('[orders.city]', 'REPLACE', ["O'Brien", 'x'])).toBe("REPLACE([orders.city], 'O''Brien', 'x')");
+    expect(derivedFormula('[orders.city]', 'REPLACE', ["O'Brien", 'x'])).toBe(
+      "REPLACE([orders.city], 'O''Brien', 'x')",
+    );
   });
 });
 
 describe('analyzeCalculated', () => {
   it('infers types through other calculated fields and parameters', () => {
-    const r = analyzeCalculated(env({ a: 'SUM([orders.amount])', b: '[a] / 2', c: '[b] > [Порог]', d: 'YEAR([orders.created_at])' }));
+    const r = analyzeCalculated(
+      env({ a: 'SUM([orders.amount])', b: '[a] / 2', c: '[b] > [Порог]', d: 'YEAR([orders.created_at])' }),
+    );
     expect([...r].map(([name, x]) => [name, x.ok && x.type, x.ok && x.aggregate])).toEqual([
       ['a', 'float', true],
       ['b', 'float', true],
@@ -55,19 +76,62 @@ describe('checkFormula', () => {
     expect(checkFormula('[b] + 1', e)).toMatchObject({ ok: true, type: 'float', aggregate: true });
     const cycle = checkFormula('[b] + 1', e, 'a');
     expect(cycle.ok).toBe(false);
-    if (!cycle.ok) expect(cycle.error.message).toBe('Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [a] → [b] → [a] (строка 1, позиция 1)');
+    if (!cycle.ok)
+      expect(cycle.error.message).toBe(
+        'Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [a] → [b] → [a] (строка 1, позиция 1)',
+      );
     const unknown = checkFormula('[nope]', e);
-    expect(!unknown.ok && unknown.error.message).toBe('Ошибка в выражении: поле [nope] не найдено в датасете (строка 1, позиция 1)');
+    expect(!unknown.ok && unknown.error.message).toBe(
+      'Ошибка в выражении: поле [nope] не найдено в датасете (строка 1, позиция 1)',
+    );
   });
 
   it('builds its environment from a saved model', () => {
     const e = envOfModel({
       objects: [{ id: 1, dataSourceId: 1, name: 'o', kind: 'table', schema: null, table: 'o', sql: null }],
       fields: [
-        { id: 1, objectId: 1, name: 'n', title: 'n', kind: 'physical', column: 'n', formula: null, derivation: null, primitiveType: 'integer', aggregation: 'none', hidden: false, description: '', sortByFieldId: null },
-        { id: 2, objectId: null, name: 'm', title: 'm', kind: 'calculated', column: null, formula: 'MAX([o.n])', derivation: null, primitiveType: 'integer', aggregation: 'none', hidden: false, description: '', sortByFieldId: null },
+        {
+          id: 1,
+          objectId: 1,
+          name: 'n',
+          title: 'n',
+          kind: 'physical',
+          column: 'n',
+          formula: null,
+          derivation: null,
+          primitiveType: 'integer',
+          aggregation: 'none',
+          hidden: false,
+          description: '',
+          sortByFieldId: null,
+        },
+        {
+          id: 2,
+          objectId: null,
+          name: 'm',
+          title: 'm',
+          kind: 'calculated',
+          column: null,
+          formula: 'MAX([o.n])',
+          derivation: null,
+          primitiveType: 'integer',
+          aggregation: 'none',
+          hidden: false,
+          description: '',
+          sortByFieldId: null,
+        },
       ],
-      parameters: [{ id: 1, name: 'p', primitiveType: 'float', declaredType: 'number', defaultValue: '1', domain: { kind: 'any' }, order: 0 }],
+      parameters: [
+        {
+          id: 1,
+          name: 'p',
+          primitiveType: 'float',
+          declaredType: 'number',
+          defaultValue: '1',
+          domain: { kind: 'any' },
+          order: 0,
+        },
+      ],
     });
     expect(checkFormula('[m] + [p]', e)).toMatchObject({ ok: true, type: 'float' });
   });
@@ -78,7 +142,10 @@ describe('resolveSchema', () => {
     const r = resolveSchema(
       {
         objects: [{ id: 5, data_source_id: 1, table: 't' }],
-        fields: [{ id: -1, object_id: 5, column: 'a' }, { id: -1, name: 'x', formula: '1' }],
+        fields: [
+          { id: -1, object_id: 5, column: 'a' },
+          { id: -1, name: 'x', formula: '1' },
+        ],
         relations: [],
         hierarchies: [],
         filters: [],
@@ -87,7 +154,10 @@ describe('resolveSchema', () => {
       emptySavedIds(),
       [1],
     );
-    expect(r).toEqual({ ok: false, errors: { 'objects[0].id': 'Объект датасета не найден (id 5)', 'fields[1].id': 'Повторяющийся id -1' } });
+    expect(r).toEqual({
+      ok: false,
+      errors: { 'objects[0].id': 'Объект датасета не найден (id 5)', 'fields[1].id': 'Повторяющийся id -1' },
+    });
   });
 });
 
@@ -126,8 +196,18 @@ describe('relation suggestions', () => {
       { id: 4, name: 'notes', table: 'notes', columns: ['text', 'name'] },
     ]);
     expect(joins).toEqual([
-      { leftObjectId: 1, rightObjectId: 2, conditions: [{ leftColumn: 'Customer_ID', rightColumn: 'id' }], reason: 'key_name' },
-      { leftObjectId: 1, rightObjectId: 3, conditions: [{ leftColumn: 'region_code', rightColumn: 'region_code' }], reason: 'shared_key' },
+      {
+        leftObjectId: 1,
+        rightObjectId: 2,
+        conditions: [{ leftColumn: 'Customer_ID', rightColumn: 'id' }],
+        reason: 'key_name',
+      },
+      {
+        leftObjectId: 1,
+        rightObjectId: 3,
+        conditions: [{ leftColumn: 'region_code', rightColumn: 'region_code' }],
+        reason: 'shared_key',
+      },
     ]);
   });
 });
@@ -144,11 +224,15 @@ describe('long chains of calculated fields', () => {
       expect(r.get('f15')).toMatchObject({ ok: true, type: 'float', aggregate: true });
       // Each link doubles the substituted formula: f16 would be 196 607 nodes.
       const big = r.get('f16')!;
-      expect(!big.ok && big.error.message).toBe('Ошибка в выражении: выражение с подставленными вычисляемыми полями слишком велико');
+      expect(!big.ok && big.error.message).toBe(
+        'Ошибка в выражении: выражение с подставленными вычисляемыми полями слишком велико',
+      );
       // f50 ends a chain of 51 fields; every field above it too.
       for (const name of ['f50', 'f51', 'f5000']) {
         const cut = r.get(name)!;
-        expect(!cut.ok && cut.error.message, name).toBe('Ошибка в выражении: цепочка ссылок между вычисляемыми полями длиннее 50');
+        expect(!cut.ok && cut.error.message, name).toBe(
+          'Ошибка в выражении: цепочка ссылок между вычисляемыми полями длиннее 50',
+        );
       }
     }
   });

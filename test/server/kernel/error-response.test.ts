@@ -11,25 +11,32 @@ describe('describeError: the one error table', () => {
     expect(d).toMatchObject({ status: 422, message: 'Ошибка валидации', errors: { name: 'must not be blank' } });
   });
 
-  it('keeps a source driver\'s own error as the cause of the short message, for the log only', async () => {
+  it("keeps a source driver's own error as the cause of the short message, for the log only", async () => {
     const { asSourceError } = await import('../../../server/data-sources/connector-errors');
     const { ConnectorError } = await import('../../../adapters/sources');
     const driver = new Error('read ECONNRESET');
-    const d = describeError(asSourceError(new ConnectorError('Подключение к источнику прервано', 'connection', { cause: driver })));
+    const d = describeError(
+      asSourceError(new ConnectorError('Подключение к источнику прервано', 'connection', { cause: driver })),
+    );
     expect(d).toMatchObject({ status: 400, message: 'Подключение к источнику прервано' });
     expect((d.cause as Error).cause).toBe(driver);
   });
 
   it('treats an output that fails its schema as our 500, without details', () => {
     const zerr = z.object({ id: z.number() }).safeParse({ id: 'x' }).error!;
-    const d = describeError(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zerr }));
+    const d = describeError(
+      new TRPCError({ code: 'INTERNAL_SERVER_ERROR', message: 'Output validation failed', cause: zerr }),
+    );
     expect(d.status).toBe(500);
     expect(d.message).toBe('Внутренняя ошибка сервера');
     expect(d.errors).toBeUndefined();
   });
 
   it('passes AppErrors through with their status, message and headers', () => {
-    expect(describeError(new AppError('not_found', 'Виджет не найден (id 5)'))).toMatchObject({ status: 404, message: 'Виджет не найден (id 5)' });
+    expect(describeError(new AppError('not_found', 'Виджет не найден (id 5)'))).toMatchObject({
+      status: 404,
+      message: 'Виджет не найден (id 5)',
+    });
     const wrapped = new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: new AppError('forbidden') });
     expect(describeError(wrapped)).toMatchObject({ status: 403, message: 'Доступ запрещён' });
   });

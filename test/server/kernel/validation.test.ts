@@ -5,7 +5,9 @@ import { fieldErrorsFromIssues, formatFieldPath, nonBlank } from '../../../serve
 describe('field paths and messages', () => {
   it('formats paths as the specification does', () => {
     expect(formatFieldPath(['parameters', 0, 'primitive_type'])).toBe('parameters[0].primitiveType');
-    expect(formatFieldPath(['objects', 2, 'fields', 10, 'sort_by_field_id'])).toBe('objects[2].fields[10].sortByFieldId');
+    expect(formatFieldPath(['objects', 2, 'fields', 10, 'sort_by_field_id'])).toBe(
+      'objects[2].fields[10].sortByFieldId',
+    );
     expect(formatFieldPath(['name'])).toBe('name');
   });
 

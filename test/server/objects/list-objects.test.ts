@@ -28,7 +28,10 @@ describe('listObjects', () => {
       { userId: author.id, role: 'Редактор' },
       { userId: viewer.id, role: 'Наблюдатель' },
     ]);
-    const [dataset] = await t.deps.db.insert(datasets).values({ name: uniq('ds'), workspaceId: ws, authorId: author.id }).returning();
+    const [dataset] = await t.deps.db
+      .insert(datasets)
+      .values({ name: uniq('ds'), workspaceId: ws, authorId: author.id })
+      .returning();
     const names = ['b', 'A', 'c'].map((n) => `${n}_${uniq()}`);
     for (const [i, name] of names.entries()) {
       await t.deps.db
@@ -41,7 +44,10 @@ describe('listObjects', () => {
         actor,
         'widget',
         { ...page, sort, workspaceId: ws },
-        { where: [type ? eq(widgets.type, type) : undefined], sort: { fields: ['id', 'name', 'type', 'created_at', 'updated_at'], columns: { type: widgets.type } } },
+        {
+          where: [type ? eq(widgets.type, type) : undefined],
+          sort: { fields: ['id', 'name', 'type', 'created_at', 'updated_at'], columns: { type: widgets.type } },
+        },
         (items) => items.map(({ row, role, isOwner }) => ({ name: row.name, role, isOwner })),
       );
 
@@ -52,7 +58,9 @@ describe('listObjects', () => {
     expect(byName.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
 
     expect((await list(actorOf(author))).content.every((w) => w.role === 'Редактор' && w.isOwner)).toBe(true);
-    expect((await list(actorOf(sysadmin, { sysadmin: true }))).content.every((w) => w.role === null && !w.isOwner)).toBe(true);
+    expect(
+      (await list(actorOf(sysadmin, { sysadmin: true }))).content.every((w) => w.role === null && !w.isOwner),
+    ).toBe(true);
     expect((await list(actorOf(stranger))).page.total_elements).toBe(0);
     expect((await list(actorOf(viewer), undefined, 'kpi')).content.map((w) => w.name)).toEqual([names[2]]);
 

@@ -58,10 +58,10 @@ const pgYears = (a: Arg, b: Arg) => `(EXTRACT(YEAR FROM ${b()}) - EXTRACT(YEAR F
 
 const PG_DIFF: Record<ShiftUnit, (a: Arg, b: Arg) => string> = {
   year: (a, b) => `CAST(${pgYears(a, b)} AS integer)`,
-  quarter: (a, b) => `CAST(${pgYears(a, b)} * 4 + EXTRACT(QUARTER FROM ${b()}) - EXTRACT(QUARTER FROM ${a()}) AS integer)`,
+  quarter: (a, b) =>
+    `CAST(${pgYears(a, b)} * 4 + EXTRACT(QUARTER FROM ${b()}) - EXTRACT(QUARTER FROM ${a()}) AS integer)`,
   month: (a, b) => `CAST(${pgYears(a, b)} * 12 + EXTRACT(MONTH FROM ${b()}) - EXTRACT(MONTH FROM ${a()}) AS integer)`,
-  week: (a, b) =>
-    `((CAST(DATE_TRUNC('week', ${pgTs(b)}) AS date) - CAST(DATE_TRUNC('week', ${pgTs(a)}) AS date)) / 7)`,
+  week: (a, b) => `((CAST(DATE_TRUNC('week', ${pgTs(b)}) AS date) - CAST(DATE_TRUNC('week', ${pgTs(a)}) AS date)) / 7)`,
   day: (a, b) => `(CAST(${b()} AS date) - CAST(${a()} AS date))`,
   hour: (a, b) =>
     `CAST(EXTRACT(EPOCH FROM (DATE_TRUNC('hour', ${pgTs(b)}) - DATE_TRUNC('hour', ${pgTs(a)}))) / 3600 AS bigint)`,

@@ -73,7 +73,8 @@ export const MATH_FUNCTIONS: Record<string, SqlFunction> = {
   SQRT: guarded('SQRT', 'sqrt', '>= 0'),
   POWER: plain('POWER', 'pow'),
   LN: guarded('LN', 'log', '> 0'),
-  LOG10: ({ dialect, ...rest }) => guarded(dialect === 'postgresql' ? 'LOG' : 'LOG10', 'log10', '> 0')({ dialect, ...rest }),
+  LOG10: ({ dialect, ...rest }) =>
+    guarded(dialect === 'postgresql' ? 'LOG' : 'LOG10', 'log10', '> 0')({ dialect, ...rest }),
   EXP: plain('EXP', 'exp'),
   SIGN: ({ dialect, args: [x] }) =>
     // ClickHouse 18.16 has no sign().

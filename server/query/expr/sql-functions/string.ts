@@ -23,7 +23,9 @@ const reversed =
 /** ClickHouse 18.16 has no trim functions; these regular expressions remove spaces only, as SQL TRIM does. */
 function trim(name: string, regexp: string, all: boolean): SqlFunction {
   return ({ dialect, args: [s] }) =>
-    dialect === 'clickhouse' ? `${all ? 'replaceRegexpAll' : 'replaceRegexpOne'}(${s()}, '${regexp}', '')` : `${name}(${s()})`;
+    dialect === 'clickhouse'
+      ? `${all ? 'replaceRegexpAll' : 'replaceRegexpOne'}(${s()}, '${regexp}', '')`
+      : `${name}(${s()})`;
 }
 
 /**
@@ -86,5 +88,6 @@ export const STRING_FUNCTIONS: Record<string, SqlFunction> = {
   CONTAINS: ({ dialect, args: [s, sub] }) => `(${position(dialect, s, sub)} > 0)`,
   STARTSWITH: ({ dialect, args: [s, prefix] }) => `(${position(dialect, s, prefix)} = 1)`,
   // The suffix of a text is the prefix of the reversed text; this needs no length arithmetic and no endsWith().
-  ENDSWITH: ({ dialect, args: [s, suffix] }) => `(${position(dialect, reversed(dialect, s), reversed(dialect, suffix))} = 1)`,
+  ENDSWITH: ({ dialect, args: [s, suffix] }) =>
+    `(${position(dialect, reversed(dialect, s), reversed(dialect, suffix))} = 1)`,
 };

@@ -22,7 +22,7 @@ describe('calculated fields come from the request (specification, rule 2)', () =
     );
   });
 
-  it('a shelf using a calculated field without its definition is a 400 with the specification\'s message', () => {
+  it("a shelf using a calculated field without its definition is a 400 with the specification's message", () => {
     // The dataset defines «Выручка», but the platform does not take definitions from the dataset.
     expect(failure(() => pg({ columns: [shelf('v', '[Выручка]')] }))).toEqual({
       status: 400,
@@ -31,11 +31,24 @@ describe('calculated fields come from the request (specification, rule 2)', () =
   });
 
   it('errors inside a definition are reported at the definition', () => {
-    expect(failure(() => pg({ columns: [shelf('v', '[x]')], calculatedFields: defs({ name: 'x', sql: 'SUM([sales.product])' }) })).errors?.['calculatedFields[0].sql']).toMatch(
-      /функции SUM должен быть типа «число»/,
-    );
-    expect(failure(() => pg({ columns: [shelf('v', '[x]')], calculatedFields: defs({ name: 'x', sql: '1 +' }) })).errors?.['calculatedFields[0].sql']).toMatch(/^Ошибка в выражении/);
-    expect(failure(() => pg({ columns: [shelf('v', '[a]')], calculatedFields: defs({ name: 'a', sql: '[b] + 1' }, { name: 'b', sql: '[a] * 2' }) })).errors).toEqual({
+    expect(
+      failure(() =>
+        pg({ columns: [shelf('v', '[x]')], calculatedFields: defs({ name: 'x', sql: 'SUM([sales.product])' }) }),
+      ).errors?.['calculatedFields[0].sql'],
+    ).toMatch(/функции SUM должен быть типа «число»/);
+    expect(
+      failure(() => pg({ columns: [shelf('v', '[x]')], calculatedFields: defs({ name: 'x', sql: '1 +' }) })).errors?.[
+        'calculatedFields[0].sql'
+      ],
+    ).toMatch(/^Ошибка в выражении/);
+    expect(
+      failure(() =>
+        pg({
+          columns: [shelf('v', '[a]')],
+          calculatedFields: defs({ name: 'a', sql: '[b] + 1' }, { name: 'b', sql: '[a] * 2' }),
+        }),
+      ).errors,
+    ).toEqual({
       'calculatedFields[1].sql': 'Ошибка в выражении: циклическая ссылка между вычисляемыми полями: [a] → [b] → [a]',
     });
   });

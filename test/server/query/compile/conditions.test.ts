@@ -8,7 +8,9 @@ const productField = base.fields.find((f) => f.name === 'product')!;
 
 describe('WHERE and HAVING', () => {
   it('AND-s dataset filters, saved and request filters; aggregates go to HAVING', () => {
-    const model = salesModel({ filters: [{ id: 1, fieldId: productField.id, op: 'ne', values: ['брак'], valueType: 'string' }] });
+    const model = salesModel({
+      filters: [{ id: 1, fieldId: productField.id, op: 'ne', values: ['брак'], valueType: 'string' }],
+    });
     expect(
       allDialects(
         model,
@@ -67,7 +69,10 @@ describe('WHERE and HAVING', () => {
       base,
       request({
         columns: [shelf('n', 'COUNT()')],
-        filters: [filter('savedFilters[0]', '[sales.product]', 'in', ['a']), filter('filters[0]', '[sales.product]', 'in', ['b'])],
+        filters: [
+          filter('savedFilters[0]', '[sales.product]', 'in', ['a']),
+          filter('filters[0]', '[sales.product]', 'in', ['b']),
+        ],
       }),
       dialectIs('postgresql'),
     );
@@ -78,7 +83,10 @@ describe('WHERE and HAVING', () => {
   it('an aggregate filter groups the query even without aggregated measures', () => {
     const q = compileWidgetQuery(
       base,
-      request({ rows: [shelf('p', '[sales.product]')], filters: [filter('filters[0]', 'COUNT()', 'gt', [1], 'integer')] }),
+      request({
+        rows: [shelf('p', '[sales.product]')],
+        filters: [filter('filters[0]', 'COUNT()', 'gt', [1], 'integer')],
+      }),
       dialectIs('mysql'),
     );
     expect(q.sql).toBe(
@@ -88,7 +96,19 @@ describe('WHERE and HAVING', () => {
 
   it('a dataset filter on a calculated field uses the dataset formula', () => {
     const model = salesModel({
-      fields: [...base.fields, { ...amountField, id: 99, objectId: null, kind: 'calculated', name: 'Крупная', column: null, formula: '[sales.amount] > 1000', primitiveType: 'boolean' }],
+      fields: [
+        ...base.fields,
+        {
+          ...amountField,
+          id: 99,
+          objectId: null,
+          kind: 'calculated',
+          name: 'Крупная',
+          column: null,
+          formula: '[sales.amount] > 1000',
+          primitiveType: 'boolean',
+        },
+      ],
       filters: [{ id: 1, fieldId: 99, op: 'eq', values: [true], valueType: 'boolean' }],
     });
     const q = compileWidgetQuery(model, request({ columns: [shelf('n', 'COUNT()')] }), dialectIs('postgresql'));
@@ -96,19 +116,24 @@ describe('WHERE and HAVING', () => {
   });
 
   it('reports bad filter values and expressions at the filter', () => {
-    const req = (f: ReturnType<typeof filter>) => () => compileWidgetQuery(base, request({ columns: [shelf('n', 'COUNT()')], filters: [f] }), dialectIs('postgresql'));
+    const req = (f: ReturnType<typeof filter>) => () =>
+      compileWidgetQuery(base, request({ columns: [shelf('n', 'COUNT()')], filters: [f] }), dialectIs('postgresql'));
     expect(failure(req(filter('filters[0]', '[sales.amount]', 'gt', ['abc'], 'number'))).errors).toEqual({
       'filters[0].values': 'Ошибка в выражении: значение фильтра №1 «abc» не является числом',
     });
     expect(failure(req(filter('filters[0]', '[sales.nope]', 'in', ['x']))).errors).toEqual({
       'filters[0].sql': 'Ошибка в выражении: поле [sales.nope] не найдено в датасете',
     });
-    expect(failure(req(filter('filters[0]', '[sales.amount]', 'between', [1]))).errors?.['filters[0].values']).toMatch(/ожидает значений: 2/);
+    expect(failure(req(filter('filters[0]', '[sales.amount]', 'between', [1]))).errors?.['filters[0].values']).toMatch(
+      /ожидает значений: 2/,
+    );
   });
 
-  it('a broken dataset filter is the dataset\'s problem: 400', () => {
+  it("a broken dataset filter is the dataset's problem: 400", () => {
     const model = salesModel({ filters: [{ id: 1, fieldId: 123456, op: 'eq', values: [1], valueType: 'number' }] });
-    expect(failure(() => compileWidgetQuery(model, request({ columns: [shelf('n', 'COUNT()')] }), dialectIs('postgresql')))).toEqual({
+    expect(
+      failure(() => compileWidgetQuery(model, request({ columns: [shelf('n', 'COUNT()')] }), dialectIs('postgresql'))),
+    ).toEqual({
       status: 400,
       message: 'Фильтр датасета по полю (id 123456) не применяется: Ошибка в выражении: поле не найдено в датасете',
     });

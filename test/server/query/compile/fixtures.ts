@@ -6,7 +6,12 @@ import type { ShelfField, WidgetQueryInput } from '../../../../server/query/comp
 
 let nextId = 1000;
 
-export function physical(objectId: number, name: string, primitiveType: DatasetField['primitiveType'], extra: Partial<DatasetField> = {}): DatasetField {
+export function physical(
+  objectId: number,
+  name: string,
+  primitiveType: DatasetField['primitiveType'],
+  extra: Partial<DatasetField> = {},
+): DatasetField {
   return {
     id: nextId++,
     objectId,
@@ -25,7 +30,11 @@ export function physical(objectId: number, name: string, primitiveType: DatasetF
   };
 }
 
-function calculated(name: string, formula: string, primitiveType: DatasetField['primitiveType'] = 'unknown'): DatasetField {
+function calculated(
+  name: string,
+  formula: string,
+  primitiveType: DatasetField['primitiveType'] = 'unknown',
+): DatasetField {
   return { ...physical(0, name, primitiveType), objectId: null, kind: 'calculated', column: null, formula };
 }
 
@@ -63,7 +72,15 @@ export function salesModel(over: Partial<DatasetModel> = {}): DatasetModel {
     updatedAt: new Date('2026-01-01T00:00:00Z'),
     objects: [sales, regions],
     fields,
-    relations: [{ id: 1, leftObjectId: 1, rightObjectId: 2, joinType: 'left', conditions: [{ leftFieldId: regionId.id, rightFieldId: regionsId.id }] }],
+    relations: [
+      {
+        id: 1,
+        leftObjectId: 1,
+        rightObjectId: 2,
+        joinType: 'left',
+        conditions: [{ leftFieldId: regionId.id, rightFieldId: regionsId.id }],
+      },
+    ],
     hierarchies: [],
     filters: [],
     parameters: [],
@@ -74,7 +91,19 @@ export function salesModel(over: Partial<DatasetModel> = {}): DatasetModel {
 export const shelf = (id: string, sql: string, extra: Partial<ShelfField> = {}): ShelfField => ({ id, sql, ...extra });
 
 export function request(over: Partial<WidgetQueryInput> = {}): WidgetQueryInput {
-  return { type: 'bar', rows: [], series: [], columns: [], filters: [], sorts: [], calculatedFields: [], parameters: {}, page: 1, pageSize: 100, ...over };
+  return {
+    type: 'bar',
+    rows: [],
+    series: [],
+    columns: [],
+    filters: [],
+    sorts: [],
+    calculatedFields: [],
+    parameters: {},
+    page: 1,
+    pageSize: 100,
+    ...over,
+  };
 }
 
 const DIALECTS: Dialect[] = ['postgresql', 'mysql', 'clickhouse', 'duckdb'];
@@ -98,7 +127,8 @@ export function failure(f: () => unknown): { status: number; message: string; er
   try {
     f();
   } catch (e) {
-    if (e instanceof AppError) return { status: e.status, message: e.message, ...(e.fieldErrors ? { errors: e.fieldErrors } : {}) };
+    if (e instanceof AppError)
+      return { status: e.status, message: e.message, ...(e.fieldErrors ? { errors: e.fieldErrors } : {}) };
     throw e;
   }
   throw new Error('expected an AppError');

@@ -37,8 +37,11 @@ const SALES: Sale[] = Array.from({ length: 240 }, (_, i) => ({
   sold_on: `2024-${String((i % 12) + 1).padStart(2, '0')}-${String((i % 28) + 1).padStart(2, '0')}`,
 }));
 
-const sql = (v: unknown) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`);
-const saleValues = SALES.map((s) => `(${[s.id, s.region_id, s.product, s.amount, s.qty, s.sold_on].map(sql).join(', ')})`).join(', ');
+const sql = (v: unknown) =>
+  v === null ? 'NULL' : typeof v === 'number' ? String(v) : `'${String(v).replaceAll("'", "''")}'`;
+const saleValues = SALES.map(
+  (s) => `(${[s.id, s.region_id, s.product, s.amount, s.qty, s.sold_on].map(sql).join(', ')})`,
+).join(', ');
 const regionValues = REGIONS.map((r) => `(${r.map(sql).join(', ')})`).join(', ');
 
 const sales = randomName('sales');
@@ -56,10 +59,24 @@ function model(schema: string): DatasetModel {
     physical(2, 'name', 'string'),
   ];
   return {
-    id: 1, name: 'live', workspaceId: 1, live: true, dataSourceIds: [1], version: 1, updatedAt: new Date(),
+    id: 1,
+    name: 'live',
+    workspaceId: 1,
+    live: true,
+    dataSourceIds: [1],
+    version: 1,
+    updatedAt: new Date(),
     objects: [object(1, 's', { schema, table: sales }), object(2, 'r', { schema, table: regions })],
     fields,
-    relations: [{ id: 1, leftObjectId: 1, rightObjectId: 2, joinType: 'left', conditions: [{ leftFieldId: fields[1].id, rightFieldId: fields[6].id }] }],
+    relations: [
+      {
+        id: 1,
+        leftObjectId: 1,
+        rightObjectId: 2,
+        joinType: 'left',
+        conditions: [{ leftFieldId: fields[1].id, rightFieldId: fields[6].id }],
+      },
+    ],
     hierarchies: [],
     filters: [],
     parameters: [{ id: 1, name: 'rate', primitiveType: 'float', defaultValue: '2', domain: { kind: 'any' }, order: 0 }],
@@ -75,7 +92,9 @@ beforeAll(async () => {
   const duckPath = join(dir, 'live.duckdb');
   const inst = await DuckDBInstance.create(duckPath);
   const w = await inst.connect();
-  await w.run(`CREATE TABLE ${sales} (id INTEGER, region_id INTEGER, product VARCHAR, amount DECIMAL(10,2), qty INTEGER, sold_on DATE)`);
+  await w.run(
+    `CREATE TABLE ${sales} (id INTEGER, region_id INTEGER, product VARCHAR, amount DECIMAL(10,2), qty INTEGER, sold_on DATE)`,
+  );
   await w.run(`CREATE TABLE ${regions} (id INTEGER, name VARCHAR)`);
   await w.run(`INSERT INTO ${sales} VALUES ${saleValues}`);
   await w.run(`INSERT INTO ${regions} VALUES ${regionValues}`);
@@ -87,8 +106,14 @@ beforeAll(async () => {
   connectors.mysql = createConnector('mysql', mysqlSettings());
   connectors.clickhouse = createConnector('clickhouse', clickhouseSettings());
   const ddl: Record<Exclude<Dialect, 'duckdb'>, [string, string]> = {
-    postgresql: [`(id int, region_id int, product text, amount numeric(10,2), qty int, sold_on date)`, `(id int, name text)`],
-    mysql: [`(id int, region_id int, product varchar(20), amount decimal(10,2), qty int, sold_on date)`, `(id int, name varchar(20))`],
+    postgresql: [
+      `(id int, region_id int, product text, amount numeric(10,2), qty int, sold_on date)`,
+      `(id int, name text)`,
+    ],
+    mysql: [
+      `(id int, region_id int, product varchar(20), amount decimal(10,2), qty int, sold_on date)`,
+      `(id int, name varchar(20))`,
+    ],
     clickhouse: [
       `(id Int32, region_id Int32, product String, amount Nullable(Decimal(10, 2)), qty Int32, sold_on Date) ENGINE = Memory`,
       `(id Int32, name String) ENGINE = Memory`,
@@ -140,15 +165,24 @@ describe('the same widget request on PostgreSQL, MariaDB, ClickHouse and DuckDB'
     const expected = [1, 2, 3, 4]
       .map((id) => {
         const rows = SALES.filter((s) => s.region_id === id);
-        return { region: regionName(id), total: sum(rows.map((s) => s.amount)), n: rows.length, products: new Set(rows.map((s) => s.product)).size };
+        return {
+          region: regionName(id),
+          total: sum(rows.map((s) => s.amount)),
+          n: rows.length,
+          products: new Set(rows.map((s) => s.product)).size,
+        };
       })
       .sort((a, b) => b.total - a.total);
     const results = await everywhere(req);
     for (const [d, rows] of Object.entries(results)) {
-      expect({ d, rows: rows.map((r) => ({ ...r, total: round(r.total as number) })) }).toEqual({ d, rows: expected.slice(0, 4) });
+      expect({ d, rows: rows.map((r) => ({ ...r, total: round(r.total as number) })) }).toEqual({
+        d,
+        rows: expected.slice(0, 4),
+      });
     }
     const page2 = await everywhere({ ...req, page: 2 });
-    for (const [d, rows] of Object.entries(page2)) expect({ d, region: rows[0].region }).toEqual({ d, region: expected[3].region });
+    for (const [d, rows] of Object.entries(page2))
+      expect({ d, region: rows[0].region }).toEqual({ d, region: expected[3].region });
   });
 
   it('filters AND-ed (WHERE and HAVING), a parameter, a calculated field, KPI', async () => {
@@ -156,20 +190,32 @@ describe('the same widget request on PostgreSQL, MariaDB, ClickHouse and DuckDB'
       rows: [shelf('p', '[s.product]')],
       columns: [shelf('scaled', 'SUM([s.qty] * [rate])'), shelf('avg', '[Средний чек]')],
       filters: [
-        { path: 'filters[0]', filter: { sql: '[s.sold_on]', op: 'between', values: ['2024-03-01', '2024-08-31'], value_type: 'date' } },
+        {
+          path: 'filters[0]',
+          filter: { sql: '[s.sold_on]', op: 'between', values: ['2024-03-01', '2024-08-31'], value_type: 'date' },
+        },
         { path: 'filters[1]', filter: { sql: '[s.product]', op: 'in', values: ['чай', 'кофе', 'сок'] } },
         { path: 'filters[2]', filter: { sql: 'COUNT()', op: 'gt', values: [5], value_type: 'integer' } },
       ],
-      calculatedFields: [{ path: 'calculatedFields[0]', def: { name: 'Средний чек', sql: 'SUM([s.amount]) / COUNT([s.amount])' } }],
+      calculatedFields: [
+        { path: 'calculatedFields[0]', def: { name: 'Средний чек', sql: 'SUM([s.amount]) / COUNT([s.amount])' } },
+      ],
       parameters: { rate: 1.5 },
     });
-    const kept = SALES.filter((s) => s.sold_on >= '2024-03-01' && s.sold_on <= '2024-08-31' && ['чай', 'кофе', 'сок'].includes(s.product));
+    const kept = SALES.filter(
+      (s) => s.sold_on >= '2024-03-01' && s.sold_on <= '2024-08-31' && ['чай', 'кофе', 'сок'].includes(s.product),
+    );
     const expected = [...new Set(kept.map((s) => s.product))]
       .sort()
       .map((p) => {
         const rows = kept.filter((s) => s.product === p);
         const amounts = rows.map((s) => s.amount).filter((a): a is number => a !== null);
-        return { p, n: rows.length, scaled: round(rows.reduce((a, s) => a + s.qty * 1.5, 0)), avg: sum(amounts) / amounts.length };
+        return {
+          p,
+          n: rows.length,
+          scaled: round(rows.reduce((a, s) => a + s.qty * 1.5, 0)),
+          avg: sum(amounts) / amounts.length,
+        };
       })
       .filter((x) => x.n > 5)
       .map(({ n: _n, ...x }) => x);
@@ -177,12 +223,23 @@ describe('the same widget request on PostgreSQL, MariaDB, ClickHouse and DuckDB'
     const results = await everywhere(req);
     for (const [d, rows] of Object.entries(results)) {
       // ClickHouse and MySQL order Cyrillic by bytes, PostgreSQL by collation: compare as sets keyed by product.
-      const got = rows.map((r) => ({ p: r.p, scaled: round(r.scaled as number), avg: r.avg as number })).sort((a, b) => String(a.p).localeCompare(String(b.p)));
+      const got = rows
+        .map((r) => ({ p: r.p, scaled: round(r.scaled as number), avg: r.avg as number }))
+        .sort((a, b) => String(a.p).localeCompare(String(b.p)));
       const want = [...expected].sort((a, b) => a.p.localeCompare(b.p));
       expect({ d, got: got.map(({ avg: _a, ...x }) => x) }).toEqual({ d, got: want.map(({ avg: _a, ...x }) => x) });
       got.forEach((g, i) => expect(g.avg, `${d} ${g.p}`).toBeCloseTo(want[i].avg, 9));
     }
-    const kpi = await everywhere(request({ type: 'kpi', columns: [shelf('t', 'SUM([s.amount])'), shelf('q', 'MAX([s.qty])')], filters: [{ path: 'f', filter: { sql: '[s.product]', op: 'in', values: ['x'] } }, { path: 'g', filter: { sql: '[s.product]', op: 'in', values: ['чай'] } }] }));
+    const kpi = await everywhere(
+      request({
+        type: 'kpi',
+        columns: [shelf('t', 'SUM([s.amount])'), shelf('q', 'MAX([s.qty])')],
+        filters: [
+          { path: 'f', filter: { sql: '[s.product]', op: 'in', values: ['x'] } },
+          { path: 'g', filter: { sql: '[s.product]', op: 'in', values: ['чай'] } },
+        ],
+      }),
+    );
     // Mutually exclusive filters: an empty result, aggregated to NULL on every dialect (ClickHouse included).
     for (const [d, rows] of Object.entries(kpi)) expect({ d, rows }).toEqual({ d, rows: [{ t: null, q: null }] });
   });

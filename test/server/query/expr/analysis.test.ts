@@ -4,7 +4,7 @@ import { errorOf } from './helpers';
 
 describe('collectReferences', () => {
   it('lists columns and calculated fields once each, in order of first use', () => {
-    const e = parseExpression("IF([Маржа] > 0, [orders.amount] + [orders.amount], [orders.cost]) + [Маржа] + [Бонус]");
+    const e = parseExpression('IF([Маржа] > 0, [orders.amount] + [orders.amount], [orders.cost]) + [Маржа] + [Бонус]');
     expect(collectReferences(e)).toEqual({
       columns: [
         { table: 'orders', field: 'amount' },
@@ -16,16 +16,27 @@ describe('collectReferences', () => {
 
   it('finds references inside every kind of node', () => {
     const e = parseExpression(
-      "CASE WHEN [a.x] IN ([a.y], 1) AND [a.z] BETWEEN [b.lo] AND [b.hi] AND [c.s] LIKE [c.p] AND [d.n] IS NULL THEN -[e.v] ELSE [f] END",
+      'CASE WHEN [a.x] IN ([a.y], 1) AND [a.z] BETWEEN [b.lo] AND [b.hi] AND [c.s] LIKE [c.p] AND [d.n] IS NULL THEN -[e.v] ELSE [f] END',
     );
     expect(collectReferences(e).columns.map((c) => `${c.table}.${c.field}`)).toEqual([
-      'a.x', 'a.y', 'a.z', 'b.lo', 'b.hi', 'c.s', 'c.p', 'd.n', 'e.v',
+      'a.x',
+      'a.y',
+      'a.z',
+      'b.lo',
+      'b.hi',
+      'c.s',
+      'c.p',
+      'd.n',
+      'e.v',
     ]);
     expect(collectReferences(e).calculated).toEqual(['f']);
   });
 
   it('does not confuse a column named like a calculated field', () => {
-    expect(collectReferences(parseExpression('[t.x] + [t]'))).toEqual({ columns: [{ table: 't', field: 'x' }], calculated: ['t'] });
+    expect(collectReferences(parseExpression('[t.x] + [t]'))).toEqual({
+      columns: [{ table: 't', field: 'x' }],
+      calculated: ['t'],
+    });
   });
 });
 
@@ -35,11 +46,15 @@ describe('isAggregate', () => {
     expect(isAggregate(parseExpression('ROUND(AVG([t.a]), 2)'))).toBe(true);
     expect(isAggregate(parseExpression('COUNTD([t.id]) > 10'))).toBe(true);
     expect(isAggregate(parseExpression('ROUND([t.a], 2) + 1'))).toBe(false);
-    expect(isAggregate(parseExpression("UPPER([t.name])"))).toBe(false);
+    expect(isAggregate(parseExpression('UPPER([t.name])'))).toBe(false);
   });
 
   it('looks through calculated fields when given their definitions', () => {
-    const defs: Record<string, string> = { ratio: 'SUM([t.a]) / SUM([t.b])', plain: '[t.a] * 2', wrap: '[ratio] * 100' };
+    const defs: Record<string, string> = {
+      ratio: 'SUM([t.a]) / SUM([t.b])',
+      plain: '[t.a] * 2',
+      wrap: '[ratio] * 100',
+    };
     const resolve = (name: string) => parseExpression(defs[name]);
     expect(isAggregate(parseExpression('[wrap]'), resolve)).toBe(true);
     expect(isAggregate(parseExpression('[plain] + 1'), resolve)).toBe(false);

@@ -13,7 +13,9 @@ function lines(text: string): string {
 
 describe('date parts', () => {
   it('writes YEAR, QUARTER, MONTH, WEEK (ISO), DAY, HOUR, MINUTE', () => {
-    expect(lines('YEAR([t.d]) + QUARTER([t.d]) + MONTH([t.d]) + WEEK([t.d]) + DAY([t.d]) + HOUR([t.d]) + MINUTE([t.d])')).toMatchInlineSnapshot(`
+    expect(
+      lines('YEAR([t.d]) + QUARTER([t.d]) + MONTH([t.d]) + WEEK([t.d]) + DAY([t.d]) + HOUR([t.d]) + MINUTE([t.d])'),
+    ).toMatchInlineSnapshot(`
       "postgresql: ((((((CAST(EXTRACT(YEAR FROM "t"."d") AS integer) + CAST(EXTRACT(QUARTER FROM "t"."d") AS integer)) + CAST(EXTRACT(MONTH FROM "t"."d") AS integer)) + CAST(EXTRACT(WEEK FROM "t"."d") AS integer)) + CAST(EXTRACT(DAY FROM "t"."d") AS integer)) + CAST(EXTRACT(HOUR FROM "t"."d") AS integer)) + CAST(EXTRACT(MINUTE FROM "t"."d") AS integer))  []
       mysql:      ((((((YEAR(\`t\`.\`d\`) + QUARTER(\`t\`.\`d\`)) + MONTH(\`t\`.\`d\`)) + WEEK(\`t\`.\`d\`, 3)) + DAYOFMONTH(\`t\`.\`d\`)) + HOUR(\`t\`.\`d\`)) + MINUTE(\`t\`.\`d\`))  []
       clickhouse: ((((((toYear(\`t\`.\`d\`) + toQuarter(\`t\`.\`d\`)) + toMonth(\`t\`.\`d\`)) + toISOWeek(\`t\`.\`d\`)) + toDayOfMonth(\`t\`.\`d\`)) + toHour(\`t\`.\`d\`)) + toMinute(\`t\`.\`d\`))
@@ -66,7 +68,7 @@ describe('DATEDIFF', () => {
 
 describe('TODAY and NOW', () => {
   it('writes the current date and the current wall-clock time', () => {
-    expect(lines('DATEDIFF(\'day\', TODAY(), NOW())')).toMatchInlineSnapshot(`
+    expect(lines("DATEDIFF('day', TODAY(), NOW())")).toMatchInlineSnapshot(`
       "postgresql: (CAST(LOCALTIMESTAMP AS date) - CAST(CURRENT_DATE AS date))  []
       mysql:      DATEDIFF(NOW(), CURRENT_DATE)  []
       clickhouse: (toInt64(toRelativeDayNum(now())) - toInt64(toRelativeDayNum(today())))

@@ -22,7 +22,9 @@ describe('the whitelist and the compilers match', () => {
   it('compiles every function with its fewest and most arguments in every dialect', () => {
     for (const spec of FUNCTIONS.values()) {
       for (const count of new Set([spec.minArgs, Math.min(spec.maxArgs, spec.minArgs + 2)])) {
-        const args = Array.from({ length: count }, (_, i) => (i === 0 && spec.units ? `'${spec.units[0]}'` : `[t.a${i}]`));
+        const args = Array.from({ length: count }, (_, i) =>
+          i === 0 && spec.units ? `'${spec.units[0]}'` : `[t.a${i}]`,
+        );
         for (const dialect of DIALECTS) {
           const out = sql(dialect, `${spec.name}(${args.join(', ')})`).sql;
           for (let i = spec.units ? 1 : 0; i < count; i++) expect(out).toContain(`a${i}`);
@@ -63,7 +65,8 @@ describe('math', () => {
   });
 
   it('writes ABS, FLOOR, CEILING, POWER, EXP, SIGN', () => {
-    expect(lines('ABS([t.a]) + FLOOR([t.a]) + CEILING([t.a]) + POWER([t.a], 2) + EXP([t.a]) + SIGN([t.a])')).toMatchInlineSnapshot(`
+    expect(lines('ABS([t.a]) + FLOOR([t.a]) + CEILING([t.a]) + POWER([t.a], 2) + EXP([t.a]) + SIGN([t.a])'))
+      .toMatchInlineSnapshot(`
       "postgresql: (((((ABS("t"."a") + FLOOR("t"."a")) + CEILING("t"."a")) + POWER("t"."a", CAST($1 AS integer))) + EXP("t"."a")) + SIGN("t"."a"))  [2]
       mysql:      (((((ABS(\`t\`.\`a\`) + FLOOR(\`t\`.\`a\`)) + CEILING(\`t\`.\`a\`)) + POWER(\`t\`.\`a\`, ?)) + EXP(\`t\`.\`a\`)) + SIGN(\`t\`.\`a\`))  [2]
       clickhouse: (((((abs(\`t\`.\`a\`) + floor(\`t\`.\`a\`)) + ceil(\`t\`.\`a\`)) + pow(\`t\`.\`a\`, 2)) + exp(\`t\`.\`a\`)) + multiIf(\`t\`.\`a\` > 0, 1, \`t\`.\`a\` < 0, -1, \`t\`.\`a\` = 0, 0, NULL))
@@ -102,7 +105,8 @@ describe('strings', () => {
   });
 
   it('writes UPPER, LOWER, TRIM, LTRIM, RTRIM, LEN (Unicode-aware in ClickHouse)', () => {
-    expect(lines('CONCAT(UPPER([t.s]), LOWER([t.s]), TRIM([t.s]), LTRIM([t.s]), RTRIM([t.s]), LEN([t.s]))')).toMatchInlineSnapshot(`
+    expect(lines('CONCAT(UPPER([t.s]), LOWER([t.s]), TRIM([t.s]), LTRIM([t.s]), RTRIM([t.s]), LEN([t.s]))'))
+      .toMatchInlineSnapshot(`
       "postgresql: CONCAT(UPPER("t"."s"), LOWER("t"."s"), TRIM("t"."s"), LTRIM("t"."s"), RTRIM("t"."s"), CHAR_LENGTH("t"."s"))  []
       mysql:      CONCAT_WS('', UPPER(\`t\`.\`s\`), LOWER(\`t\`.\`s\`), TRIM(\`t\`.\`s\`), LTRIM(\`t\`.\`s\`), RTRIM(\`t\`.\`s\`), CHAR_LENGTH(\`t\`.\`s\`))  []
       clickhouse: concat(ifNull(toString(upperUTF8(\`t\`.\`s\`)), ''), ifNull(toString(lowerUTF8(\`t\`.\`s\`)), ''), ifNull(toString(replaceRegexpAll(\`t\`.\`s\`, '^ +| +$', '')), ''), ifNull(toString(replaceRegexpOne(\`t\`.\`s\`, '^ +', '')), ''), ifNull(toString(replaceRegexpOne(\`t\`.\`s\`, ' +$', '')), ''), ifNull(toString(lengthUTF8(\`t\`.\`s\`)), ''))
@@ -111,7 +115,11 @@ describe('strings', () => {
   });
 
   it('writes LEFT, RIGHT, SUBSTR, REPLACE', () => {
-    expect(lines("CONCAT(LEFT([t.s], 2), RIGHT([t.s], [t.n]), SUBSTR([t.s], 2), SUBSTR([t.s], 2, 3), REPLACE([t.s], 'a', 'b'))")).toMatchInlineSnapshot(`
+    expect(
+      lines(
+        "CONCAT(LEFT([t.s], 2), RIGHT([t.s], [t.n]), SUBSTR([t.s], 2), SUBSTR([t.s], 2, 3), REPLACE([t.s], 'a', 'b'))",
+      ),
+    ).toMatchInlineSnapshot(`
       "postgresql: CONCAT(LEFT("t"."s", CAST($1 AS integer)), RIGHT("t"."s", CAST("t"."n" AS integer)), SUBSTR("t"."s", CAST($2 AS integer)), SUBSTR("t"."s", CAST($3 AS integer), CAST($4 AS integer)), REPLACE("t"."s", CAST($5 AS text), CAST($6 AS text)))  [2,2,2,3,"a","b"]
       mysql:      CONCAT_WS('', LEFT(\`t\`.\`s\`, ?), RIGHT(\`t\`.\`s\`, \`t\`.\`n\`), SUBSTRING(\`t\`.\`s\`, ?), SUBSTRING(\`t\`.\`s\`, ?, ?), REPLACE(\`t\`.\`s\`, ?, ?))  [2,2,2,3,"a","b"]
       clickhouse: concat(ifNull(toString(substringUTF8(\`t\`.\`s\`, 1, 2)), ''), ifNull(toString(reverseUTF8(substringUTF8(reverseUTF8(\`t\`.\`s\`), 1, \`t\`.\`n\`))), ''), ifNull(toString(substringUTF8(\`t\`.\`s\`, 2, 4294967295)), ''), ifNull(toString(substringUTF8(\`t\`.\`s\`, 2, 3)), ''), ifNull(toString(replaceAll(\`t\`.\`s\`, 'a', 'b')), ''))
@@ -131,7 +139,7 @@ describe('strings', () => {
 
 describe('conversions and logic', () => {
   it('writes FLOAT, INT (truncating), STR, DATE', () => {
-    expect(lines("CONCAT(FLOAT([t.a]), INT([t.a]), STR([t.a]), DATE([t.a]))")).toMatchInlineSnapshot(`
+    expect(lines('CONCAT(FLOAT([t.a]), INT([t.a]), STR([t.a]), DATE([t.a]))')).toMatchInlineSnapshot(`
       "postgresql: CONCAT(CAST("t"."a" AS double precision), CAST(TRUNC(CAST("t"."a" AS numeric)) AS bigint), CAST("t"."a" AS text), CAST("t"."a" AS date))  []
       mysql:      CONCAT_WS('', CAST(\`t\`.\`a\` AS DOUBLE), CAST(TRUNCATE(\`t\`.\`a\`, 0) AS SIGNED), CAST(\`t\`.\`a\` AS CHAR), CAST(\`t\`.\`a\` AS DATE))  []
       clickhouse: concat(ifNull(toString(toFloat64(\`t\`.\`a\`)), ''), ifNull(toString(toInt64(toFloat64(\`t\`.\`a\`))), ''), ifNull(toString(toString(\`t\`.\`a\`)), ''), ifNull(toString(toDate(\`t\`.\`a\`)), ''))

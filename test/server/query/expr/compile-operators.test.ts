@@ -88,7 +88,9 @@ describe('literals are bound, never written into the SQL', () => {
   });
 
   it('keeps a string compared with a column as an untyped placeholder, casts it elsewhere', () => {
-    expect(sql('postgresql', "[t.s] = 'a' OR 'b' = [t.s] OR [t.s] IN ('c', 'd') OR CONCAT('e', [t.s]) = 'f' OR 'g' = 'h'")).toMatchInlineSnapshot(`
+    expect(
+      sql('postgresql', "[t.s] = 'a' OR 'b' = [t.s] OR [t.s] IN ('c', 'd') OR CONCAT('e', [t.s]) = 'f' OR 'g' = 'h'"),
+    ).toMatchInlineSnapshot(`
       {
         "sql": "((((("t"."s" = $1) OR ($2 = "t"."s")) OR ("t"."s" IN ($3, $4))) OR (CONCAT(CAST($5 AS text), "t"."s") = $6)) OR (CAST($7 AS text) = CAST($8 AS text)))",
         "values": [
@@ -106,7 +108,12 @@ describe('literals are bound, never written into the SQL', () => {
   });
 
   it('leaves strings untyped where they share a type with a non-literal value (CASE, IF, IFNULL, COALESCE)', () => {
-    expect(sql('postgresql', "COALESCE([t.s], 'x') = IF([t.b], 'y', 'z') OR CASE WHEN [t.b] THEN [t.s] ELSE 'w' END = 'v'").sql).toMatchInlineSnapshot(`"((COALESCE("t"."s", $1) = CASE WHEN "t"."b" THEN CAST($2 AS text) ELSE CAST($3 AS text) END) OR (CASE WHEN "t"."b" THEN "t"."s" ELSE $4 END = $5))"`);
+    expect(
+      sql('postgresql', "COALESCE([t.s], 'x') = IF([t.b], 'y', 'z') OR CASE WHEN [t.b] THEN [t.s] ELSE 'w' END = 'v'")
+        .sql,
+    ).toMatchInlineSnapshot(
+      `"((COALESCE("t"."s", $1) = CASE WHEN "t"."b" THEN CAST($2 AS text) ELSE CAST($3 AS text) END) OR (CASE WHEN "t"."b" THEN "t"."s" ELSE $4 END = $5))"`,
+    );
   });
 
   it('never lets a hostile string into the SQL text', () => {
@@ -128,7 +135,9 @@ describe('references', () => {
   });
 
   it('compiles calculated fields inline, parenthesized', () => {
-    expect(sql('postgresql', '[margin] * 100', { margin: '[t.p] - [t.c]' }).sql).toMatchInlineSnapshot(`"((("t"."p" - "t"."c")) * CAST($1 AS integer))"`);
+    expect(sql('postgresql', '[margin] * 100', { margin: '[t.p] - [t.c]' }).sql).toMatchInlineSnapshot(
+      `"((("t"."p" - "t"."c")) * CAST($1 AS integer))"`,
+    );
   });
 
   it('rejects a cycle of calculated fields', () => {
@@ -175,7 +184,9 @@ describe('references', () => {
 
 describe('arithmetic', () => {
   it('parenthesizes every operation, so precedence survives in any dialect', () => {
-    expect(sql('postgresql', '-([t.a] + [t.b]) * [t.c] - 1').sql).toMatchInlineSnapshot(`"(((-("t"."a" + "t"."b")) * "t"."c") - CAST($1 AS integer))"`);
+    expect(sql('postgresql', '-([t.a] + [t.b]) * [t.c] - 1').sql).toMatchInlineSnapshot(
+      `"(((-("t"."a" + "t"."b")) * "t"."c") - CAST($1 AS integer))"`,
+    );
   });
 
   it('makes / true division with NULL on a zero divisor', () => {
@@ -253,11 +264,14 @@ describe('arithmetic', () => {
 
 describe('comparison and logic', () => {
   it('writes != as <>, and AND/OR/NOT', () => {
-    expect(sql('postgresql', 'NOT ([t.a] != 1 AND [t.b] <= 2) OR [t.c] >= 3').sql).toMatchInlineSnapshot(`"((NOT (("t"."a" <> CAST($1 AS integer)) AND ("t"."b" <= CAST($2 AS integer)))) OR ("t"."c" >= CAST($3 AS integer)))"`);
+    expect(sql('postgresql', 'NOT ([t.a] != 1 AND [t.b] <= 2) OR [t.c] >= 3').sql).toMatchInlineSnapshot(
+      `"((NOT (("t"."a" <> CAST($1 AS integer)) AND ("t"."b" <= CAST($2 AS integer)))) OR ("t"."c" >= CAST($3 AS integer)))"`,
+    );
   });
 
   it('writes IN, NOT IN, BETWEEN and IS NULL', () => {
-    expect(allDialects("[t.a] NOT IN (1, 2) AND [t.b] BETWEEN 0.5 AND 9 AND [t.c] IS NOT NULL AND [t.s] IN ('x')")).toMatchInlineSnapshot(`
+    expect(allDialects("[t.a] NOT IN (1, 2) AND [t.b] BETWEEN 0.5 AND 9 AND [t.c] IS NOT NULL AND [t.s] IN ('x')"))
+      .toMatchInlineSnapshot(`
       {
         "clickhouse": "((((\`t\`.\`a\` NOT IN (1, 2)) AND (\`t\`.\`b\` BETWEEN toFloat64(0.5) AND 9)) AND (\`t\`.\`c\` IS NOT NULL)) AND (\`t\`.\`s\` IN ('x')))",
         "duckdb": {
@@ -408,14 +422,20 @@ describe('hand-built ASTs are checked too', () => {
   it('rejects unknown operators and functions instead of writing them out', () => {
     const { ctx } = context('postgresql');
     const one = { kind: 'literal', type: 'integer', value: 1 } as const;
-    const badOp = { kind: 'binary', op: '; DROP TABLE t; --', left: one, right: one } as unknown as Parameters<typeof compileExpression>[0];
+    const badOp = { kind: 'binary', op: '; DROP TABLE t; --', left: one, right: one } as unknown as Parameters<
+      typeof compileExpression
+    >[0];
     expect(errorOf(() => compileExpression(badOp, ctx)).message).toContain('неизвестный оператор');
     expect(errorOf(() => compileExpression({ kind: 'call', name: 'PG_SLEEP', args: [one] }, ctx)).message).toContain(
       'неизвестная функция PG_SLEEP',
     );
     expect(
-      errorOf(() => compileExpression({ kind: 'call', name: 'DATETRUNC', args: [{ kind: 'literal', type: 'string', value: "day'); --" }, one] }, ctx))
-        .message,
+      errorOf(() =>
+        compileExpression(
+          { kind: 'call', name: 'DATETRUNC', args: [{ kind: 'literal', type: 'string', value: "day'); --" }, one] },
+          ctx,
+        ),
+      ).message,
     ).toContain('первый аргумент DATETRUNC');
   });
 });

@@ -49,7 +49,9 @@ describe('escapeLiteral', () => {
     expect(escapeLiteral('clickhouse', true)).toBe('1');
     expect(escapeLiteral('clickhouse', false)).toBe('0');
     expect(escapeLiteral('clickhouse', null)).toBe('NULL');
-    expect(escapeLiteral('clickhouse', new Date('2024-01-31T10:00:00Z'))).toBe("toDateTime('2024-01-31 10:00:00', 'UTC')");
+    expect(escapeLiteral('clickhouse', new Date('2024-01-31T10:00:00Z'))).toBe(
+      "toDateTime('2024-01-31 10:00:00', 'UTC')",
+    );
     expect(escapeLiteral('postgresql', true)).toBe('TRUE');
   });
 

@@ -11,9 +11,17 @@ import { context } from './helpers';
  */
 const servers: [string, () => Promise<boolean>, () => Promise<LiveServer>][] = [
   ['PostgreSQL', () => reachable('127.0.0.1', 5432), postgres],
-  ['MariaDB', () => reachable(process.env.MARIADB_HOST ?? '127.0.0.1', Number(process.env.MARIADB_PORT ?? 3306)), mariadb],
+  [
+    'MariaDB',
+    () => reachable(process.env.MARIADB_HOST ?? '127.0.0.1', Number(process.env.MARIADB_PORT ?? 3306)),
+    mariadb,
+  ],
   ['DuckDB', async () => true, duckdb],
-  ['ClickHouse 18.16', () => reachable(process.env.CLICKHOUSE_HOST ?? '127.0.0.1', Number(process.env.CLICKHOUSE_HTTP_PORT ?? 8123)), clickhouse],
+  [
+    'ClickHouse 18.16',
+    () => reachable(process.env.CLICKHOUSE_HOST ?? '127.0.0.1', Number(process.env.CLICKHOUSE_HTTP_PORT ?? 8123)),
+    clickhouse,
+  ],
 ];
 
 for (const [name, available, open] of servers) {
@@ -35,7 +43,8 @@ for (const [name, available, open] of servers) {
         const sql = `SELECT ${compileExpression(parseExpression(text), ctx)} AS v FROM ${server.from}${where}`;
         try {
           const actual = await server.value(sql, params.values);
-          if (!sameValue(actual, expected)) failures.push(`${text}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}\n  ${sql}`);
+          if (!sameValue(actual, expected))
+            failures.push(`${text}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}\n  ${sql}`);
         } catch (e) {
           failures.push(`${text}: ${(e as Error).message}\n  ${sql}`);
         }
@@ -54,7 +63,8 @@ for (const [name, available, open] of servers) {
         const sql = `SELECT COUNT(*) AS v FROM ${server.from} WHERE ${compileFilter(filter, ctx)}`;
         try {
           const actual = await server.value(sql, params.values);
-          if (Number(actual) !== expected) failures.push(`${JSON.stringify(filter)}: expected ${expected}, got ${actual}\n  ${sql}`);
+          if (Number(actual) !== expected)
+            failures.push(`${JSON.stringify(filter)}: expected ${expected}, got ${actual}\n  ${sql}`);
         } catch (e) {
           failures.push(`${JSON.stringify(filter)}: ${(e as Error).message}\n  ${sql}`);
         }
@@ -62,11 +72,15 @@ for (const [name, available, open] of servers) {
       expect(failures).toEqual([]);
     });
 
-    it.runIf(name === 'PostgreSQL')('compares a string literal with a uuid column (the placeholder takes the column type)', async () => {
-      const { ctx, params } = context('postgresql');
-      const text = "[t.u] = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AND COALESCE([t.u], 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12') IS NOT NULL";
-      const condition = compileExpression(parseExpression(text), ctx);
-      expect(await server.value(`SELECT COUNT(*) AS v FROM t WHERE ${condition}`, params.values)).toBe('1');
-    });
+    it.runIf(name === 'PostgreSQL')(
+      'compares a string literal with a uuid column (the placeholder takes the column type)',
+      async () => {
+        const { ctx, params } = context('postgresql');
+        const text =
+          "[t.u] = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AND COALESCE([t.u], 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a12') IS NOT NULL";
+        const condition = compileExpression(parseExpression(text), ctx);
+        expect(await server.value(`SELECT COUNT(*) AS v FROM t WHERE ${condition}`, params.values)).toBe('1');
+      },
+    );
   });
 }

@@ -95,7 +95,7 @@ export const ROW_CASES: [string, number | string | boolean | null][] = [
   ['ZN([t.nul])', 0],
   ["COALESCE([t.sn], 'dflt')", 'dflt'],
   ["CASE WHEN NOT [t.ok] THEN [t.s] ELSE 'no' END", 'no'],
-  ["IFNULL([t.d], #2000-01-01#)", '2024-01-31'],
+  ['IFNULL([t.d], #2000-01-01#)', '2024-01-31'],
   ["CASE [t.n] WHEN 7 THEN 'seven' ELSE 'other' END", 'seven'],
   ['CASE WHEN [t.n] > 10 THEN 1 END', null],
   ['[t.n] IN (1, 7)', true],

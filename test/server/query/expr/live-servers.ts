@@ -24,11 +24,17 @@ export function reachable(host: string, port: number): Promise<boolean> {
 }
 
 const ROW1 = `1, 7, 2, 0, 2.5, 2.567, -2.5, 'Привет, мир', '  ab  ', '50%_x', NULL, '2024-01-31', '2024-03-10 10:45:30', '2024-03-11 09:05:00', TRUE, NULL`;
-const ROW_N2 = (id: number) => `${id}, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
+const ROW_N2 = (id: number) =>
+  `${id}, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL`;
 const COLUMNS = 'id, n, m, z, x, x2, neg, s, sp, p, sn, d, ts, ts2, ok, nul';
 
 export async function postgres(): Promise<LiveServer> {
-  const client = new pg.Client({ host: process.env.TEST_PG_HOST ?? '127.0.0.1', port: 5432, user: 'postgres', database: 'test' });
+  const client = new pg.Client({
+    host: process.env.TEST_PG_HOST ?? '127.0.0.1',
+    port: 5432,
+    user: 'postgres',
+    database: 'test',
+  });
   await client.connect();
   await client.query(`CREATE TEMP TABLE t (id int, n int, m int, z int, x double precision, x2 double precision,
     neg double precision, s text, sp text, p text, sn text, d date, ts timestamp, ts2 timestamp, ok boolean, nul int, u uuid)`);

@@ -44,13 +44,16 @@ describe('syntax errors carry a Russian message and a position', () => {
 
   it('rejects an incomplete expression at its end', () => {
     expect(fail('[t.a] +')).toEqual({
-      message: 'Ошибка в выражении: выражение оборвано: ожидалось значение, ссылка на поле или функция (строка 1, позиция 8)',
+      message:
+        'Ошибка в выражении: выражение оборвано: ожидалось значение, ссылка на поле или функция (строка 1, позиция 8)',
       position: { line: 1, column: 8 },
     });
   });
 
   it('rejects wrong arity and explains it', () => {
-    expect(fail('LEFT([t.a])').message).toBe('Ошибка в выражении: функция LEFT принимает 2 аргумента, передано 1 (строка 1, позиция 1)');
+    expect(fail('LEFT([t.a])').message).toBe(
+      'Ошибка в выражении: функция LEFT принимает 2 аргумента, передано 1 (строка 1, позиция 1)',
+    );
     expect(fail('ROUND(1, 2, 3)').message).toContain('функция ROUND принимает от 1 до 2 аргументов, передано 3');
     expect(fail('COUNT(1, 2)').message).toContain('функция COUNT принимает от 0 до 1 аргументов, передано 2');
     expect(fail('SUBSTR([t.a])').message).toContain('функция SUBSTR принимает от 2 до 3 аргументов, передано 1');
@@ -101,7 +104,9 @@ describe('syntax errors carry a Russian message and a position', () => {
     });
     expect(fail('ABS('.repeat(150) + '[t.a]' + ')'.repeat(150)).message).toContain('слишком глубокая вложенность');
     expect(fail('NOT '.repeat(3000) + 'TRUE').message).toContain('слишком глубокая вложенность');
-    expect(fail(Array.from({ length: 1500 }, (_, i) => `[t.a${i}]`).join(' + ')).message).toContain('слишком глубокая вложенность');
+    expect(fail(Array.from({ length: 1500 }, (_, i) => `[t.a${i}]`).join(' + ')).message).toContain(
+      'слишком глубокая вложенность',
+    );
   });
 
   it('still parses long flat expressions and keeps working after a failure', () => {

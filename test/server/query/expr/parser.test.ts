@@ -40,7 +40,7 @@ describe('literals', () => {
     expect(ast('- 2.5')).toEqual({ kind: 'literal', type: 'float', value: -2.5 });
   });
 
-  it("reads strings in single or double quotes with doubled-quote escaping", () => {
+  it('reads strings in single or double quotes with doubled-quote escaping', () => {
     expect(ast("'it''s'")).toEqual({ kind: 'literal', type: 'string', value: "it's" });
     expect(ast('"say ""hi"""')).toEqual({ kind: 'literal', type: 'string', value: 'say "hi"' });
     expect(ast("''")).toEqual({ kind: 'literal', type: 'string', value: '' });
@@ -66,9 +66,24 @@ describe('literals', () => {
 
 describe('operator precedence', () => {
   it('binds * / % tighter than + -, left to right', () => {
-    expect(ast('1 + 2 * 3')).toEqual({ kind: 'binary', op: '+', left: int(1), right: { kind: 'binary', op: '*', left: int(2), right: int(3) } });
-    expect(ast('8 - 4 - 2')).toEqual({ kind: 'binary', op: '-', left: { kind: 'binary', op: '-', left: int(8), right: int(4) }, right: int(2) });
-    expect(ast('7 % 4 / 2')).toEqual({ kind: 'binary', op: '/', left: { kind: 'binary', op: '%', left: int(7), right: int(4) }, right: int(2) });
+    expect(ast('1 + 2 * 3')).toEqual({
+      kind: 'binary',
+      op: '+',
+      left: int(1),
+      right: { kind: 'binary', op: '*', left: int(2), right: int(3) },
+    });
+    expect(ast('8 - 4 - 2')).toEqual({
+      kind: 'binary',
+      op: '-',
+      left: { kind: 'binary', op: '-', left: int(8), right: int(4) },
+      right: int(2),
+    });
+    expect(ast('7 % 4 / 2')).toEqual({
+      kind: 'binary',
+      op: '/',
+      left: { kind: 'binary', op: '%', left: int(7), right: int(4) },
+      right: int(2),
+    });
   });
 
   it('binds unary minus tighter than *', () => {
@@ -81,7 +96,12 @@ describe('operator precedence', () => {
   });
 
   it('parentheses override precedence', () => {
-    expect(ast('(1 + 2) * 3')).toEqual({ kind: 'binary', op: '*', left: { kind: 'binary', op: '+', left: int(1), right: int(2) }, right: int(3) });
+    expect(ast('(1 + 2) * 3')).toEqual({
+      kind: 'binary',
+      op: '*',
+      left: { kind: 'binary', op: '+', left: int(1), right: int(2) },
+      right: int(3),
+    });
   });
 
   it('orders comparison > NOT > AND > OR', () => {
@@ -121,10 +141,31 @@ describe('predicates', () => {
   it('reads IS [NOT] NULL, [NOT] IN, [NOT] LIKE and [NOT] BETWEEN', () => {
     expect(ast('[t.a] is not null')).toEqual({ kind: 'is_null', expr: col('t', 'a'), negated: true });
     expect(ast('[t.a] IS NULL')).toEqual({ kind: 'is_null', expr: col('t', 'a'), negated: false });
-    expect(ast("[t.a] NOT IN (1, 2)")).toEqual({ kind: 'in', expr: col('t', 'a'), list: [int(1), int(2)], negated: true });
-    expect(ast("[t.a] in ('x')")).toEqual({ kind: 'in', expr: col('t', 'a'), list: [{ kind: 'literal', type: 'string', value: 'x' }], negated: false });
-    expect(ast("[t.a] NOT LIKE 'a%'")).toEqual({ kind: 'like', expr: col('t', 'a'), pattern: { kind: 'literal', type: 'string', value: 'a%' }, negated: true });
-    expect(ast('[t.a] NOT BETWEEN 1 AND 2')).toEqual({ kind: 'between', expr: col('t', 'a'), low: int(1), high: int(2), negated: true });
+    expect(ast('[t.a] NOT IN (1, 2)')).toEqual({
+      kind: 'in',
+      expr: col('t', 'a'),
+      list: [int(1), int(2)],
+      negated: true,
+    });
+    expect(ast("[t.a] in ('x')")).toEqual({
+      kind: 'in',
+      expr: col('t', 'a'),
+      list: [{ kind: 'literal', type: 'string', value: 'x' }],
+      negated: false,
+    });
+    expect(ast("[t.a] NOT LIKE 'a%'")).toEqual({
+      kind: 'like',
+      expr: col('t', 'a'),
+      pattern: { kind: 'literal', type: 'string', value: 'a%' },
+      negated: true,
+    });
+    expect(ast('[t.a] NOT BETWEEN 1 AND 2')).toEqual({
+      kind: 'between',
+      expr: col('t', 'a'),
+      low: int(1),
+      high: int(2),
+      negated: true,
+    });
   });
 });
 
@@ -133,8 +174,14 @@ describe('CASE and functions', () => {
     expect(ast("CASE WHEN [t.a] > 1 THEN 'big' WHEN [t.a] > 0 THEN 'small' END")).toEqual({
       kind: 'case',
       branches: [
-        { when: { kind: 'binary', op: '>', left: col('t', 'a'), right: int(1) }, then: { kind: 'literal', type: 'string', value: 'big' } },
-        { when: { kind: 'binary', op: '>', left: col('t', 'a'), right: int(0) }, then: { kind: 'literal', type: 'string', value: 'small' } },
+        {
+          when: { kind: 'binary', op: '>', left: col('t', 'a'), right: int(1) },
+          then: { kind: 'literal', type: 'string', value: 'big' },
+        },
+        {
+          when: { kind: 'binary', op: '>', left: col('t', 'a'), right: int(0) },
+          then: { kind: 'literal', type: 'string', value: 'small' },
+        },
       ],
       else: null,
     });
@@ -143,7 +190,12 @@ describe('CASE and functions', () => {
   it('rewrites simple CASE into equality conditions', () => {
     expect(ast("case [t.a] when 1 then 'one' else 'other' end")).toEqual({
       kind: 'case',
-      branches: [{ when: { kind: 'binary', op: '=', left: col('t', 'a'), right: int(1) }, then: { kind: 'literal', type: 'string', value: 'one' } }],
+      branches: [
+        {
+          when: { kind: 'binary', op: '=', left: col('t', 'a'), right: int(1) },
+          then: { kind: 'literal', type: 'string', value: 'one' },
+        },
+      ],
       else: { kind: 'literal', type: 'string', value: 'other' },
     });
   });

@@ -6,7 +6,14 @@ import { ResultCache } from '../../../../server/query/run/result-cache';
 import type { ExecutableTarget } from '../../../../server/query/run/targets';
 import type { CompiledQuery } from '../../../../server/query/compile/types';
 
-const query = (sql = 'SELECT 1', params: unknown[] = []): CompiledQuery => ({ dialect: 'postgresql', sql, params, columns: [{ key: 'a', alias: '__c0' }], dataSourceId: 1, fetchLimit: 2 });
+const query = (sql = 'SELECT 1', params: unknown[] = []): CompiledQuery => ({
+  dialect: 'postgresql',
+  sql,
+  params,
+  columns: [{ key: 'a', alias: '__c0' }],
+  dataSourceId: 1,
+  fetchLimit: 2,
+});
 
 function fakeTarget(answer: (sql: string) => Promise<QueryResult> | QueryResult, dataKey = 'source:1:x') {
   const calls: { sql: string; params: unknown[]; opts: unknown }[] = [];
@@ -69,7 +76,9 @@ describe('query engine', () => {
     const err = await e.execute(target, query(), 1).catch((x: unknown) => x);
     expect(err).toBeInstanceOf(AppError);
     expect((err as AppError).status).toBe(400);
-    expect((err as AppError).message).toBe('Ошибка выполнения запроса в источнике данных: relation "nope" does not exist');
+    expect((err as AppError).message).toBe(
+      'Ошибка выполнения запроса в источнике данных: relation "nope" does not exist',
+    );
     fail = false;
     expect((await e.execute(target, query(), 1)).rows).toEqual([[1]]);
     expect(calls.length).toBe(2);
