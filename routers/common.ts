@@ -40,8 +40,9 @@ import {
  * (server/query/compile/types.ts, server/kernel/paging.ts). Where such an interface is the wire shape, a compile-time assertion
  * below (`Accepts<Domain, z.output<typeof schema>>`) checks that everything the schema lets through is what the
  * server function takes, and the saved read shapes are checked the other way round: a schema that drifts from the
- * server's type fails `tsc`, not a request. A procedure that hands its parsed input straight to a server function
- * (widget data and preview, dataset preview) needs no assertion: the call is the same check.
+ * server's type fails `tsc`, not a request. Where the server's interface is the whole body (create, update and data
+ * bodies), `Mirrors` checks it both ways and by its keys: handing the parsed input to the server function only
+ * checks one way, and lets a field the server takes but the schema never sends go unnoticed.
  */
 export { dateFromParam, dateToParam, entityId, int4, INVALID_TEXT_MESSAGE, isWireText, nonBlank, wireJson, wireString };
 
@@ -64,6 +65,19 @@ export const entityIdText = () =>
  * compile when a schema lets through something the server's type does not take.
  */
 export type Accepts<Domain, Wire> = [Wire] extends [Domain] ? true : never;
+
+/**
+ * True when a server interface says exactly what a wire schema says: `Accepts` both ways, and the same keys (both
+ * ways alone let an optional key that only one side has slip through). Used as `const _x: Mirrors<...> = true` where
+ * a hand-written server type mirrors a body: a field added to either side and not the other fails `tsc`. Keys are
+ * compared at the top level only, so nested objects that are mirrors too get a check of their own.
+ */
+export type Mirrors<Domain, Wire> = true extends Accepts<Domain, Wire> &
+  Accepts<Wire, Domain> &
+  Accepts<keyof Domain, keyof Wire> &
+  Accepts<keyof Wire, keyof Domain>
+  ? true
+  : never;
 
 // ---- paging (lists page from 0; widget data is the one exception and pages from 1) ----
 

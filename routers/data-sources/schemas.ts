@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { SOURCE_KINDS } from '../../adapters/sources';
 import { ACCESS_ACTIONS, ACCESS_LOG_SORT_FIELDS } from '../../server/data-sources/access-log';
 import { PREVIEW_MAX_LIMIT } from '../../server/data-sources/browse';
-import { DATA_SOURCE_SORT_FIELDS } from '../../server/data-sources/data-sources';
+import {
+  DATA_SOURCE_SORT_FIELDS,
+  type CreateDataSourceInput,
+  type UpdateDataSourceInput,
+} from '../../server/data-sources/data-sources';
 import { QUERY_SORT_FIELDS } from '../../server/data-sources/sql-console';
 import { MAX_STORED_ROWS } from '../../server/data-sources/query-runner';
 import {
@@ -15,6 +19,7 @@ import {
   pageSchema,
   stdListQuery,
   wireString,
+  type Mirrors,
 } from '../common';
 
 const id = entityId();
@@ -166,6 +171,21 @@ export const updateDataSourceInput = z.strictObject({
   settings: settingsInput.optional().describe('The whole new settings; omitted secrets stay'),
   check_connection: checkConnectionFlag,
 });
+
+// POST /api/data-source and PUT /api/data-source/{id} hand their body (without the path id) to the server, which
+// declares what it takes in server/data-sources/data-sources.ts.
+const _createSource: Mirrors<CreateDataSourceInput, z.output<typeof createDataSourceInput>> = true;
+const _updateSource: Mirrors<UpdateDataSourceInput, Omit<z.output<typeof updateDataSourceInput>, 'id'>> = true;
+// The settings are mirrors too, but for the read-only `*_set` flags a client may send back from a read (ignored).
+type SettingsBody = z.output<typeof settingsInput>;
+type SettingsTaken = CreateDataSourceInput['settings'];
+const _settings: Mirrors<SettingsTaken, Omit<SettingsBody, 'password_set'>> = true;
+const _ssl: Mirrors<NonNullable<SettingsTaken['ssl']>, Omit<NonNullable<SettingsBody['ssl']>, 'key_set'>> = true;
+const _sshTunnel: Mirrors<
+  NonNullable<SettingsTaken['ssh_tunnel']>,
+  Omit<NonNullable<SettingsBody['ssh_tunnel']>, 'password_set' | 'private_key_set' | 'passphrase_set'>
+> = true;
+void [_createSource, _updateSource, _settings, _ssl, _sshTunnel];
 
 export const checkInput = z.strictObject({ type: z.enum(KIND_TYPES), settings: settingsInput });
 export const checkSavedInput = z.strictObject({

@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { MAX_FIELD_VALUES, MAX_PREVIEW_ROWS } from '../../server/query/compile/compile-dataset';
-import { datasetFieldValues, datasetPreview } from '../../server/datasets/data-reads';
+import {
+  datasetFieldValues,
+  datasetPreview,
+  type DatasetPreviewInput,
+  type FieldValuesInput,
+} from '../../server/datasets/data-reads';
 import { authedProcedure } from '../../server/app/trpc';
-import { entityId, parameterValues, widgetFilter, wireString } from '../common';
+import { entityId, parameterValues, widgetFilter, wireString, type Accepts, type Mirrors } from '../common';
 
 /*
  * GET /api/dataset/{id}/field-values and POST /api/dataset/{id}/preview read data (server/query/read.ts), so they live
@@ -39,6 +44,18 @@ export const datasetPreviewOutput = z.object({
   rows: z.array(z.array(z.unknown())),
   has_more: z.boolean(),
 });
+
+/*
+ * Both hand their input without the path id to the server (server/datasets/data-reads.ts). The preview's filters are
+ * the query engine's FilterSpec, wider than `widgetFilter` because it also carries saved filters (common.ts checks
+ * that it takes what the schema lets through); everything else is the same, and so are the keys.
+ */
+type PreviewBody = Omit<z.output<typeof datasetPreviewInput>, 'id'>;
+const _fieldValues: Mirrors<FieldValuesInput, Omit<z.output<typeof fieldValuesInput>, 'id'>> = true;
+const _preview: Accepts<DatasetPreviewInput, PreviewBody> = true;
+const _previewRest: Mirrors<Omit<DatasetPreviewInput, 'filters'>, Omit<PreviewBody, 'filters'>> = true;
+const _previewKeys: Mirrors<keyof DatasetPreviewInput, keyof PreviewBody> = true;
+void [_fieldValues, _preview, _previewRest, _previewKeys];
 
 export const datasetDataProcedures = {
   fieldValues: authedProcedure

@@ -16,7 +16,17 @@ import {
   type SchemaInput,
   type SchemaView,
 } from '../../server/datasets/schema-types';
-import { entityId, int4, nonBlank, pageSchema, stdListQuery, wireJson, wireString, type Accepts } from '../common';
+import {
+  entityId,
+  int4,
+  nonBlank,
+  pageSchema,
+  stdListQuery,
+  wireJson,
+  wireString,
+  type Accepts,
+  type Mirrors,
+} from '../common';
 
 const id = entityId();
 
@@ -233,15 +243,8 @@ export const datasetDetails = datasetView.extend({
 
 /*
  * The server keeps its own interfaces for the schema it takes and answers (server/datasets/schema-types.ts: server/
- * never imports routers/). They must say exactly what these schemas say, so each pair is checked both ways and by
- * its keys: `Accepts` alone both ways lets an optional key that only one side has slip through.
+ * never imports routers/). They must say exactly what these schemas say, so each pair is checked with `Mirrors`.
  */
-type Mirrors<Domain, Wire> = true extends Accepts<Domain, Wire> &
-  Accepts<Wire, Domain> &
-  Accepts<keyof Domain, keyof Wire> &
-  Accepts<keyof Wire, keyof Domain>
-  ? true
-  : never;
 type SchemaBody = Omit<z.output<typeof schemaInput>, 'id'>;
 type ObjectInput = SchemaInput['objects'][number];
 type RelationInput = SchemaInput['relations'][number];

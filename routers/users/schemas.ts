@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ACCOUNT_TYPES } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
+import type { CreateUserInput, UpdateUserInput } from '../../server/users/user-admin';
+import type { ChangeOwnPasswordInput, ResetPasswordInput } from '../../server/users/password-changes';
 import {
   entityId,
   INVALID_TEXT_MESSAGE,
@@ -9,6 +11,7 @@ import {
   pagedQueryOver,
   pageSchema,
   wireString,
+  type Mirrors,
 } from '../common';
 
 const id = entityId();
@@ -70,6 +73,15 @@ export const updateUserInput = z.strictObject({
 
 export const resetPasswordInput = z.strictObject({ id, new_password: password, must_change: z.boolean().optional() });
 export const resetPasswordOutput = z.object({ id: z.number().int(), must_change_password: z.boolean() });
+
+// POST /api/users, PUT /api/users/{id}, PUT /api/users/me/password and PUT /api/users/{id}/password hand their body
+// (without the path id) to the server, which declares what it takes in server/users/user-admin.ts and
+// password-changes.ts.
+const _createUser: Mirrors<CreateUserInput, z.output<typeof createUserInput>> = true;
+const _updateUser: Mirrors<UpdateUserInput, Omit<z.output<typeof updateUserInput>, 'id'>> = true;
+const _changeOwnPassword: Mirrors<ChangeOwnPasswordInput, z.output<typeof changeOwnPasswordInput>> = true;
+const _resetPassword: Mirrors<ResetPasswordInput, Omit<z.output<typeof resetPasswordInput>, 'id'>> = true;
+void [_createUser, _updateUser, _changeOwnPassword, _resetPassword];
 
 // Attribute keys are referenced by name from RLS rules, so they are identifier-like.
 const ATTRIBUTE_KEY = /^[\p{L}_][\p{L}\p{N}_.-]{0,99}$/u;

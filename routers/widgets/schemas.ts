@@ -16,8 +16,12 @@ import {
   widgetFilter,
   widgetSort,
   wireString,
+  type Accepts,
+  type Mirrors,
 } from '../common';
 import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
+import type { WidgetDataRequest, WidgetPreviewRequest } from '../../server/widgets/widget-data';
+import type { WidgetConfig } from '../../server/widgets/views';
 
 const id = entityId();
 const kinds = Object.keys(WIDGET_KINDS) as [string, ...string[]];
@@ -78,6 +82,23 @@ export const widgetPreviewInput = z.strictObject({
   ...paging,
   name: wireString().max(200).optional(),
 });
+
+/*
+ * POST /api/widget/{id}/data and POST /api/widget/preview hand their body to the server (server/widgets/widget-data.ts),
+ * without the path id and the `name` and `dataset_id` they accept and ignore. The shelf, filter, sort and calculated
+ * field types are the query engine's, wider than these schemas because they also carry saved configurations (common.ts
+ * checks that they take what the schemas let through); everything else is the same, and so are the keys.
+ */
+type ConfigKeys = keyof WidgetConfig;
+type DataBody = Omit<z.output<typeof widgetDataInput>, 'id' | 'name' | 'dataset_id'>;
+type PreviewBody = Omit<z.output<typeof widgetPreviewInput>, 'name'>;
+const _data: Accepts<WidgetDataRequest, DataBody> = true;
+const _dataRest: Mirrors<Omit<WidgetDataRequest, ConfigKeys>, Omit<DataBody, ConfigKeys>> = true;
+const _dataKeys: Mirrors<keyof WidgetDataRequest, keyof DataBody> = true;
+const _preview: Accepts<WidgetPreviewRequest, PreviewBody> = true;
+const _previewRest: Mirrors<Omit<WidgetPreviewRequest, ConfigKeys>, Omit<PreviewBody, ConfigKeys>> = true;
+const _previewKeys: Mirrors<keyof WidgetPreviewRequest, keyof PreviewBody> = true;
+void [_data, _dataRest, _dataKeys, _preview, _previewRest, _previewKeys];
 
 const dataRow = z.record(z.string(), z.unknown());
 export const widgetDataOutput = z.union([
