@@ -159,7 +159,7 @@ export class PostgresConnector extends ConnectorBase {
 
       const single = splitStatements(text).length === 1;
       if (readOnly && opts.limit !== undefined && CURSOR_STATEMENTS.has(keyword) && single) {
-        const last = await this.boundedRead(client, text, params, opts.limit);
+        const last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
         const { columns, convert } = await this.describe(client, last.fields ?? []);
         let rows: unknown[][] | null = last.rows.map(convert);
         await release(false);
@@ -179,7 +179,7 @@ export class PostgresConnector extends ConnectorBase {
       const cursor = `analytics_cursor_${++this.cursorSeq}`;
       const begin = readOnly ? 'BEGIN READ ONLY' : 'BEGIN';
       if (useCursor) {
-        await client.query(begin);
+        await this.beginGuarded(client, begin, opts.timeoutMs);
         inTransaction = true;
         try {
           await client.query(statement({ text: `DECLARE ${cursor} NO SCROLL CURSOR FOR ${text}`, values: params }));
@@ -194,7 +194,7 @@ export class PostgresConnector extends ConnectorBase {
 
       if (!useCursor) {
         if (readOnly) {
-          await client.query(begin);
+          await this.beginGuarded(client, begin, opts.timeoutMs);
           inTransaction = true;
         }
         const res = await client.query(statement({ text, values: params, rowMode: 'array' }));
@@ -261,16 +261,20 @@ export class PostgresConnector extends ConnectorBase {
     text: string,
     params: unknown[],
     limit: number,
+    timeoutMs: number | undefined,
   ): Promise<pg.QueryResult<unknown[]>> {
     const bounded = `SELECT * FROM (\n${text}\n) AS analytics_bounded LIMIT ${Math.max(0, Math.floor(limit))}`;
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const main = { text: bounded, values: params, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig;
-    const [begin, read, end] = await Promise.allSettled([
+    const guard = statementTimeoutGuard(timeoutMs);
+    const [begin, set, read, end] = await Promise.allSettled([
       client.query('BEGIN READ ONLY'),
+      guard ? client.query(guard) : Promise.resolve(undefined),
       client.query<unknown[]>(main),
       client.query('ROLLBACK'),
     ]);
     if (begin.status === 'rejected') throw begin.reason;
+    if (set.status === 'rejected') throw set.reason;
     if (read.status === 'rejected') throw read.reason;
     if (end.status === 'rejected') throw end.reason;
     return read.value;
@@ -431,6 +435,18 @@ export class PostgresConnector extends ConnectorBase {
     return { columns, convert };
   }
 
+  /** BEGIN and, with a time budget, the server-side backstop, pipelined in one round trip. */
+  private async beginGuarded(client: pg.PoolClient, begin: string, timeoutMs: number | undefined): Promise<void> {
+    const guard = statementTimeoutGuard(timeoutMs);
+    if (!guard) {
+      await client.query(begin);
+      return;
+    }
+    const [started, set] = await Promise.allSettled([client.query(begin), client.query(guard)]);
+    if (started.status === 'rejected') throw started.reason;
+    if (set.status === 'rejected') throw set.reason;
+  }
+
   /** Cancels the backend's running statement from a separate short-lived connection (the pool may be full). */
   private async cancelBackend(pid: number): Promise<void> {
     const { max: _max, idleTimeoutMillis: _idle, ...config } = await this.clientConfig();
@@ -462,4 +478,18 @@ export class PostgresConnector extends ConnectorBase {
     }
     return make('query');
   }
+}
+
+/** How long past a run's budget the server-side backstop waits for the run's own cancel to arrive. */
+const STATEMENT_TIMEOUT_GRACE_MS = 1_000;
+
+/**
+ * The server's own limit for a statement of a run with a time budget, a little past the budget: the run's cancel
+ * (pg_cancel_backend from a separate connection) normally stops it first, but that connection can be refused (the
+ * server's max_connections reached, the network gone), and a statement nobody can cancel would otherwise run on for
+ * as long as it takes. SET LOCAL ends with the transaction, so the pooled session keeps its own setting.
+ */
+function statementTimeoutGuard(timeoutMs: number | undefined): string | null {
+  if (!timeoutMs || timeoutMs <= 0) return null;
+  return `SET LOCAL statement_timeout = ${Math.ceil(timeoutMs + STATEMENT_TIMEOUT_GRACE_MS)}`;
 }

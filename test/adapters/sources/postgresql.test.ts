@@ -128,6 +128,23 @@ describe('postgresql connector', () => {
     await s.close();
   });
 
+  it('stops a query over its budget on the server even when the cancel cannot reach it', async () => {
+    // The cancel goes over a separate connection, which a full server (max_connections) refuses: stand in for that.
+    const lonely = createConnector('postgresql', pgSettings());
+    (lonely as unknown as { cancelBackend: () => Promise<void> }).cancelBackend = async () => {};
+    try {
+      for (const opts of [{ limit: 10 }, {}]) {
+        const started = Date.now();
+        await expect(
+          lonely.query('SELECT pg_sleep(20)', [], { timeoutMs: 300, readOnly: true, ...opts }),
+        ).rejects.toMatchObject({ kind: 'timeout' });
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+    } finally {
+      await lonely.close();
+    }
+  });
+
   it('cancels a query on timeout and on abort, and stays usable', async () => {
     let started = Date.now();
     await expect(c.query('SELECT pg_sleep(10)', [], { timeoutMs: 300 })).rejects.toMatchObject({ kind: 'timeout' });
