@@ -6,3 +6,4 @@ export * from './settings';
 export * from './data-sources';
 export * from './datasets';
 export * from './widgets';
+export * from './dashboards';
