@@ -7,3 +7,4 @@ export * from './data-sources';
 export * from './datasets';
 export * from './widgets';
 export * from './dashboards';
+export * from './object-rights';
