@@ -9,6 +9,7 @@ import { serviceRouter } from './service/router';
 import { userRouter } from './users/router';
 import { workspaceRouter } from './workspaces/router';
 import { widgetRouter } from './widgets/router';
+import { accessRouter } from './access/router';
 
 export const appRouter = router({
   auth: authRouter,
@@ -21,6 +22,7 @@ export const appRouter = router({
   admin: adminRouter,
   dataset: datasetRouter,
   widget: widgetRouter,
+  access: accessRouter,
 });
 
 export type AppRouter = typeof appRouter;

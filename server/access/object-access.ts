@@ -1,29 +1,58 @@
-import { eq, type SQL } from 'drizzle-orm';
+import { and, eq, getTableName, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
+import { objectRights } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import { AppError } from '../kernel/errors';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow, type ObjectRowBase } from '../objects/kinds';
+import { deleteRightsOfObject } from './object-rights-store';
 import { roleAllowsEdit, roleIsAdmin, roleOfRank, type WorkspaceRole } from './roles';
-import { actorRoleRankSql, inVisibleWorkspaces, workspaceRoleOf, type CallerRef } from './workspace-access';
+import {
+  PREPARED_CALLER,
+  actorRoleRankSql,
+  inVisibleWorkspaces,
+  workspaceRoleOf,
+  type CallerRef,
+} from './workspace-access';
 
 /*
- * Who may do what with a workspace object of any kind (server/objects/kinds.ts), until object rights arrive:
- * - read (details, data, metadata, preview, check): any role in the object's workspace, or a system administrator;
- *   anyone else gets 404 with the kind's message, as if the object did not exist;
- * - edit in its workspace (build a widget on a dataset): Редактор or Администратор there; a reader gets 403;
- * - own (change, delete, copy; for a source also the SQL console and the access log): Администратор of the
- *   workspace, or the author while they still hold an editing role there (an author demoted to Наблюдатель no
- *   longer edits); anyone else who can read gets 403.
- * Lists and hot paths ask the same in SQL: readableInSql, roleRankInSql (+ accessOfRank on the row they loaded).
+ * Who may do what with a workspace object of any kind (server/objects/kinds.ts): the one policy.
+ * - read (details, data, metadata, preview, check): any role in the object's workspace, a system administrator, or
+ *   a `view` or `edit` right on that one object (the caller's own or one of their groups', actor.groupIds; table
+ *   object_rights); anyone else gets 404 with the kind's message, as if the object did not exist;
+ * - edit in its workspace (build a widget on a dataset): Редактор or Администратор there; a reader gets 403 (a right
+ *   on one object never lets anyone create objects in its workspace);
+ * - own: Администратор of the workspace, or the author while they still hold an editing role there (an author
+ *   demoted to Наблюдатель no longer edits). The owner changes, deletes and copies the object (for a source also the
+ *   SQL console and the access log) and manages its rights (/api/access/...);
+ * - change (ownedObject): the owner, or whoever holds the `edit` right: everything the owner does except deleting
+ *   the object (deletableObject) and managing its rights (managedObject), which stay with the owner.
+ * Anyone who can read but may not do the rest gets 403.
+ * Lists and hot paths ask the same in SQL: readableInSql, roleRankInSql and rightRankInSql (+ accessOfRank on the
+ * row they loaded).
  */
+
+/** Rights on one object, weakest first: `edit` includes `view`. */
+export const OBJECT_RIGHTS = ['view', 'edit'] as const;
+export type ObjectRight = (typeof OBJECT_RIGHTS)[number];
+
+const rightRank = (right: ObjectRight): number => OBJECT_RIGHTS.indexOf(right) + 1;
+const rightOfRank = (rank: number | null | undefined): ObjectRight | null =>
+  OBJECT_RIGHTS.find((r) => rightRank(r) === Number(rank)) ?? null;
 
 export interface ObjectAccess<K extends ObjectKindName> {
   row: ObjectRow<K>;
   /** The caller's role in the object's workspace; null for a system administrator who is not a member. */
   role: WorkspaceRole | null;
-  /** Whether the caller owns the object (may change it); views show it (e.g. a source's `is_owner`). */
+  /** The caller's strongest right on this one object (directly or through a group); null when they hold none. */
+  right: ObjectRight | null;
+  /**
+   * Whether the caller may change the object (its owner, or the `edit` right); views show it (e.g. a source's
+   * `is_owner`).
+   */
   isOwner: boolean;
+  /** Whether the caller owns the object by their role (not by a right): may delete it and manage its rights. */
+  managesObject: boolean;
 }
 
 export interface ObjectAccessOptions {
@@ -36,27 +65,48 @@ export function ownsObject(actor: Actor, row: Pick<ObjectRowBase, 'authorId'>, r
 }
 
 /**
- * The caller's standing on a row already loaded with their role (a list, or a hot path that reads both in one
- * query): 404 with the kind's message when they may not read it.
+ * The caller's standing on a row already loaded with their role and right (a list, or a hot path that reads both in
+ * one query): 404 with the kind's message when they may not read it.
  */
 export function accessOf<K extends ObjectKindName>(
   actor: Actor,
   kind: K,
   row: ObjectRow<K>,
   role: WorkspaceRole | null,
+  right: ObjectRight | null = null,
 ): ObjectAccess<K> {
-  if (!role && !actor.isSysadmin) throw OBJECT_KINDS[kind].notFound(row.id);
-  return { row, role, isOwner: ownsObject(actor, row, role) };
+  if (!role && !right && !actor.isSysadmin) throw OBJECT_KINDS[kind].notFound(row.id);
+  const managesObject = ownsObject(actor, row, role);
+  return { row, role, right, isOwner: managesObject || right === 'edit', managesObject };
 }
 
-/** accessOf for a row selected beside roleRankInSql (the rank of the caller's role, null when not a member). */
+/**
+ * accessOf for a row selected beside roleRankInSql and rightRankInSql (the ranks of the caller's role and right,
+ * null when not a member or holding no right).
+ */
 export function accessOfRank<K extends ObjectKindName>(
   actor: Actor,
   kind: K,
   row: ObjectRow<K>,
   rank: number | null,
+  right: number | null = null,
 ): ObjectAccess<K> {
-  return accessOf(actor, kind, row, roleOfRank(rank));
+  return accessOf(actor, kind, row, roleOfRank(rank), rightOfRank(right));
+}
+
+/** Rows of object_rights that are the caller's, directly or through one of their groups. */
+function actorRightRows(actor: Actor): SQL {
+  const direct = eq(objectRights.userId, actor.userId);
+  return actor.groupIds.length > 0 ? or(direct, inArray(objectRights.groupId, actor.groupIds))! : direct;
+}
+
+/** The caller's strongest right on the object (their own or a group's), or null. */
+async function objectRightOf(db: DbOrTx, actor: Actor, kind: ObjectKindName, id: number): Promise<ObjectRight | null> {
+  const rows = await db
+    .select({ right: objectRights.right })
+    .from(objectRights)
+    .where(and(eq(objectRights.objectType, kind), eq(objectRights.objectId, id), actorRightRows(actor)));
+  return rightOfRank(Math.max(0, ...rows.map((r) => rightRank(r.right as ObjectRight))));
 }
 
 /** The object and the caller's standing; 404 when it does not exist or its workspace is hidden from the caller. */
@@ -74,7 +124,11 @@ export async function readableObject<K extends ObjectKindName>(
     .where(eq(columns.id, id));
   const [row] = (opts.forUpdate ? await query.for('update') : await query) as ObjectRow<K>[];
   if (!row) throw notFound(id);
-  return accessOf(actor, kind, row, await workspaceRoleOf(db, actor, row.workspaceId));
+  const [role, right] = await Promise.all([
+    workspaceRoleOf(db, actor, row.workspaceId),
+    objectRightOf(db, actor, kind, id),
+  ]);
+  return accessOf(actor, kind, row, role, right);
 }
 
 /**
@@ -93,7 +147,7 @@ export async function editableObject<K extends ObjectKindName>(
   return access;
 }
 
-/** As readable, and the caller owns the object: else 403. */
+/** As readable, and the caller may change the object (its owner or the `edit` right): else 403. */
 export async function ownedObject<K extends ObjectKindName>(
   db: DbOrTx,
   actor: Actor,
@@ -106,9 +160,42 @@ export async function ownedObject<K extends ObjectKindName>(
   return access;
 }
 
+/**
+ * As readable, and the caller owns the object by their role (an `edit` right is not enough): else 403. What
+ * managing the object's rights needs.
+ */
+export async function managedObject<K extends ObjectKindName>(
+  db: DbOrTx,
+  actor: Actor,
+  kind: K,
+  id: number,
+  opts: ObjectAccessOptions = {},
+): Promise<ObjectAccess<K>> {
+  const access = await readableObject(db, actor, kind, id, opts);
+  if (!access.managesObject) throw new AppError('forbidden');
+  return access;
+}
+
+/**
+ * The first step of deleting an object, inside the delete's transaction: locks its row, checks the caller owns it
+ * by their role (managedObject; an `edit` right does not delete) and removes the object's rights, so none outlives
+ * it. The caller then deletes the row in the same transaction (a refusal rolls the rights back with it).
+ */
+export async function deletableObject<K extends ObjectKindName>(
+  tx: DbOrTx,
+  actor: Actor,
+  kind: K,
+  id: number,
+): Promise<ObjectAccess<K>> {
+  const access = await managedObject(tx, actor, kind, id, { forUpdate: true });
+  await deleteRightsOfObject(tx, kind, id);
+  return access;
+}
+
 /** SQL condition "the caller can read this row of the kind": the WHERE of lists. Always true for a system administrator. */
 export function readableInSql(actor: Actor, kind: ObjectKindName): SQL {
-  return inVisibleWorkspaces(actor, OBJECT_KINDS[kind].columns.workspaceId);
+  if (actor.isSysadmin) return sql`true`;
+  return sql`(${inVisibleWorkspaces(actor, OBJECT_KINDS[kind].columns.workspaceId)} or ${rightRankInSql(actor, kind)} is not null)`;
 }
 
 /**
@@ -117,4 +204,40 @@ export function readableInSql(actor: Actor, kind: ObjectKindName): SQL {
  */
 export function roleRankInSql(caller: CallerRef, kind: ObjectKindName): SQL<number | null> {
   return actorRoleRankSql(caller, OBJECT_KINDS[kind].columns.workspaceId);
+}
+
+/*
+ * Like the fragments of workspace-access, the right subquery has an alias of its own and qualifies every name, the
+ * outer row's id included: drizzle leaves column names unqualified in some positions.
+ */
+const RIGHTS_ALIAS = 'or_access';
+const rightCol = (name: string) => sql`${sql.identifier(RIGHTS_ALIAS)}.${sql.identifier(name)}`;
+
+function callerRightRows(caller: CallerRef): SQL {
+  if (caller === PREPARED_CALLER) {
+    return sql`(${rightCol('user_id')} = ${sql.placeholder('userId')}
+        or ${rightCol('group_id')} = any(cast(${sql.placeholder('groupIds')} as integer[])))`;
+  }
+  const direct = sql`${rightCol('user_id')} = ${caller.userId}`;
+  if (caller.groupIds.length === 0) return direct;
+  return sql`(${direct} or ${rightCol('group_id')} in (${sql.join(
+    caller.groupIds.map((g) => sql`${g}`),
+    sql`, `,
+  )}))`;
+}
+
+/**
+ * SQL: the rank of the caller's strongest right on this row of the kind (1 view, 2 edit; null: none), to select
+ * beside the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement.
+ */
+export function rightRankInSql(caller: CallerRef, kind: ObjectKindName): SQL<number | null> {
+  const idColumn = OBJECT_KINDS[kind].columns.id;
+  const outerId = sql`${sql.identifier(getTableName(idColumn.table))}.${sql.identifier(idColumn.name)}`;
+  const rank = sql.join(
+    OBJECT_RIGHTS.map((r) => sql`when ${r} then ${sql.raw(String(rightRank(r)))}`),
+    sql` `,
+  );
+  return sql<number | null>`(select max(case ${rightCol('right')} ${rank} end)
+    from ${objectRights} as ${sql.identifier(RIGHTS_ALIAS)}
+    where ${rightCol('object_type')} = ${kind} and ${rightCol('object_id')} = ${outerId} and ${callerRightRows(caller)})`;
 }

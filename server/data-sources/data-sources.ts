@@ -12,7 +12,7 @@ import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { assertKindEnabled } from '../source-types/source-types';
 import { isForeignKeyViolation } from '../kernel/db-errors';
-import { ownedObject, readableObject } from '../access/object-access';
+import { deletableObject, ownedObject, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
@@ -174,7 +174,7 @@ export async function deleteDataSource(deps: AppDeps, actor: Actor, id: number, 
   let deleted: DataSourceRow;
   try {
     deleted = await deps.db.transaction(async (tx) => {
-      const { row } = await ownedObject(tx, actor, 'data_source', id, { forUpdate: true });
+      const { row } = await deletableObject(tx, actor, 'data_source', id);
       if (opts.onlyKind && row.type !== opts.onlyKind)
         throw badRequest('Источник не является файловым: удалите его через DELETE /api/data-source/{id}');
       await assertNoDependents(tx, id);

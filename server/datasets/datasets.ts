@@ -10,7 +10,7 @@ import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
-import { ownedObject, readableObject } from '../access/object-access';
+import { deletableObject, ownedObject, readableObject } from '../access/object-access';
 import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
@@ -152,7 +152,7 @@ async function checkReplacedSources(tx: DbOrTx, actor: Actor, id: number, reques
 /** DELETE /api/dataset/{id}: refused (400) while widgets are built on it. */
 export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db.transaction(async (tx) => {
-    await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
+    await deletableObject(tx, actor, 'dataset', id);
     const widgets = await widgetsUsingDataset(tx, id);
     if (widgets.length) throw badRequest(MSG.usedByWidgets(widgets.length));
     await tx.delete(datasets).where(eq(datasets.id, id));

@@ -3,7 +3,7 @@ import type { PgTable } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
 import type { DbOrTx } from '../../db/client';
 import type { Actor } from '../auth/actor';
-import { accessOfRank, readableInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import { accessOfRank, readableInSql, rightRankInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow } from './kinds';
 
@@ -54,8 +54,8 @@ export function timeRange(column: AnyColumn, from: Date | undefined, to: Date | 
 }
 
 /**
- * WHERE of a std list: only objects the caller can read, then the filters. The area adds its own `type`
- * condition (its meaning differs per area).
+ * WHERE of a std list: only objects the caller can read (by workspace role or by a right on the object), then the
+ * filters. The area adds its own `type` condition (its meaning differs per area).
  */
 function stdListWhere(actor: Actor, kind: ObjectKindName, f: StdListFilter, extra: (SQL | undefined)[] = []): SQL {
   const cols = OBJECT_KINDS[kind].columns;
@@ -107,13 +107,13 @@ export async function listObjects<K extends ObjectKindName, V>(
     .from(table as PgTable)
     .where(where);
   const rows = await db
-    .select({ row: table as PgTable, rank: roleRankInSql(actor, kind) })
+    .select({ row: table as PgTable, rank: roleRankInSql(actor, kind), right: rightRankInSql(actor, kind) })
     .from(table as PgTable)
     .where(where)
     // Recently changed first: what a user most likely looks for.
     .orderBy(...orderByOf(input.sort, sortable, [desc(columns.updatedAt)], columns.id))
     .limit(input.size)
     .offset(input.page * input.size);
-  const items = rows.map((r) => accessOfRank(actor, kind, r.row as ObjectRow<K>, r.rank));
+  const items = rows.map((r) => accessOfRank(actor, kind, r.row as ObjectRow<K>, r.rank, r.right));
   return pageOf(await toViews(items), input, total);
 }

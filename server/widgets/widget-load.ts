@@ -1,7 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { dataSources, datasetSources, datasets, widgets } from '../../db/schema';
-import { accessOfRank, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import { accessOfRank, rightRankInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
@@ -45,6 +45,7 @@ function prepare(db: Db) {
       workspaceId: datasets.workspaceId,
       authorId: datasets.authorId,
       rank: roleRankInSql(PREPARED_CALLER, 'widget'),
+      right: rightRankInSql(PREPARED_CALLER, 'widget'),
       sources,
     })
     .from(widgets)
@@ -57,11 +58,12 @@ function prepare(db: Db) {
 export type WidgetForDataStatement = ReturnType<typeof prepare>;
 
 /**
- * Everything a data request needs before it can compile: the widget, the caller's role in its workspace, the
- * dataset's version (the model itself is cached per version) and the dataset's data sources. ONE metadata query, and
- * none while the answer is cached: per caller under the read epoch, which every write that could change it bumps
- * (AppDeps.caches.readEpoch), so removing the caller from the workspace stops their reads at once on this node.
- * 404 «Виджет не найден (id …)» when it does not exist or its workspace is not readable.
+ * Everything a data request needs before it can compile: the widget, the caller's role in its workspace and right on
+ * the widget (object_rights), the dataset's version (the model itself is cached per version) and the dataset's data
+ * sources. ONE metadata query, and none while the answer is cached: per caller under the read epoch, which every
+ * write that could change it bumps (AppDeps.caches.readEpoch), so removing the caller from the workspace, or their
+ * right, stops their reads at once on this node.
+ * 404 «Виджет не найден (id …)» when it does not exist or the caller may not read it.
  */
 export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
@@ -78,7 +80,7 @@ async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number)
   const [found] = await slot.statement.execute({ id: widgetId, ...preparedCallerParams(actor) });
   if (!found) throw OBJECT_KINDS.widget.notFound(widgetId);
   return {
-    ...accessOfRank(actor, 'widget', found.row, found.rank),
+    ...accessOfRank(actor, 'widget', found.row, found.rank, found.right),
     dataset: {
       id: found.row.datasetId,
       version: found.version,

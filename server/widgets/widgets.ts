@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { editableObject, ownedObject, readableObject } from '../access/object-access';
+import { deletableObject, editableObject, ownedObject, readableObject } from '../access/object-access';
 import type { DatasetRow } from '../datasets/load-model';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
@@ -108,7 +108,7 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
 export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db
     .transaction(async (tx) => {
-      await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
+      await deletableObject(tx, actor, 'widget', id);
       // Dashboards will drop their tiles of this widget here once they exist.
       await tx.delete(widgets).where(eq(widgets.id, id));
     })

@@ -10,6 +10,7 @@ import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from '../access/roles';
+import { deleteRightsInWorkspace } from '../access/object-rights-store';
 import { stageBindingOf } from './stage-binding';
 import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';
@@ -123,6 +124,8 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
         // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
         if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id))
           throw badRequest(ERROR_TABLE.bad_request.message);
+        // Its objects go by cascade; their rights (no foreign key to an object) go here.
+        await deleteRightsInWorkspace(tx, id);
         await tx.delete(workspaces).where(eq(workspaces.id, id));
       })
       .finally(() => readCachesChanged(deps)); // its members lose their reads
