@@ -9,6 +9,7 @@ import { serviceRouter } from './service/router';
 import { userRouter } from './users/router';
 import { workspaceRouter } from './workspaces/router';
 import { widgetRouter } from './widgets/router';
+import { dashboardRouter } from './dashboards/router';
 import { accessRouter } from './access/router';
 
 export const appRouter = router({
@@ -22,6 +23,7 @@ export const appRouter = router({
   admin: adminRouter,
   dataset: datasetRouter,
   widget: widgetRouter,
+  dashboard: dashboardRouter,
   access: accessRouter,
 });
 

@@ -1,6 +1,7 @@
 import { asc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema';
+import { dashboardsNamingWidgets } from '../dashboards/store';
 
 export interface Dependent {
   id: number;
@@ -17,10 +18,12 @@ export async function widgetsUsingDataset(db: DbOrTx, datasetId: number): Promis
     .orderBy(asc(widgets.id));
 }
 
-/**
- * Dashboards showing widgets of the dataset.
- * TODO: join the dashboards' widget items (db/schema/dashboards.ts) once the dashboards area adds its tables.
- */
-export async function dashboardsUsingDataset(_db: DbOrTx, _datasetId: number): Promise<Dependent[]> {
-  return [];
+/** Dashboards whose layout shows (or drives) widgets of the dataset: listed by /dependencies. */
+export async function dashboardsUsingDataset(db: DbOrTx, datasetId: number): Promise<Dependent[]> {
+  const onIt = await widgetsUsingDataset(db, datasetId);
+  const rows = await dashboardsNamingWidgets(
+    db,
+    onIt.map((w) => w.id),
+  );
+  return rows.map((d) => ({ id: d.id, name: d.name, workspace_id: d.workspaceId }));
 }

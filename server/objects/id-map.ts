@@ -14,6 +14,7 @@ export interface IdMap {
    */
   datasetFields: Map<number, number>;
   widgets: Map<number, number>;
+  dashboards: Map<number, number>;
 }
 
 export const emptyIdMap = (): IdMap => ({
@@ -21,6 +22,7 @@ export const emptyIdMap = (): IdMap => ({
   datasets: new Map(),
   datasetFields: new Map(),
   widgets: new Map(),
+  dashboards: new Map(),
 });
 
 /** The new id of `id` if it was cloned in this run, else `id` itself. */

@@ -1,8 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import { dataSources, datasets, widgets } from '../../db/schema';
+import { dashboards, dataSources, datasets, widgets } from '../../db/schema';
 import { notFound, type AppError } from '../kernel/errors';
 import { datasetNotFound } from '../datasets/messages';
+import { dashboardNotFound } from '../dashboards/messages';
 
 /*
  * The kinds of workspace object: everything that lives in a workspace, has an author and is read, edited and listed
@@ -68,6 +69,7 @@ export const OBJECT_KINDS = {
   data_source: kind(dataSources, sourceNotFound),
   dataset: kind(datasets, datasetNotFound),
   widget: kind(widgets, widgetNotFound),
+  dashboard: kind(dashboards, dashboardNotFound),
 };
 
 export type ObjectKindName = keyof typeof OBJECT_KINDS;

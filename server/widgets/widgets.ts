@@ -13,6 +13,7 @@ import { datasetQueryContext } from '../query/run/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
 import { widgetView, type WidgetConfig, type WidgetView } from './views';
 import { insertWidget, updateWidget as updateWidgetRow } from './store';
+import { dropWidgetFromLayouts } from '../dashboards/store';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -109,7 +110,8 @@ export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Pro
   await deps.db
     .transaction(async (tx) => {
       await deletableObject(tx, actor, 'widget', id);
-      // Dashboards will drop their tiles of this widget here once they exist.
+      // A layout never names a widget that is gone: its tiles go, selectors and parameters stop driving it.
+      await dropWidgetFromLayouts(tx, id);
       await tx.delete(widgets).where(eq(widgets.id, id));
     })
     .finally(() => readCachesChanged(deps));

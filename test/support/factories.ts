@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { groupMembers, groups, workspaceMembers, workspaces } from '../../db/schema';
+import { dashboards, groupMembers, groups, workspaceMembers, workspaces } from '../../db/schema';
 import { ADMIN_ROLE, type WorkspaceRole } from '../../server/access/roles';
 import { createUserAccount, type AccountType } from '../../server/users/accounts';
 import type { AppDeps } from '../../server/app/deps';
@@ -158,4 +158,21 @@ export async function statusesByRole(
   const out = {} as Record<CastRole, number>;
   for (const role of CAST_ROLES) out[role] = (await call(cast.tokens[role], role)).status;
   return out;
+}
+
+/** A dashboard saved straight into the metadata store (layout as the wire has it; empty unless given). */
+export async function createDashboardRow(
+  deps: AppDeps,
+  opts: { workspaceId: number; authorId: number | null; name?: string; layout?: Record<string, unknown> },
+): Promise<{ id: number; name: string }> {
+  const [row] = await deps.db
+    .insert(dashboards)
+    .values({
+      name: opts.name ?? uniq('dash'),
+      workspaceId: opts.workspaceId,
+      authorId: opts.authorId,
+      layout: opts.layout ?? {},
+    })
+    .returning({ id: dashboards.id, name: dashboards.name });
+  return row;
 }

@@ -16,6 +16,7 @@ export interface WorkspaceObjects {
   datasetId: number;
   fieldId: number;
   widgetId: number;
+  dashboardId: number;
   queryId: string;
   memberId: number;
   /** A table of three rows in the test PostgreSQL that the source and dataset read. */
@@ -98,6 +99,18 @@ export async function createWorkspaceObjects(
     'widget',
     await api.post('/api/widget', widgetOver(dataset.id), token),
   );
+  const dashboard = data<{ id: number }>(
+    'dashboard',
+    await api.post('/api/dashboard', { name: uniq('dash'), workspace_id: workspaceId }, token),
+  );
+  data(
+    'dashboard layout',
+    await api.put(
+      `/api/dashboard/${dashboard.id}/schema`,
+      { items: [{ widget_id: widget.id, x: 0, y: 0, w: 6, h: 4 }] },
+      token,
+    ),
+  );
   const query = data<z.output<typeof queryView>>(
     'query',
     await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token),
@@ -119,6 +132,7 @@ export async function createWorkspaceObjects(
     datasetId: dataset.id,
     fieldId: schema.fields[0].id,
     widgetId: widget.id,
+    dashboardId: dashboard.id,
     queryId: query.query_id,
     memberId,
     table,
@@ -137,6 +151,7 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
     'data-source': o.sourceId,
     dataset: o.datasetId,
     widget: o.widgetId,
+    dashboard: o.dashboardId,
     workspaces: o.workspaceId,
     files: o.fileSourceId,
   };

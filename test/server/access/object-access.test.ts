@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { dataSources, datasets, widgets, workspaceMembers } from '../../../db/schema';
+import { dashboards, dataSources, datasets, widgets, workspaceMembers } from '../../../db/schema';
 import {
   accessOf,
   accessOfRank,
@@ -47,6 +47,7 @@ const NOT_FOUND: Record<ObjectKindName, (id: number) => string> = {
   data_source: (id) => `Источник данных не найден (id ${id})`,
   dataset: (id) => `Датасет не найден (id ${id})`,
   widget: (id) => `Виджет не найден (id ${id})`,
+  dashboard: (id) => `Дашборд не найден (id ${id})`,
 };
 
 /**
@@ -76,7 +77,16 @@ async function world() {
     .insert(widgets)
     .values({ name: uniq('w'), type: 'table', datasetId: dataset.id, workspaceId: ws, authorId: author.id })
     .returning();
-  const ids: Record<ObjectKindName, number> = { data_source: source.id, dataset: dataset.id, widget: widget.id };
+  const [dashboard] = await db
+    .insert(dashboards)
+    .values({ name: uniq('d'), workspaceId: ws, authorId: author.id })
+    .returning();
+  const ids: Record<ObjectKindName, number> = {
+    data_source: source.id,
+    dataset: dataset.id,
+    widget: widget.id,
+    dashboard: dashboard.id,
+  };
   return { ws, ids, users: { admin, author, editor, viewer, stranger, sysadmin } };
 }
 

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { FILTER_OPS } from '../../server/query/expr/filters';
+import { DASHBOARD_SORT_FIELDS } from '../../server/dashboards/dashboards';
+import type { DashboardCopyInput, DashboardInput, DashboardUpdate } from '../../server/dashboards/dashboards';
+import type { DashboardLayout } from '../../server/dashboards/layout';
+import type { DashboardDetails, DashboardSchemaView, DashboardView } from '../../server/dashboards/views';
+import { entityId, nonBlank, pageSchema, stdListQuery, wireString, type Accepts, type Mirrors } from '../common';
+
+const id = entityId();
+const ownId = nonBlank(200);
+const coordinate = z.number().int().min(0).max(100_000);
+const extent = z.number().int().min(1).max(100_000);
+const scalar = z.union([wireString().max(10_000), z.number(), z.boolean(), z.null()]);
+const drivenWidgets = z.array(id).max(1_000).default([]).describe('Widgets of this dashboard it drives');
+
+// ---- dashboard ----
+
+const description = wireString().max(4_000);
+export const createDashboardInput = z.strictObject({
+  name: nonBlank(200),
+  description: description.optional(),
+  workspace_id: id,
+});
+export const updateDashboardInput = z.strictObject({
+  id,
+  name: nonBlank(200),
+  description: description.optional().describe('Kept when left out'),
+});
+export const copyDashboardInput = z.strictObject({
+  id,
+  name: nonBlank(200).optional().describe('Default: the original name with «(копия)»'),
+  workspace_id: id.optional().describe("Default: the original's workspace"),
+  copy_widgets: z.boolean().default(false).describe("Clone the tiles' widgets too; the copy shows the clones"),
+});
+
+export const dashboardView = z.object({
+  id: z.number().int(),
+  uuid: z.string(),
+  name: z.string(),
+  description: z.string(),
+  workspace_id: z.number().int(),
+  author_id: z.number().int().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export const dashboardDetails = dashboardView.extend({
+  widget_ids: z.array(z.number().int()).describe('Widgets the layout shows'),
+});
+
+// Dashboards have no kind: the std list without `type`.
+const { type: _noKind, ...listQuery } = stdListQuery(DASHBOARD_SORT_FIELDS, z.never());
+void _noKind;
+export const listDashboardsInput = z.strictObject(listQuery);
+export const listDashboardsOutput = pageSchema(dashboardView);
+
+// ---- layout ----
+
+const tab = z.strictObject({ id: ownId, name: nonBlank(200) });
+const item = z.strictObject({
+  widget_id: id,
+  tab_id: ownId.nullable().default(null).describe('A tab id; null (or left out) when the dashboard has no tabs'),
+  x: coordinate,
+  y: coordinate,
+  w: extent,
+  h: extent,
+});
+const selector = z.strictObject({
+  id: ownId,
+  name: nonBlank(200),
+  field_id: id.describe('The dataset field the control filters on'),
+  op: z.enum(FILTER_OPS).default('in'),
+  values: z.array(scalar).max(10_000).default([]).describe('Saved (default) values'),
+  widget_ids: drivenWidgets,
+});
+const parameter = z.strictObject({
+  name: nonBlank(500).describe('A dataset parameter of the driven widgets'),
+  value: scalar,
+  widget_ids: drivenWidgets,
+});
+const layoutFields = {
+  tabs: z.array(tab).max(100).default([]),
+  items: z.array(item).max(1_000).default([]),
+  selectors: z.array(selector).max(200).default([]),
+  parameters: z.array(parameter).max(200).default([]),
+};
+export const saveDashboardSchemaInput = z.strictObject({ id, ...layoutFields });
+
+const savedLayout = {
+  tabs: z.array(z.object({ id: z.string(), name: z.string() })),
+  items: z.array(
+    z.object({
+      widget_id: z.number().int(),
+      tab_id: z.string().nullable(),
+      x: z.number().int(),
+      y: z.number().int(),
+      w: z.number().int(),
+      h: z.number().int(),
+    }),
+  ),
+  selectors: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      field_id: z.number().int(),
+      op: z.string(),
+      values: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])),
+      widget_ids: z.array(z.number().int()),
+    }),
+  ),
+  parameters: z.array(
+    z.object({
+      name: z.string(),
+      value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
+      widget_ids: z.array(z.number().int()),
+    }),
+  ),
+};
+export const dashboardSchemaView = z.object({ id: z.number().int(), ...savedLayout, updated_at: z.string() });
+
+// The server takes exactly what the bodies carry, and its views are what the outputs describe.
+const _create: Mirrors<DashboardInput, z.output<typeof createDashboardInput>> = true;
+const _update: Mirrors<DashboardUpdate, Omit<z.output<typeof updateDashboardInput>, 'id'>> = true;
+const _copy: Mirrors<DashboardCopyInput, Omit<z.output<typeof copyDashboardInput>, 'id'>> = true;
+const _layout: Accepts<DashboardLayout, Omit<z.output<typeof saveDashboardSchemaInput>, 'id'>> = true;
+const _layoutKeys: Mirrors<
+  keyof DashboardLayout,
+  Exclude<keyof z.output<typeof saveDashboardSchemaInput>, 'id'>
+> = true;
+const _view: Accepts<z.output<typeof dashboardView>, DashboardView> = true;
+const _details: Accepts<z.output<typeof dashboardDetails>, DashboardDetails> = true;
+const _schema: Accepts<z.output<typeof dashboardSchemaView>, DashboardSchemaView> = true;
+void [_create, _update, _copy, _layout, _layoutKeys, _view, _details, _schema];

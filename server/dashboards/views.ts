@@ -1,0 +1,29 @@
+import { layoutOf, widgetIdsOf } from './layout';
+import type { DashboardRow } from './store';
+
+/** A dashboard in lists and after create, update and copy. */
+export function dashboardView(row: DashboardRow) {
+  return {
+    id: row.id,
+    uuid: row.uuid,
+    name: row.name,
+    description: row.description,
+    workspace_id: row.workspaceId,
+    author_id: row.authorId,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+export type DashboardView = ReturnType<typeof dashboardView>;
+
+/** GET /api/dashboard/{id}: the dashboard and the widgets its layout shows. */
+export function dashboardDetails(row: DashboardRow) {
+  return { ...dashboardView(row), widget_ids: widgetIdsOf(layoutOf(row.layout)) };
+}
+export type DashboardDetails = ReturnType<typeof dashboardDetails>;
+
+/** GET and PUT /api/dashboard/{id}/schema: the whole layout and the edit time it was saved at. */
+export function dashboardSchemaView(row: DashboardRow) {
+  return { id: row.id, ...layoutOf(row.layout), updated_at: row.updatedAt.toISOString() };
+}
+export type DashboardSchemaView = ReturnType<typeof dashboardSchemaView>;
