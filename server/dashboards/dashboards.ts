@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { dashboards } from '../../db/schema';
 import type { Actor } from '../auth/actor';
-import { ownedObject, readableObject } from '../access/object-access';
+import { deletableObject, ownedObject, readableObject } from '../access/object-access';
 import { assertWorkspaceEditable } from '../access/workspace-access';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid } from '../kernel/errors';
@@ -82,7 +82,8 @@ export async function updateDashboardInfo(
 export async function deleteDashboard(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db
     .transaction(async (tx) => {
-      await ownedObject(tx, actor, 'dashboard', id, { forUpdate: true });
+      // The owner by role (an edit right does not delete); the dashboard's rights go with it.
+      await deletableObject(tx, actor, 'dashboard', id);
       await tx.delete(dashboards).where(eq(dashboards.id, id));
     })
     .finally(() => readCachesChanged(deps)); // dashboard data reads cache the layout
