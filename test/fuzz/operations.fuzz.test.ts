@@ -489,6 +489,9 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
       memberId: '1',
       userId: '1',
       type: 'postgresql',
+      objectType: 'widget',
+      objectId: '1',
+      groupId: '1',
     });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });

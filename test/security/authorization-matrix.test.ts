@@ -121,6 +121,20 @@ async function call(
 /** Query parameters that name a table, column or field of the fixtures. */
 let QUERY_VALUES: Record<string, string> = {};
 
+/**
+ * Path values on W's objects: the fixtures' own, and for the rights of an object (/api/access/{objectType}/{objectId}
+ * ...) W's widget with an existing user and group.
+ */
+function valuesFor(path: string): Record<string, string> | undefined {
+  if (!path.startsWith('/api/access/')) return pathValuesFor(path, objects);
+  return {
+    objectType: 'widget',
+    objectId: String(objects.widgetId),
+    userId: String(cast.users.plain.id),
+    groupId: String(t.deps.systemGroups.workspaceManagers),
+  };
+}
+
 const describe = (res: RestResponse) => `${res.status} ${JSON.stringify(res.body).slice(0, 200)}`;
 const refused = (status: number) => status === 403 || status === 404;
 
@@ -136,7 +150,7 @@ test(
     const placeholder = { id: '1', queryId: objects.queryId, memberId: '1', userId: '1', type: 'postgresql' };
 
     for (const op of operations) {
-      const own = pathValuesFor(op.path, objects);
+      const own = valuesFor(op.path);
       const values = { ...placeholder, ...own };
       const isWrite = WRITES.has(op.method) && !VIEWER_MAY_CALL.has(op.key);
 
@@ -215,11 +229,11 @@ test(
 test("the same requests get through for W's Администратор, so the refusals above are about rights", async () => {
   const order = ['GET', 'POST', 'PUT'];
   const operations = (await listOperations(api))
-    .filter((op) => op.method !== 'DELETE' && pathValuesFor(op.path, objects))
+    .filter((op) => op.method !== 'DELETE' && valuesFor(op.path))
     .sort((a, b) => order.indexOf(a.method) - order.indexOf(b.method));
   const blocked: string[] = [];
   for (const op of operations) {
-    const res = await call(op, cast.tokens.wsAdmin, { ...pathValuesFor(op.path, objects)! });
+    const res = await call(op, cast.tokens.wsAdmin, { ...valuesFor(op.path)! });
     if ([401, 403, 404, 422].includes(res.status)) blocked.push(`${op.key}: ${describe(res)}`);
   }
   console.log(`authorization matrix: ${operations.length} owner cells`);
