@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { objectRights } from '../../../db/schema';
 import type { listRightsOutput, removedRightOutput, rightItem } from '../../../routers/access/schemas';
 import type { dataSourceView, listDataSourcesOutput } from '../../../routers/data-sources/schemas';
+import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import { useTestApp } from '../../support/app';
 import {
   addToGroup,
@@ -45,6 +46,7 @@ let db: pg.Client;
 let tables: { sales: string; regions: string };
 let sourceId: number;
 let datasetId: number;
+let productField: number;
 /** A user of no workspace of the cast, and their session. */
 let outsider: TestUser;
 let outsiderToken: string;
@@ -73,8 +75,13 @@ beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(30));
   sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  datasetId = (await createSalesDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId, tables }))
-    .id;
+  const dataset = await createSalesDataset(api, cast.tokens.wsAdmin!, {
+    workspaceId: cast.workspaceId,
+    sourceId,
+    tables,
+  });
+  datasetId = dataset.id;
+  productField = dataset.fieldId('product');
   outsider = await createUser(t.deps);
   outsiderToken = await login(api, outsider.username, outsider.password);
 });
@@ -168,6 +175,21 @@ describe('what a right gives', () => {
     const sources = ok<z.output<typeof listDataSourcesOutput>>(await api.get('/api/data-source', token));
     expect(sources.content.map((s) => s.id)).toContain(sourceId);
     expect(failure(await api.put(`/api/dataset/${datasetId}`, { name: 'x' }, token)).code).toBe(403);
+
+    // Its data: field values and preview (the dataset's author still reads its source: the source rule holds).
+    const values = ok<z.output<typeof fieldValuesOutput>>(
+      await api.get(`/api/dataset/${datasetId}/field-values`, token, { fieldId: String(productField) }),
+    );
+    expect(values.values.length).toBeGreaterThan(0);
+    const preview = ok<z.output<typeof datasetPreviewOutput>>(
+      await api.post(`/api/dataset/${datasetId}/preview`, { limit: 3 }, token),
+    );
+    expect(preview.rows.length).toBe(3);
+
+    ok(await grantUser('data-source', sourceId, user.id, 'edit'));
+    const editable = ok<z.output<typeof dataSourceView>>(await api.get(`/api/data-source/${sourceId}`, token));
+    expect(editable.can_edit).toBe(true);
+    expect(failure(await api.delete(`/api/data-source/${sourceId}`, token)).code).toBe(403);
   });
 
   it('edit: a non-member changes the object, but neither deletes it nor manages its rights', async () => {
