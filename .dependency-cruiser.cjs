@@ -27,6 +27,8 @@ const AREA_SERVICES = {
   'data-sources': ['connection', 'connector-errors', 'metadata'],
   // The model a query compiles against, loaded by dataset id (the query layer caches it per version).
   datasets: ['load-model'],
+  // A widget's data as POST /api/widget/{id}/data reads it: dashboard data reads each of its widgets so.
+  widgets: ['widget-data'],
 };
 
 // What one area may import of another: its store (tx-first cores), its views and messages, its service module named

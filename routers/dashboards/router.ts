@@ -9,10 +9,13 @@ import {
   saveDashboardSchema,
   updateDashboardInfo,
 } from '../../server/dashboards/dashboards';
+import { dashboardData } from '../../server/dashboards/data';
 import { deletedOutput, idInput } from '../common';
 import {
   copyDashboardInput,
   createDashboardInput,
+  dashboardDataInput,
+  dashboardDataOutput,
   dashboardDetails,
   dashboardSchemaView,
   dashboardView,
@@ -79,4 +82,17 @@ export const dashboardRouter = router({
     .input(copyDashboardInput)
     .output(dashboardView)
     .mutation(({ ctx, input: { id, ...body } }) => copyDashboard(ctx.deps, ctx.actor, id, body)),
+
+  data: authedProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/dashboard/{id}/data',
+        summary: 'Data of several widgets at once (a failing widget gets an error entry)',
+        tags,
+      },
+    })
+    .input(dashboardDataInput)
+    .output(dashboardDataOutput)
+    .mutation(({ ctx, input: { id, ...body } }) => dashboardData(ctx.deps, ctx.actor, id, body)),
 });

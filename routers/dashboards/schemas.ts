@@ -3,6 +3,8 @@ import { FILTER_OPS } from '../../server/query/expr/filters';
 import { DASHBOARD_SORT_FIELDS } from '../../server/dashboards/dashboards';
 import type { DashboardCopyInput, DashboardInput, DashboardUpdate } from '../../server/dashboards/dashboards';
 import type { DashboardLayout } from '../../server/dashboards/layout';
+import type { DashboardData, DashboardDataRequest } from '../../server/dashboards/data';
+import { widgetDataOutput } from '../widgets/schemas';
 import type { DashboardDetails, DashboardSchemaView, DashboardView } from '../../server/dashboards/views';
 import { entityId, nonBlank, pageSchema, stdListQuery, wireString, type Accepts, type Mirrors } from '../common';
 
@@ -130,3 +132,42 @@ const _view: Accepts<z.output<typeof dashboardView>, DashboardView> = true;
 const _details: Accepts<z.output<typeof dashboardDetails>, DashboardDetails> = true;
 const _schema: Accepts<z.output<typeof dashboardSchemaView>, DashboardSchemaView> = true;
 void [_create, _update, _copy, _layout, _layoutKeys, _view, _details, _schema];
+
+// ---- data of several widgets ----
+
+export const dashboardDataInput = z.strictObject({
+  id,
+  widget_ids: z.array(id).max(1_000).default([]).describe('Widgets of the layout to read; empty: all of them'),
+  filters: z
+    .array(
+      z.strictObject({
+        selector_id: ownId,
+        values: z.array(scalar).max(10_000).describe("Replace the selector's saved values; empty clears it"),
+      }),
+    )
+    .max(200)
+    .default([]),
+  parameters: z
+    .record(wireString().max(500), scalar)
+    .optional()
+    .describe('Dashboard parameter name to value, for the widgets the parameter drives'),
+  view_as_user_id: id.optional().describe('API only, system administrator only: read as this user'),
+});
+
+const errorBody = z.object({
+  code: z.number().int(),
+  message: z.string(),
+  errors: z.record(z.string(), z.string()).optional(),
+});
+export const dashboardDataOutput = z.object({
+  widgets: z.array(
+    z.union([
+      z.object({ widget_id: z.number().int(), data: widgetDataOutput }),
+      z.object({ widget_id: z.number().int(), error: errorBody.describe('The error envelope this widget alone got') }),
+    ]),
+  ),
+});
+
+const _dataBody: Mirrors<DashboardDataRequest, Omit<z.output<typeof dashboardDataInput>, 'id'>> = true;
+const _dataOut: Accepts<z.output<typeof dashboardDataOutput>, DashboardData> = true;
+void [_dataBody, _dataOut];

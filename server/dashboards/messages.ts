@@ -10,6 +10,8 @@ export const MSG = {
   widgetNotPlaced: (id: number) => `Виджет не размещён на дашборде (id ${id})`,
   otherDataset: (id: number) => `Виджет построен на другом датасете (id ${id})`,
   duplicateId: (id: string) => `Повторяющийся id ${id}`,
+  selectorNotFound: (id: string) => `Селектор дашборда не найден (id ${id})`,
+  parameterNotFound: (name: string) => `Параметр дашборда не найден: ${name}`,
   duplicateName: (name: string) => `Повторяющееся имя ${name}`,
 };
 

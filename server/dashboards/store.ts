@@ -1,6 +1,6 @@
 import { asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { dashboards, datasetFields, datasets, widgets } from '../../db/schema';
+import { dashboards, datasetFields, datasetObjects, datasets, widgets } from '../../db/schema';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
 import { cloneWidget } from '../widgets/store';
 import { layoutOf, remapWidgets, withoutWidget, type DashboardLayout, type LayoutRefs } from './layout';
@@ -58,6 +58,22 @@ export async function layoutRefs(tx: DbOrTx, widgetIds: number[], fieldIds: numb
     for (const r of rows) refs.fields.set(r.id, { datasetId: r.datasetId, workspaceId: r.workspaceId });
   }
   return refs;
+}
+
+/** How selectors name their fields in a filter: the field's name and its object's (null for a calculated field). */
+export async function selectorFieldRefs(
+  tx: DbOrTx,
+  fieldIds: number[],
+): Promise<Map<number, { name: string; objectName: string | null }>> {
+  const out = new Map<number, { name: string; objectName: string | null }>();
+  if (!fieldIds.length) return out;
+  const rows = await tx
+    .select({ id: datasetFields.id, name: datasetFields.name, objectName: datasetObjects.name })
+    .from(datasetFields)
+    .leftJoin(datasetObjects, eq(datasetObjects.id, datasetFields.objectId))
+    .where(inArray(datasetFields.id, [...new Set(fieldIds)]));
+  for (const r of rows) out.set(r.id, { name: r.name, objectName: r.objectName });
+  return out;
 }
 
 /** SQL: the dashboard's layout names one of the widgets (a tile, or a selector or parameter driving it). */

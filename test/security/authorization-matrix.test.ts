@@ -30,6 +30,7 @@ const VIEWER_MAY_CALL = new Set([
   'POST /api/data-source/{id}/preview',
   'POST /api/dataset/{id}/preview',
   'POST /api/widget/{id}/data',
+  'POST /api/dashboard/{id}/data',
 ]);
 
 const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);

@@ -5,7 +5,8 @@ import type {
   dashboardView,
   listDashboardsOutput,
 } from '../../../routers/dashboards/schemas';
-import { ok, type Rest } from '../../support/rest';
+import type { widgetView } from '../../../routers/widgets/schemas';
+import { ok, type Rest, type RestResponse } from '../../support/rest';
 import { uniq } from '../../support/factories';
 
 // Answers of the dashboard operations, as the router's zod outputs describe them.
@@ -25,3 +26,6 @@ export async function postDashboard(
     await api.post('/api/dashboard', { name: uniq('dash'), workspace_id: workspaceId, ...over }, token),
   );
 }
+
+/** The widget a POST /api/widget answered with. */
+export const widgetDetailsOf = (res: RestResponse) => ok<z.output<typeof widgetView>>(res);
