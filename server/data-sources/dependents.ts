@@ -1,6 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { datasetSources, datasets, widgets } from '../../db/schema';
+import { dashboardsNamingWidgets } from '../dashboards/store';
 
 export interface SourceObject {
   type: 'dataset' | 'widget' | 'dashboard';
@@ -24,8 +25,8 @@ export async function sourceDependents(db: DbOrTx, sourceId: number): Promise<So
 }
 
 /**
- * Every platform object built on the source: its datasets and the widgets on those datasets. Dashboards join when
- * their area exists (a dashboard through its widgets).
+ * Every platform object built on the source: its datasets, the widgets on those datasets and the dashboards whose
+ * layouts name those widgets.
  */
 export async function sourceObjects(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
   const sets = await sourceDependents(db, sourceId);
@@ -40,8 +41,13 @@ export async function sourceObjects(db: DbOrTx, sourceId: number): Promise<Sourc
       ),
     )
     .orderBy(widgets.name, widgets.id);
+  const showing = await dashboardsNamingWidgets(
+    db,
+    onThem.map((w) => w.id),
+  );
   return [
     ...sets,
     ...onThem.map((w) => ({ type: 'widget' as const, id: w.id, name: w.name, workspace_id: w.workspaceId })),
+    ...showing.map((d) => ({ type: 'dashboard' as const, id: d.id, name: d.name, workspace_id: d.workspaceId })),
   ];
 }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
+import type { listObjectsOutput } from '../../../routers/data-sources/schemas';
 import type { dependenciesOutput } from '../../../routers/datasets/schemas';
 import type { widgetView } from '../../../routers/widgets/schemas';
 import { useTestApp } from '../../support/app';
@@ -158,6 +159,25 @@ describe('PUT and GET /api/dashboard/{id}/schema', () => {
       'tabs[0].id': 'must not be blank',
     });
   });
+  it('refuses a selector driving a widget built on another dataset', async () => {
+    const other = await createWorkspaceObjects(api, cast.tokens.editor!, cast.workspaceId);
+    try {
+      const d = await postDashboard(api, cast.tokens.editor, cast.workspaceId);
+      const res = await api.put(
+        `/api/dashboard/${d.id}/schema`,
+        {
+          items: [w.widgetId, other.widgetId].map((id, i) => ({ widget_id: id, x: i, y: 0, w: 1, h: 1 })),
+          selectors: [{ id: 's', name: 'Город', field_id: w.fieldId, widget_ids: [w.widgetId, other.widgetId] }],
+        },
+        cast.tokens.editor,
+      );
+      expect(failure(res).errors).toEqual({
+        'selectors[0].widgetIds[1]': `Виджет построен на другом датасете (id ${other.widgetId})`,
+      });
+    } finally {
+      await other.dispose();
+    }
+  });
 });
 
 describe('POST /api/dashboard/{id}/copy', () => {
@@ -252,6 +272,15 @@ describe('DELETE /api/widget/{id} and the layouts', () => {
       await api.get(`/api/dataset/${w.datasetId}/dependencies`, cast.tokens.viewer),
     );
     expect(deps.dashboards.map((d) => d.id)).toEqual(expect.arrayContaining([a.id, b.id]));
+    const onSource = ok<z.output<typeof listObjectsOutput>>(
+      await api.get(`/api/data-source/${w.sourceId}/objects`, cast.tokens.viewer),
+    );
+    expect(onSource.content).toEqual(
+      expect.arrayContaining([
+        { type: 'dashboard', id: a.id, name: a.name, workspace_id: cast.workspaceId },
+        { type: 'dashboard', id: b.id, name: b.name, workspace_id: cast.workspaceId },
+      ]),
+    );
 
     ok(await api.delete(`/api/widget/${doomed}`, cast.tokens.editor));
     for (const id of [a.id, b.id]) {
