@@ -21,7 +21,7 @@ import { selectorFieldRefs } from './store';
  */
 
 /** At most this many widget reads of one call run at once (each holds a source connection while it runs). */
-const WIDGET_CONCURRENCY = 4;
+const WIDGET_CONCURRENCY = 8;
 
 type Scalar = string | number | boolean | null;
 
