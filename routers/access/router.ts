@@ -19,6 +19,11 @@ import {
 
 const tags = ['Access'];
 
+const WHO =
+  'Access: the object owner by role (Администратор of its workspace, or its author with an editing role); an edit ' +
+  'right does not manage rights. 404 when the caller cannot read the object, 403 when they can but do not own it. ' +
+  '{objectType}: data-source, dataset, widget or dashboard (else 422).';
+
 const objectOf = (input: { objectType: string; objectId: number }) => ({
   kind: kindOfObjectType(input.objectType),
   id: input.objectId,
@@ -45,6 +50,7 @@ export const accessRouter = router({
         method: 'GET',
         path: '/api/access/{objectType}/{objectId}',
         summary: 'Users and groups with rights on an object',
+        description: `Users first, then groups, each with its name and right (view or edit). ${WHO}`,
         tags,
       },
     })
@@ -60,6 +66,7 @@ export const accessRouter = router({
         method: 'PUT',
         path: '/api/access/{objectType}/{objectId}/users/{userId}',
         summary: "Grant or change a user's right",
+        description: `Body: right (view lets the user read this one object, edit also change it). An unknown user is a 404, nothing saved. Takes effect at the user's next request. ${WHO}`,
         tags,
       },
     })
@@ -77,6 +84,7 @@ export const accessRouter = router({
         method: 'DELETE',
         path: '/api/access/{objectType}/{objectId}/users/{userId}',
         summary: "Remove a user's right",
+        description: `404 when the user holds no right on the object. Takes effect at the user's next request. ${WHO}`,
         tags,
       },
     })
@@ -94,6 +102,7 @@ export const accessRouter = router({
         method: 'PUT',
         path: '/api/access/{objectType}/{objectId}/groups/{groupId}',
         summary: "Grant or change a group's right (rights are not carried by pipeline deploy)",
+        description: `Body: right (view or edit), for every member of the group. An unknown group is a 404, nothing saved. Rights are not carried by pipeline deploy. ${WHO}`,
         tags,
       },
     })
@@ -111,6 +120,7 @@ export const accessRouter = router({
         method: 'DELETE',
         path: '/api/access/{objectType}/{objectId}/groups/{groupId}',
         summary: "Remove a group's right",
+        description: `404 when the group holds no right on the object. ${WHO}`,
         tags,
       },
     })
