@@ -9,6 +9,7 @@ import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/d
 import { useTestApp } from '../../support/app';
 import {
   addToGroup,
+  createDashboardRow,
   createGroup,
   createRoleCast,
   createUser,
@@ -17,6 +18,7 @@ import {
   type TestUser,
 } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
+import type { DashboardDetails, DashboardPage } from '../dashboards/world';
 import type { DatasetDetails, DatasetPage } from '../datasets/helpers';
 import {
   createPgSource,
@@ -211,6 +213,30 @@ describe('what a right gives', () => {
     expect(ok<DatasetDetails>(await api.put(`/api/dataset/${datasetId}`, { name: renamed }, token)).name).toBe(renamed);
     expect(failure(await api.delete(`/api/dataset/${datasetId}`, token)).code).toBe(403);
     ok(await api.delete(userPath('dataset', datasetId, user.id), cast.tokens.wsAdmin));
+  });
+
+  it('a dashboard takes rights like every other kind: read with view, change with edit, never delete', async () => {
+    const dashboard = await createDashboardRow(t.deps, {
+      workspaceId: cast.workspaceId,
+      authorId: cast.users.wsAdmin.id,
+    });
+    const user = await createUser(t.deps);
+    const token = await login(api, user.username, user.password);
+    expect(failure(await api.get(`/api/dashboard/${dashboard.id}`, token)).code).toBe(404);
+    ok(await grantUser('dashboard', dashboard.id, user.id, 'view'));
+    expect(ok<DashboardDetails>(await api.get(`/api/dashboard/${dashboard.id}`, token)).name).toBe(dashboard.name);
+    expect(ok<DashboardPage>(await api.get('/api/dashboard', token)).content.map((d) => d.id)).toEqual([dashboard.id]);
+    expect(failure(await api.put(`/api/dashboard/${dashboard.id}`, { name: 'x' }, token)).code).toBe(403);
+    ok(await grantUser('dashboard', dashboard.id, user.id, 'edit'));
+    expect(ok<DashboardDetails>(await api.put(`/api/dashboard/${dashboard.id}`, { name: 'x' }, token)).name).toBe('x');
+    expect(failure(await api.delete(`/api/dashboard/${dashboard.id}`, token)).code).toBe(403);
+    ok(await api.delete(`/api/dashboard/${dashboard.id}`, cast.tokens.wsAdmin));
+    expect(
+      await t.deps.db
+        .select()
+        .from(objectRights)
+        .where(and(eq(objectRights.objectType, 'dashboard'), eq(objectRights.objectId, dashboard.id))),
+    ).toEqual([]);
   });
 
   it("a group's right reaches its members", async () => {
