@@ -22,11 +22,10 @@ import {
  *   object_rights); anyone else gets 404 with the kind's message, as if the object did not exist;
  * - edit in its workspace (build a widget on a dataset): Редактор or Администратор there; a reader gets 403 (a right
  *   on one object never lets anyone create objects in its workspace);
- * - own: Администратор of the workspace, or the author while they still hold an editing role there (an author
- *   demoted to Наблюдатель no longer edits). The owner changes, deletes and copies the object (for a source also the
+ * - own (ownedObject): Администратор of the workspace, the author while they still hold an editing role there (an
+ *   author demoted to Наблюдатель no longer edits), or whoever holds the `edit` right on the object, their own or a
+ *   group's (the specification's "owner"). The owner changes, deletes and copies the object (for a source also the
  *   SQL console and the access log) and manages its rights (/api/access/...);
- * - change (ownedObject): the owner, or whoever holds the `edit` right: everything the owner does except deleting
- *   the object (deletableObject) and managing its rights (managedObject), which stay with the owner.
  * Anyone who can read but may not do the rest gets 403.
  * Lists and hot paths ask the same in SQL: readableInSql, roleRankInSql and rightRankInSql (+ accessOfRank on the
  * row they loaded).
@@ -46,13 +45,8 @@ export interface ObjectAccess<K extends ObjectKindName> {
   role: WorkspaceRole | null;
   /** The caller's strongest right on this one object (directly or through a group); null when they hold none. */
   right: ObjectRight | null;
-  /**
-   * Whether the caller may change the object (its owner, or the `edit` right); views show it (e.g. a source's
-   * `is_owner`).
-   */
+  /** Whether the caller owns the object (by role or by the `edit` right); views show it (e.g. a source's `is_owner`). */
   isOwner: boolean;
-  /** Whether the caller owns the object by their role (not by a right): may delete it and manage its rights. */
-  managesObject: boolean;
 }
 
 export interface ObjectAccessOptions {
@@ -76,8 +70,7 @@ export function accessOf<K extends ObjectKindName>(
   right: ObjectRight | null = null,
 ): ObjectAccess<K> {
   if (!role && !right && !actor.isSysadmin) throw OBJECT_KINDS[kind].notFound(row.id);
-  const managesObject = ownsObject(actor, row, role);
-  return { row, role, right, isOwner: managesObject || right === 'edit', managesObject };
+  return { row, role, right, isOwner: ownsObject(actor, row, role) || right === 'edit' };
 }
 
 /**
@@ -147,7 +140,7 @@ export async function editableObject<K extends ObjectKindName>(
   return access;
 }
 
-/** As readable, and the caller may change the object (its owner or the `edit` right): else 403. */
+/** As readable, and the caller owns the object (by role or by the `edit` right): else 403. */
 export async function ownedObject<K extends ObjectKindName>(
   db: DbOrTx,
   actor: Actor,
@@ -161,24 +154,8 @@ export async function ownedObject<K extends ObjectKindName>(
 }
 
 /**
- * As readable, and the caller owns the object by their role (an `edit` right is not enough): else 403. What
- * managing the object's rights needs.
- */
-export async function managedObject<K extends ObjectKindName>(
-  db: DbOrTx,
-  actor: Actor,
-  kind: K,
-  id: number,
-  opts: ObjectAccessOptions = {},
-): Promise<ObjectAccess<K>> {
-  const access = await readableObject(db, actor, kind, id, opts);
-  if (!access.managesObject) throw new AppError('forbidden');
-  return access;
-}
-
-/**
  * The first step of deleting an object, inside the delete's transaction: locks its row, checks the caller owns it
- * by their role (managedObject; an `edit` right does not delete) and removes the object's rights, so none outlives
+ * (ownedObject) and removes the object's rights, so none outlives
  * it. The caller then deletes the row in the same transaction (a refusal rolls the rights back with it).
  */
 export async function deletableObject<K extends ObjectKindName>(
@@ -187,7 +164,7 @@ export async function deletableObject<K extends ObjectKindName>(
   kind: K,
   id: number,
 ): Promise<ObjectAccess<K>> {
-  const access = await managedObject(tx, actor, kind, id, { forUpdate: true });
+  const access = await ownedObject(tx, actor, kind, id, { forUpdate: true });
   await deleteRightsOfObject(tx, kind, id);
   return access;
 }

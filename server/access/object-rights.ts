@@ -6,7 +6,7 @@ import type { Actor } from '../auth/actor';
 import { notFound } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { OBJECT_KINDS, type ObjectKindName } from '../objects/kinds';
-import { managedObject, type ObjectRight } from './object-access';
+import { ownedObject, type ObjectRight } from './object-access';
 import {
   deleteObjectRight,
   rightsOfObject,
@@ -45,7 +45,7 @@ export interface ObjectRef {
 
 /** Users and groups with a right on the object. */
 export async function listObjectRights(db: DbOrTx, actor: Actor, object: ObjectRef): Promise<ObjectRightRow[]> {
-  await managedObject(db, actor, object.kind, object.id);
+  await ownedObject(db, actor, object.kind, object.id);
   return rightsOfObject(db, object.kind, object.id);
 }
 
@@ -70,7 +70,7 @@ export async function setObjectRight(
   right: ObjectRight,
 ): Promise<ObjectRightRow> {
   const name = await deps.db.transaction(async (tx) => {
-    await managedObject(tx, actor, object.kind, object.id, { forUpdate: true });
+    await ownedObject(tx, actor, object.kind, object.id, { forUpdate: true });
     const found = await subjectName(tx, subject);
     await upsertObjectRight(tx, object.kind, object.id, subject, right);
     return found;
@@ -87,7 +87,7 @@ export async function removeObjectRight(
   subject: RightSubject,
 ): Promise<void> {
   await deps.db.transaction(async (tx) => {
-    await managedObject(tx, actor, object.kind, object.id, { forUpdate: true });
+    await ownedObject(tx, actor, object.kind, object.id, { forUpdate: true });
     await subjectName(tx, subject);
     if (!(await deleteObjectRight(tx, object.kind, object.id, subject)))
       throw notFound(

@@ -35,7 +35,7 @@ import {
 /*
  * Rights on one object (GET, PUT and DELETE /api/access/{objectType}/{objectId}/...): the owner grants, changes and
  * removes them; a `view` right lets a non-member read that object (details, lists, widget data), an `edit` right
- * lets them change it, and neither lets them delete it or manage its rights.
+ * makes them an owner (the specification's access legend): they change it, delete it and manage its rights.
  */
 
 type Rights = z.output<typeof listRightsOutput>;
@@ -191,10 +191,11 @@ describe('what a right gives', () => {
     ok(await grantUser('data-source', sourceId, user.id, 'edit'));
     const editable = ok<z.output<typeof dataSourceView>>(await api.get(`/api/data-source/${sourceId}`, token));
     expect(editable.can_edit).toBe(true);
-    expect(failure(await api.delete(`/api/data-source/${sourceId}`, token)).code).toBe(403);
+    // An owner now: the delete is allowed, and refused only because the dataset still reads the source.
+    expect(failure(await api.delete(`/api/data-source/${sourceId}`, token)).code).toBe(400);
   });
 
-  it('edit: a non-member changes the object, but neither deletes it nor manages its rights', async () => {
+  it('edit: a non-member owns the object: changes it, manages its rights, deletes it; builds nothing new', async () => {
     const user = await createUser(t.deps);
     const token = await login(api, user.username, user.password);
     const widgetId = await createWidget('edited');
@@ -202,20 +203,27 @@ describe('what a right gives', () => {
     // Saving a widget reads its dataset: a right on the dataset too (rights are per object).
     ok(await grantUser('dataset', datasetId, user.id, 'view'));
     expect(ok<WidgetView>(await api.put(`/api/widget/${widgetId}`, widgetBody('renamed'), token)).name).toBe('renamed');
-    expect(failure(await api.delete(`/api/widget/${widgetId}`, token)).code).toBe(403);
-    expect(failure(await api.get(`/api/access/widget/${widgetId}`, token)).code).toBe(403);
-    expect(failure(await grantUser('widget', widgetId, user.id, 'edit', token)).code).toBe(403);
+    ok(await grantUser('widget', widgetId, outsider.id, 'view', token));
+    expect(ok<Rights>(await api.get(`/api/access/widget/${widgetId}`, token)).items.map((i) => i.subject_id)).toEqual(
+      expect.arrayContaining([user.id, outsider.id]),
+    );
     // Building on it needs a role in its workspace, which a right never gives.
     expect(failure(await api.post('/api/widget', widgetBody('new'), token)).code).toBe(403);
+    ok(await api.delete(`/api/widget/${widgetId}`, token));
+    expect(
+      await t.deps.db
+        .select()
+        .from(objectRights)
+        .where(and(eq(objectRights.objectType, 'widget'), eq(objectRights.objectId, widgetId))),
+    ).toEqual([]);
 
     ok(await grantUser('dataset', datasetId, user.id, 'edit'));
     const renamed = `ds-${user.id}`;
     expect(ok<DatasetDetails>(await api.put(`/api/dataset/${datasetId}`, { name: renamed }, token)).name).toBe(renamed);
-    expect(failure(await api.delete(`/api/dataset/${datasetId}`, token)).code).toBe(403);
     ok(await api.delete(userPath('dataset', datasetId, user.id), cast.tokens.wsAdmin));
   });
 
-  it('a dashboard takes rights like every other kind: read with view, change with edit, never delete', async () => {
+  it('a dashboard takes rights like every other kind: read with view, own with edit', async () => {
     const dashboard = await createDashboardRow(t.deps, {
       workspaceId: cast.workspaceId,
       authorId: cast.users.wsAdmin.id,
@@ -229,8 +237,7 @@ describe('what a right gives', () => {
     expect(failure(await api.put(`/api/dashboard/${dashboard.id}`, { name: 'x' }, token)).code).toBe(403);
     ok(await grantUser('dashboard', dashboard.id, user.id, 'edit'));
     expect(ok<DashboardDetails>(await api.put(`/api/dashboard/${dashboard.id}`, { name: 'x' }, token)).name).toBe('x');
-    expect(failure(await api.delete(`/api/dashboard/${dashboard.id}`, token)).code).toBe(403);
-    ok(await api.delete(`/api/dashboard/${dashboard.id}`, cast.tokens.wsAdmin));
+    ok(await api.delete(`/api/dashboard/${dashboard.id}`, token));
     expect(
       await t.deps.db
         .select()
