@@ -3,7 +3,7 @@ import { apiTokens, users } from '../../db/schema';
 import type { AppDeps, UserStatus } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { userGroupIds } from '../users/accounts';
-import type { Actor } from './actor';
+import { actorOf, type Actor } from './actor';
 import { API_TOKEN_PREFIX, assertApiTokensUsable, touchApiToken } from './api-tokens';
 import { sha256 } from './opaque-tokens';
 import { verifySessionToken } from './session-tokens';
@@ -16,24 +16,6 @@ async function userStatus(deps: AppDeps, userId: number): Promise<UserStatus | n
       .where(eq(users.id, userId));
     return u ?? null;
   });
-}
-
-function actorOf(
-  deps: AppDeps,
-  userId: number,
-  status: UserStatus,
-  groupIds: number[],
-  kind: Actor['tokenKind'],
-): Actor {
-  return {
-    userId,
-    username: status.username,
-    accountType: status.accountType,
-    groupIds,
-    isSysadmin: groupIds.includes(deps.systemGroups.platformAdmins),
-    isWorkspaceManager: groupIds.includes(deps.systemGroups.workspaceManagers),
-    tokenKind: kind,
-  };
 }
 
 /** Resolves the Authorization header to the caller, or throws 401 (403 for a token kind switched off). */

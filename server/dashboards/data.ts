@@ -6,7 +6,7 @@ import { describeError } from '../kernel/error-response';
 import { invalid, type FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
 import { DEFAULT_PAGE_SIZE, type FilterSpec, type ParameterValues } from '../query/compile/types';
-import { widgetData, type WidgetData } from '../widgets/widget-data';
+import { widgetDataAs, type WidgetData } from '../widgets/widget-data';
 import { layoutOf, widgetIdsOf, type DashboardLayout, type DashboardSelector } from './layout';
 import { MSG } from './messages';
 import { mapBounded } from './pool';
@@ -72,9 +72,9 @@ export async function dashboardData(
   id: number,
   req: DashboardDataRequest,
 ): Promise<DashboardData> {
-  const { row } = await readableObject(deps.db, actor, 'dashboard', id);
-  // A caller who may not view as someone else is refused once, not per widget.
-  await viewerOf(deps.db, actor, req.view_as_user_id);
+  // Viewing as someone else is decided once, not per widget; the dashboard and its widgets are read with their rights.
+  const viewer = await viewerOf(deps, actor, req.view_as_user_id);
+  const { row } = await readableObject(deps.db, viewer.actor, 'dashboard', id);
   const layout = layoutOf(row.layout);
   const problems = requestProblems(layout, req);
   if (Object.keys(problems).length) throw invalid(problems);
@@ -103,12 +103,11 @@ export async function dashboardData(
       if (p.widget_ids.includes(widgetId))
         parameters[p.name] = req.parameters && p.name in req.parameters ? req.parameters[p.name] : p.value;
     try {
-      const data = await widgetData(deps, actor, widgetId, {
+      const data = await widgetDataAs(deps, viewer, widgetId, {
         filters,
         parameters,
         page: 1,
         page_size: DEFAULT_PAGE_SIZE,
-        view_as_user_id: req.view_as_user_id,
       });
       return { widget_id: widgetId, data };
     } catch (err) {

@@ -18,8 +18,8 @@ export interface FieldValuesInput {
 }
 
 export async function datasetFieldValues(deps: AppDeps, actor: Actor, datasetId: number, input: FieldValuesInput) {
-  const { row } = await readableObject(deps.db, actor, 'dataset', datasetId);
-  const viewer = await viewerOf(deps.db, actor, undefined);
+  const viewer = await viewerOf(deps, actor, undefined);
+  const { row } = await readableObject(deps.db, viewer.actor, 'dataset', datasetId);
   const { rows } = await readData(deps, viewer, row, {
     kind: 'field-values',
     fieldId: input.fieldId,
@@ -42,8 +42,8 @@ export interface DatasetPreviewInput {
 }
 
 export async function datasetPreview(deps: AppDeps, actor: Actor, datasetId: number, input: DatasetPreviewInput) {
-  const { row } = await readableObject(deps.db, actor, 'dataset', datasetId);
-  const viewer = await viewerOf(deps.db, actor, input.view_as_user_id);
+  const viewer = await viewerOf(deps, actor, input.view_as_user_id);
+  const { row } = await readableObject(deps.db, viewer.actor, 'dataset', datasetId);
   const { model, query, rows } = await readData(deps, viewer, row, {
     kind: 'preview',
     fieldIds: input.field_ids,

@@ -1,4 +1,4 @@
-import { viewerOf } from '../access/viewer';
+import { viewerOf, type Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
@@ -28,8 +28,17 @@ export type WidgetData =
 
 /** POST /api/widget/{id}/data: the saved widget, with the request's overrides; its filters are AND-ed with the saved ones. */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
-  const { row, dataset, sources } = await loadWidgetForData(deps, actor, id);
-  const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
+  return widgetDataAs(deps, await viewerOf(deps, actor, req.view_as_user_id), id, req);
+}
+
+/** Widget data read by a viewer already known (dashboard data reads every widget as one viewer). */
+export async function widgetDataAs(
+  deps: AppDeps,
+  viewer: Viewer,
+  id: number,
+  req: Omit<WidgetDataRequest, 'view_as_user_id'>,
+): Promise<WidgetData> {
+  const { row, dataset, sources } = await loadWidgetForData(deps, viewer.actor, id);
   const saved = configOf(row);
   const shelves = {
     rows: req.rows ?? saved.rows,
@@ -66,8 +75,8 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
 
 /** POST /api/widget/preview: data for a configuration that is not saved. */
 export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPreviewRequest): Promise<WidgetData> {
-  const { row: dataset } = await readableObject(deps.db, actor, 'dataset', req.dataset_id);
-  const viewer = await viewerOf(deps.db, actor, req.view_as_user_id);
+  const viewer = await viewerOf(deps, actor, req.view_as_user_id);
+  const { row: dataset } = await readableObject(deps.db, viewer.actor, 'dataset', req.dataset_id);
   const query: WidgetQueryInput = {
     type: req.type,
     rows: req.rows,

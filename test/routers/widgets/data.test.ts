@@ -227,6 +227,20 @@ describe('POST /api/widget/{id}/data', () => {
     expect(ok<FlatData>(viewed).rows).toHaveLength(3);
   });
 
+  it('view_as_user_id reads with the viewed user rights: a widget they cannot read is a 404 for the administrator too', async () => {
+    const id = await widget();
+    const asOutsider = await data(id, { view_as_user_id: cast.users.plain.id }, cast.tokens.sysadmin);
+    expect([asOutsider.status, failure(asOutsider).message]).toEqual([404, `Виджет не найден (id ${id})`]);
+    const preview = await api.post(
+      '/api/widget/preview',
+      { dataset_id: datasetId, rows: [], columns: [{ id: 'n', sql: 'COUNT()' }], view_as_user_id: cast.users.plain.id },
+      cast.tokens.sysadmin,
+    );
+    expect(preview.status).toBe(404);
+    // Without view-as the administrator reads every workspace.
+    expect((await data(id, {}, cast.tokens.sysadmin)).status).toBe(200);
+  });
+
   it('validates paging: page from 1, page_size up to 10 000', async () => {
     const id = await widget();
     const res = await data(id, { page: 0, page_size: 10_001 });
