@@ -18,6 +18,8 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   updatedAtTo: 'Updated at or before: an ISO 8601 date-time (a plain date includes the whole day, UTC)',
   userId: 'User id',
   groupId: 'Group id',
+  objectType: 'Kind of object: data-source, dataset, widget or dashboard',
+  objectId: 'Id of the object',
   memberId: 'Membership id (member_id of the members list)',
   queryId: 'Query id (query_id from running the query)',
   fieldId: 'Field id of the dataset',
