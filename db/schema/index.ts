@@ -8,3 +8,4 @@ export * from './datasets';
 export * from './widgets';
 export * from './dashboards';
 export * from './object-rights';
+export * from './dataset-rls-rules';
