@@ -9,3 +9,4 @@ export * from './widgets';
 export * from './dashboards';
 export * from './object-rights';
 export * from './dataset-rls-rules';
+export * from './dataset-cls-rules';
