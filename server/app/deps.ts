@@ -6,6 +6,7 @@ import { TtlCache } from '../kernel/ttl-cache';
 import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
 import type { SecretBox } from '../secrets/secret-box';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import type { ClsRule } from '../access/column-rules';
 import { QueryEngine } from '../query/run/engine';
 import type { CompiledQuery } from '../query/compile/types';
 import type { WidgetForData, WidgetForDataStatement } from '../widgets/widget-load';
@@ -64,6 +65,8 @@ export interface AppDeps {
     plans: TtlCache<string, CompiledQuery>;
     /** Whether a dataset's author may use a source of another workspace, keyed with the read epoch. */
     sourceRights: TtlCache<string, boolean>;
+    /** A dataset's column-level security rules by dataset id, version and read epoch (server/access/column-rules.ts). */
+    columnRules: TtlCache<string, ClsRule[]>;
     /** What a widget data request needs (widget, caller's role, dataset version, sources), keyed with the read epoch. */
     widgetReads: TtlCache<string, WidgetForData>;
     /** The prepared query behind widget reads (server/widgets/widget-load.ts), made on first use for this db. */
@@ -88,6 +91,7 @@ function createCaches(): AppDeps['caches'] {
     models: new Map(),
     plans: new TtlCache(10 * 60_000, 5_000),
     sourceRights: new TtlCache(READ_DECISION_TTL_MS),
+    columnRules: new TtlCache(READ_DECISION_TTL_MS),
     widgetReads: new TtlCache(READ_DECISION_TTL_MS),
     widgetForDataStatement: {},
     readEpoch: { value: 0 },

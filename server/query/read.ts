@@ -1,6 +1,7 @@
 import type { Viewer } from '../access/viewer';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import type { DataSourceRow } from '../data-sources/connection';
+import { columnGuard } from '../access/column-rules';
 import type { AppDeps } from '../app/deps';
 import {
   compileFieldValuesQuery,
@@ -49,10 +50,12 @@ export async function readData(
 ): Promise<ReadResult> {
   // Row- and column-level security will narrow the compiled query by viewer.readsAs here.
   const ctx = await datasetQueryContext(deps, dataset, sources);
-  const { query, result } = await compileAndRun(deps, ctx, (dialectOf) =>
-    compileRequest(deps, ctx.model, request, dialectOf),
+  // Column-level security: hidden fields are out of the model's reach, masked output columns answer the mask.
+  const cls = await columnGuard(deps, viewer, ctx.model, request);
+  const { query, result } = await compileAndRun(deps, { ...ctx, model: cls.model }, (dialectOf) =>
+    compileRequest(deps, cls.model, request, dialectOf, cls.key),
   );
-  return { model: ctx.model, query, rows: result.rows, truncated: result.truncated };
+  return { model: cls.model, query, rows: cls.mask(query, result.rows), truncated: result.truncated };
 }
 
 function compileRequest(
@@ -60,11 +63,13 @@ function compileRequest(
   model: DatasetModel,
   request: ReadRequest,
   dialectOf: (id: number) => Dialect,
+  columnRulesKey: string,
 ): CompiledQuery {
   switch (request.kind) {
     case 'widget': {
-      // Compiling depends on the model (its version), the request and the sources' dialects (fixed per source id) only.
-      const planKey = `${model.id}:${model.version}:${JSON.stringify(request.query)}`;
+      // Compiling depends on the model (its version and the viewer's column rules), the request and the sources'
+      // dialects (fixed per source id) only.
+      const planKey = `${model.id}:${model.version}:${columnRulesKey}:${JSON.stringify(request.query)}`;
       const cached = deps.caches.plans.get(planKey);
       if (cached) return cached;
       const compiled = compileWidgetQuery(model, request.query, dialectOf);

@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { asc, eq } from 'drizzle-orm';
+import { datasetClsRules } from '../../db/schema';
+import type { AppDeps } from '../app/deps';
+import type { Actor } from '../auth/actor';
+import { invalid } from '../kernel/errors';
+import { scopeFor } from '../query/compile/compile-widget';
+import { at } from '../query/compile/errors';
+import type { DatasetField, DatasetModel } from '../query/compile/dataset-model';
+import type { CompiledQuery, FilterSpec, ParameterValues, WidgetQueryInput } from '../query/compile/types';
+import { collectReferences, parseExpression, type Expr } from '../query/expr';
+import type { Viewer } from './viewer';
+
+/*
+ * Column-level security. A rule of a dataset hides or masks some of its fields for the users and groups it names
+ * (both lists empty = everyone). For one viewer (its actor: the caller, or the user a system administrator views as):
+ * - hidden fields do not exist: the model handed to the compiler cannot name them, so a shelf, filter, sort, formula
+ *   or request calculated field naming one fails with the very message an unknown field gets; the dataset's own
+ *   calculated fields reading a hidden field (transitively) are hidden too. The dataset's own relations and filters
+ *   still use them (they are the owner's), which is why a hidden field is renamed out of reach rather than dropped;
+ * - masked fields may be shown: every output column whose expression reads a masked field (directly or through
+ *   calculated fields) answers the mask for each non-null value. Filtering, sorting or listing the values of such a
+ *   column is refused like an unknown field, since each would reveal the values.
+ */
+
+const MASK = '***';
+
+const MASKED_FILTER = 'Ошибка в выражении: поле не найдено в датасете';
+
+export interface ClsRule {
+  id: number;
+  fieldIds: number[];
+  action: 'hide' | 'mask';
+  userIds: number[];
+  groupIds: number[];
+}
+
+export interface ColumnRules {
+  hidden: Set<number>;
+  masked: Set<number>;
+}
+
+async function rulesOf(deps: AppDeps, model: Pick<DatasetModel, 'id' | 'version'>): Promise<ClsRule[]> {
+  const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
+  return deps.caches.columnRules.getOrLoad(key, async () => {
+    const rows = await deps.db
+      .select()
+      .from(datasetClsRules)
+      .where(eq(datasetClsRules.datasetId, model.id))
+      .orderBy(asc(datasetClsRules.id));
+    return rows.map((r) => ({
+      id: r.id,
+      fieldIds: r.fieldIds,
+      action: r.action as ClsRule['action'],
+      userIds: r.userIds,
+      groupIds: r.groupIds,
+    }));
+  });
+}
+
+function appliesTo(rule: ClsRule, actor: Actor): boolean {
+  if (rule.userIds.length === 0 && rule.groupIds.length === 0) return true;
+  return rule.userIds.includes(actor.userId) || rule.groupIds.some((g) => actor.groupIds.includes(g));
+}
+
+/** The fields of the dataset its own calculated field reads (by formula or derivation); none when it does not parse. */
+function readsOf(model: DatasetModel, f: DatasetField): number[] {
+  if (f.kind !== 'calculated') return [];
+  if (f.derivation) return [f.derivation.fieldId];
+  if (!f.formula) return [];
+  let refs: ReturnType<typeof collectReferences>;
+  try {
+    refs = collectReferences(parseExpression(f.formula));
+  } catch {
+    return [];
+  }
+  const params = new Set(model.parameters.map((p) => p.name));
+  const out: number[] = [];
+  for (const c of refs.columns) {
+    const object = model.objects.find((o) => o.name === c.table);
+    const g = object && model.fields.find((x) => x.objectId === object.id && x.name === c.field);
+    if (g) out.push(g.id);
+  }
+  for (const name of refs.calculated) {
+    if (params.has(name)) continue;
+    const g = model.fields.find((x) => x.kind === 'calculated' && x.name === name);
+    if (g) out.push(g.id);
+  }
+  return out;
+}
+
+/** `ids` and every calculated field of the dataset that reads one of them, transitively. */
+function withDependents(model: DatasetModel, ids: Set<number>): Set<number> {
+  const out = new Set([...ids].filter((id) => model.fields.some((f) => f.id === id)));
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const f of model.fields) {
+      if (out.has(f.id)) continue;
+      if (readsOf(model, f).some((id) => out.has(id))) {
+        out.add(f.id);
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
+function rulesForActor(model: DatasetModel, rules: ClsRule[], actor: Actor): ColumnRules {
+  const direct = { hide: new Set<number>(), mask: new Set<number>() };
+  for (const rule of rules) if (appliesTo(rule, actor)) for (const id of rule.fieldIds) direct[rule.action].add(id);
+  const hidden = withDependents(model, direct.hide);
+  const masked = withDependents(model, direct.mask);
+  for (const id of hidden) masked.delete(id);
+  return { hidden, masked };
+}
+
+/** The fields hidden and masked for the viewer's actor (calculated fields reading them included). */
+async function columnRulesFor(deps: AppDeps, viewer: Viewer, model: DatasetModel): Promise<ColumnRules> {
+  return rulesForActor(model, await rulesOf(deps, model), viewer.actor);
+}
+
+/** A cache key part that tells apart viewers with different rules (empty when none apply). */
+function columnRulesKey(rules: ColumnRules): string {
+  if (rules.hidden.size === 0 && rules.masked.size === 0) return '';
+  const ids = (s: Set<number>) => [...s].sort((a, b) => a - b).join(',');
+  return `h${ids(rules.hidden)}m${ids(rules.masked)}`;
+}
+
+/**
+ * A name no request can write (it changes with every process): hidden fields keep their id and column for the
+ * dataset's own relations and filters, but no expression of a request can reach them by name.
+ */
+const UNREACHABLE = `\u0000hidden ${randomUUID()} `;
+
+/** The model as the viewer may see it: hidden fields renamed out of reach and left out of default columns. */
+function visibleModel(model: DatasetModel, rules: ColumnRules): DatasetModel {
+  if (rules.hidden.size === 0) return model;
+  return {
+    ...model,
+    fields: model.fields.map((f) =>
+      rules.hidden.has(f.id) ? { ...f, name: `${UNREACHABLE}${f.id}`, hidden: true } : f,
+    ),
+  };
+}
+
+/** Preview and field values name fields by id: a hidden id is refused exactly like an id the dataset lacks. */
+function assertFieldIdsVisible(
+  model: DatasetModel,
+  rules: ColumnRules,
+  ids: number[],
+  pathOf: (i: number) => string,
+): void {
+  const errors: Record<string, string> = {};
+  ids.forEach((id, i) => {
+    if (rules.hidden.has(id) || !model.fields.some((f) => f.id === id))
+      errors[pathOf(i)] = `Поле датасета не найдено (id ${id})`;
+  });
+  if (Object.keys(errors).length) throw invalid(errors);
+}
+
+/** Field values list a field's values: a masked one is refused like a field the dataset lacks. */
+function assertNotMasked(rules: ColumnRules, id: number, path: string): void {
+  if (rules.masked.has(id)) throw invalid({ [path]: `Поле датасета не найдено (id ${id})` });
+}
+
+/** Which physical field of the model a [table.field] names, if any. */
+function physicalField(model: DatasetModel, table: string, field: string): DatasetField | undefined {
+  const object = model.objects.find((o) => o.name === table);
+  return object && model.fields.find((f) => f.kind === 'physical' && f.objectId === object.id && f.name === field);
+}
+
+/**
+ * The first masked [table.field] an expression of a widget request reads, through the request's calculated fields
+ * (the first definition of a name wins, as in the compiler); undefined when it reads none.
+ */
+function maskedColumnOf(
+  model: DatasetModel,
+  rules: ColumnRules,
+  e: Expr,
+  defs: Map<string, string>,
+  seen: string[] = [],
+): string | undefined {
+  const refs = collectReferences(e);
+  for (const c of refs.columns) {
+    const f = physicalField(model, c.table, c.field);
+    if (f && rules.masked.has(f.id)) return `[${c.table}.${c.field}]`;
+  }
+  for (const name of refs.calculated) {
+    if (seen.includes(name)) continue;
+    const text = defs.get(name);
+    if (text === undefined) {
+      const own = model.fields.find((f) => f.kind === 'calculated' && f.name === name);
+      if (own && rules.masked.has(own.id)) return `[${name}]`;
+      continue;
+    }
+    let ast: Expr;
+    try {
+      ast = parseExpression(text);
+    } catch {
+      continue;
+    }
+    const found = maskedColumnOf(model, rules, ast, defs, [...seen, name]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function shelfExpr(f: { sql?: string; field?: string; table?: string }): Expr | undefined {
+  try {
+    if (f.sql !== undefined && f.sql.trim() !== '') return parseExpression(f.sql);
+  } catch {
+    return undefined; // the compiler reports it
+  }
+  if (f.field && f.field.trim() !== '')
+    return f.table ? { kind: 'column_ref', table: f.table, field: f.field } : { kind: 'calc_ref', name: f.field };
+  return undefined;
+}
+
+/**
+ * The output keys of a widget request that read a masked field. Filters and sorts over masked fields are refused
+ * with the errors an unknown field or sort id gets (a filter or an order would reveal the values).
+ */
+function maskedWidgetKeys(model: DatasetModel, rules: ColumnRules, input: WidgetQueryInput): Set<string> {
+  const keys = new Set<string>();
+  if (rules.masked.size === 0) return keys;
+  const defs = new Map<string, string>();
+  for (const { def } of input.calculatedFields) if (!defs.has(def.name)) defs.set(def.name, def.sql);
+  for (const f of [...input.rows, ...input.series, ...input.columns]) {
+    const e = shelfExpr(f);
+    if (e && maskedColumnOf(model, rules, e, defs)) keys.add(f.id);
+  }
+  const filters = input.filters.filter(({ filter }) => readsMasked(model, rules, filter.sql, defs));
+  if (filters.length) {
+    const scope = scopeFor(strictModel(model, rules), input.parameters).defineFromRequest(input.calculatedFields);
+    for (const { path, filter } of filters) {
+      at(`${path}.sql`, () => scope.typeOf(parseExpression(filter.sql)));
+      throw invalid({ [`${path}.sql`]: MASKED_FILTER });
+    }
+  }
+  const errors: Record<string, string> = {};
+  input.sorts.forEach((s, i) => {
+    if (keys.has(s.field_id)) errors[`sorts[${i}].fieldId`] = `Поле с id ${s.field_id} не найдено на полках виджета`;
+  });
+  if (Object.keys(errors).length) throw invalid(errors);
+  return keys;
+}
+
+/** Preview filters (expressions over the dataset): one reading a masked field is refused like an unknown field. */
+function assertFiltersUnmasked(
+  model: DatasetModel,
+  rules: ColumnRules,
+  filters: { sql: string }[],
+  parameters: ParameterValues | undefined,
+): void {
+  if (rules.masked.size === 0) return;
+  const scope = scopeFor(strictModel(model, rules), parameters).defineFromDataset();
+  filters.forEach((f, i) => {
+    if (!readsMasked(model, rules, f.sql, new Map())) return;
+    at(`filters[${i}].sql`, () => scope.typeOf(parseExpression(f.sql)));
+    throw invalid({ [`filters[${i}].sql`]: MASKED_FILTER });
+  });
+}
+
+function readsMasked(model: DatasetModel, rules: ColumnRules, text: string, defs: Map<string, string>): boolean {
+  try {
+    return maskedColumnOf(model, rules, parseExpression(text), defs) !== undefined;
+  } catch {
+    return false; // the compiler reports it
+  }
+}
+
+/**
+ * The model with masked fields hidden as well: a filter over a masked field type-checks against it, so that its
+ * refusal is exactly the compiler's error for an unknown field. Should it pass (it cannot), the filter is still
+ * refused.
+ */
+function strictModel(model: DatasetModel, rules: ColumnRules): DatasetModel {
+  return visibleModel(model, { hidden: new Set([...rules.hidden, ...rules.masked]), masked: new Set() });
+}
+
+/** Rows with the mask in place of every non-null value of the given output columns (new arrays: results are cached). */
+function maskRows(columns: { key: string }[], rows: unknown[][], masked: Set<string>): unknown[][] {
+  const at = columns.map((c, i) => (masked.has(c.key) ? i : -1)).filter((i) => i >= 0);
+  if (at.length === 0) return rows;
+  return rows.map((r) => {
+    const out = [...r];
+    for (const i of at) if (out[i] !== null && out[i] !== undefined) out[i] = MASK;
+    return out;
+  });
+}
+
+/** What the one data entry point reads (server/query/read.ts), as far as column rules look at it. */
+type GuardedRequest =
+  | { kind: 'widget'; query: WidgetQueryInput }
+  | { kind: 'preview'; fieldIds?: number[]; filters?: FilterSpec[]; parameters?: ParameterValues }
+  | { kind: 'field-values'; fieldId: number };
+
+interface ColumnGuard {
+  /** The model the compiler is handed: hidden fields out of reach. */
+  model: DatasetModel;
+  /** Tells apart plans compiled for viewers with different rules. */
+  key: string;
+  /** The result rows with masked output columns masked. */
+  mask(query: CompiledQuery, rows: unknown[][]): unknown[][];
+}
+
+/** The viewer's column rules applied to one read: refusals first, then the model to compile and the mask. */
+export async function columnGuard(
+  deps: AppDeps,
+  viewer: Viewer,
+  model: DatasetModel,
+  request: GuardedRequest,
+): Promise<ColumnGuard> {
+  const rules = await columnRulesFor(deps, viewer, model);
+  const visible = visibleModel(model, rules);
+  let maskedKeys = new Set<string>();
+  switch (request.kind) {
+    case 'widget':
+      maskedKeys = maskedWidgetKeys(model, rules, request.query);
+      break;
+    case 'preview': {
+      if (request.fieldIds?.length) assertFieldIdsVisible(model, rules, request.fieldIds, (i) => `fieldIds[${i}]`);
+      assertFiltersUnmasked(model, rules, request.filters ?? [], request.parameters);
+      maskedKeys = new Set([...rules.masked].map(String));
+      break;
+    }
+    case 'field-values':
+      assertFieldIdsVisible(model, rules, [request.fieldId], () => 'fieldId');
+      assertNotMasked(rules, request.fieldId, 'fieldId');
+      break;
+  }
+  return {
+    model: visible,
+    key: columnRulesKey(rules),
+    mask: (query, rows) => maskRows(query.columns, rows, maskedKeys),
+  };
+}
