@@ -99,6 +99,11 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   'POST /api/dataset/{id}/copy': `Copies the dataset with its schema into the given workspace. ${OWNER}`,
   'GET /api/dataset/{id}/field-values': `Distinct values of one field, optionally searched; row-level security applies. ${ANY}`,
   'POST /api/dataset/{id}/preview': `Rows of the chosen fields with filters and parameters; view_as_user_id (API only, system administrator only) reads as another user. ${ANY}`,
+  'GET /api/dataset/{id}/effective-security': `What one user's reads get: row_filter_sql, the row predicate in the dataset's dialect with literals inlined (null when no rule applies), and hidden_field_ids. ${OWNER}`,
+  'GET /api/dataset/{id}/rls-rules': `Row-level security rules: rows pass only where the field's value is in (or equals) the user's attribute values. ${OWNER}`,
+  'POST /api/dataset/{id}/rls-rules': `field_id, attribute (a user attribute key), operator (in, eq), user_ids and group_ids (both empty: everyone); a user without the attribute sees no rows. ${OWNER}`,
+  'PUT /api/dataset/{id}/rls-rules/{ruleId}': `Same body as create; replaces the rule. ${OWNER}`,
+  'DELETE /api/dataset/{id}/rls-rules/{ruleId}': `Removes the rule; it stops applying at once. ${OWNER}`,
 
   'GET /api/widget': `${STD_LIST} \`type\` is the widget kind. ${ANY}`,
   'POST /api/widget': `Name, kind, dataset and shelves (rows, series, columns), filters, sorts and calculated fields; compiled before saving to check it. ${ANY}`,

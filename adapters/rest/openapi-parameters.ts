@@ -24,6 +24,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   queryId: 'Query id (query_id from running the query)',
   fieldId: 'Field id of the dataset',
   datasetId: 'Dataset id',
+  ruleId: 'Rule id of the dataset (an RLS or CLS rule)',
   active: 'Only active (true) or only deactivated (false) accounts',
   memberOnly: 'Only workspaces the caller is a member of',
   schema: 'Database schema name',

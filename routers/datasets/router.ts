@@ -13,6 +13,7 @@ import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
 import { authedProcedure, router } from '../../server/app/trpc';
 import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
+import { datasetSecurityProcedures } from './security-procedures';
 import {
   copyDatasetInput,
   createDatasetInput,
@@ -33,6 +34,7 @@ const tags = ['Datasets'];
 
 export const datasetRouter = router({
   ...datasetDataProcedures,
+  ...datasetSecurityProcedures,
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/dataset', summary: 'List datasets', tags } })
     .input(listDatasetsInput)

@@ -6,6 +6,7 @@ import { TtlCache } from '../kernel/ttl-cache';
 import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
 import type { SecretBox } from '../secrets/secret-box';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import type { RowRule } from '../access/row-rules';
 import type { ClsRule } from '../access/column-rules';
 import { QueryEngine } from '../query/run/engine';
 import type { CompiledQuery } from '../query/compile/types';
@@ -67,6 +68,10 @@ export interface AppDeps {
     sourceRights: TtlCache<string, boolean>;
     /** A dataset's column-level security rules by dataset id, version and read epoch (server/access/column-rules.ts). */
     columnRules: TtlCache<string, ClsRule[]>;
+    /** A dataset's row-level security rules by dataset id, version and read epoch (server/access/row-rules.ts). */
+    rowRules: TtlCache<string, RowRule[]>;
+    /** A user's attributes (the values RLS rules compare with) by user id and read epoch. */
+    userAttributes: TtlCache<string, Map<string, string[]>>;
     /** What a widget data request needs (widget, caller's role, dataset version, sources), keyed with the read epoch. */
     widgetReads: TtlCache<string, WidgetForData>;
     /** The prepared query behind widget reads (server/widgets/widget-load.ts), made on first use for this db. */
@@ -92,6 +97,8 @@ function createCaches(): AppDeps['caches'] {
     plans: new TtlCache(10 * 60_000, 5_000),
     sourceRights: new TtlCache(READ_DECISION_TTL_MS),
     columnRules: new TtlCache(READ_DECISION_TTL_MS),
+    rowRules: new TtlCache(READ_DECISION_TTL_MS),
+    userAttributes: new TtlCache(READ_DECISION_TTL_MS),
     widgetReads: new TtlCache(READ_DECISION_TTL_MS),
     widgetForDataStatement: {},
     readEpoch: { value: 0 },

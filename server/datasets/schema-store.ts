@@ -23,6 +23,7 @@ import { sqlObjectErrors } from './sql-objects';
 import type { FieldInput, SchemaInput } from './schema-types';
 import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
+import { assertRuleFieldsKept } from './rls-rules';
 
 /*
  * The whole-schema save: validate everything first, then write in one transaction. Saved elements keep their ids
@@ -296,7 +297,13 @@ export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input:
       );
       // Column types are filled in before the checks, so calculated fields are typed from them too.
       const typed = await withColumnTypes(deps, tx, actor, id, input);
-      await writeSchema(tx, id, await resolveFor(tx, actor, id, typed));
+      const resolved = await resolveFor(tx, actor, id, typed);
+      await assertRuleFieldsKept(
+        tx,
+        id,
+        resolved.fields.map((f) => f.id),
+      );
+      await writeSchema(tx, id, resolved);
       const row = await touchDataset(tx, id);
       return datasetDetails(row, await modelOfRow(tx, row));
     })

@@ -2,6 +2,7 @@ import type { Viewer } from '../access/viewer';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import type { DataSourceRow } from '../data-sources/connection';
 import { columnGuard } from '../access/column-rules';
+import { rowFiltersFor, rowFiltersKey } from '../access/row-rules';
 import type { AppDeps } from '../app/deps';
 import {
   compileFieldValuesQuery,
@@ -52,8 +53,11 @@ export async function readData(
   const ctx = await datasetQueryContext(deps, dataset, sources);
   // Column-level security: hidden fields are out of the model's reach, masked output columns answer the mask.
   const cls = await columnGuard(deps, viewer, ctx.model, request);
+  // Row-level security: the actor's rules are filters of the model like its own (a predicate, not another query).
+  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
+  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
   const { query, result } = await compileAndRun(deps, { ...ctx, model: cls.model }, (dialectOf) =>
-    compileRequest(deps, cls.model, request, dialectOf, cls.key),
+    compileRequest(deps, rowFiltered, request, dialectOf, `${cls.key}|${rowFiltersKey(rowFilters)}`),
   );
   return { model: cls.model, query, rows: cls.mask(query, result.rows), truncated: result.truncated };
 }

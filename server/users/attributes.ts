@@ -2,6 +2,7 @@ import { asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { userAttributes } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
+import { readCachesChanged } from '../kernel/read-epoch';
 import { findUserOr404 } from './views';
 
 /** key -> values, read by row-level security rules (e.g. region -> [North, West]). */
@@ -28,6 +29,7 @@ export async function setUserAttributes(deps: AppDeps, userId: number, attribute
     const rows = Object.entries(attributes).map(([key, values]) => ({ userId, key, values: [...new Set(values)] }));
     if (rows.length) await tx.insert(userAttributes).values(rows);
   });
+  readCachesChanged(deps); // row-level security reads the attributes: a change takes effect at once
   return getUserAttributes(deps.db, userId);
 }
 

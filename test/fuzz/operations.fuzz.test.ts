@@ -492,6 +492,7 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
       objectType: 'widget',
       objectId: '1',
       groupId: '1',
+      ruleId: '1',
     });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });

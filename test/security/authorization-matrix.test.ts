@@ -51,7 +51,13 @@ beforeAll(async () => {
   objects = await createWorkspaceObjects(api, cast.tokens.wsAdmin!, cast.workspaceId, cast.users.viewer.id);
   outsiderOwn = await createWorkspaceObjects(api, cast.tokens.plain!, cast.users.plain.personalWorkspaceId);
   viewerOwn = await createWorkspaceObjects(api, cast.tokens.viewer!, cast.users.viewer.personalWorkspaceId);
-  QUERY_VALUES = { fieldId: String(objects.fieldId), schema: 'public', table: objects.table, column: 'city' };
+  QUERY_VALUES = {
+    fieldId: String(objects.fieldId),
+    schema: 'public',
+    table: objects.table,
+    column: 'city',
+    userId: String(cast.users.viewer.id),
+  };
 });
 
 afterAll(async () => {
@@ -148,7 +154,14 @@ test(
     operations.sort((a, b) => Number(a.method === 'DELETE') - Number(b.method === 'DELETE'));
     const wrong: string[] = [];
     let cells = 0;
-    const placeholder = { id: '1', queryId: objects.queryId, memberId: '1', userId: '1', type: 'postgresql' };
+    const placeholder = {
+      id: '1',
+      queryId: objects.queryId,
+      memberId: '1',
+      userId: '1',
+      ruleId: '1',
+      type: 'postgresql',
+    };
 
     for (const op of operations) {
       const own = valuesFor(op.path);

@@ -19,6 +19,8 @@ export interface WorkspaceObjects {
   dashboardId: number;
   queryId: string;
   memberId: number;
+  /** A row-level security rule of the dataset (for everyone, on its first field). */
+  ruleId: number;
   /** A table of three rows in the test PostgreSQL that the source and dataset read. */
   table: string;
   /** Drops the table (the objects themselves go with the test's database). */
@@ -115,6 +117,14 @@ export async function createWorkspaceObjects(
     'query',
     await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token),
   );
+  const rule = data<{ id: number }>(
+    'RLS rule',
+    await api.post(
+      `/api/dataset/${dataset.id}/rls-rules`,
+      { field_id: schema.fields[0].id, attribute: 'region', operator: 'in' },
+      token,
+    ),
+  );
   let memberId = 0;
   if (memberUserId !== undefined) {
     const members = data<z.output<typeof listMembersOutput>>(
@@ -135,6 +145,7 @@ export async function createWorkspaceObjects(
     dashboardId: dashboard.id,
     queryId: query.query_id,
     memberId,
+    ruleId: rule.id,
     table,
     dispose: () => dropTable('postgresql', table),
   };
@@ -156,5 +167,5 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
     files: o.fileSourceId,
   };
   if (!path.includes('{id}') || byId[segment] === undefined) return undefined;
-  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId) };
+  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId), ruleId: String(o.ruleId) };
 }

@@ -1,0 +1,107 @@
+import { asc, eq } from 'drizzle-orm';
+import { datasetRlsRules, userAttributes } from '../../db/schema';
+import type { AppDeps } from '../app/deps';
+import type { Actor } from '../auth/actor';
+import { scopeFor } from '../query/compile/compile-widget';
+import { datasetCondition } from '../query/compile/conditions';
+import type { DatasetFilter, DatasetModel } from '../query/compile/dataset-model';
+import { escapeLiteral, type Dialect, type ParamSink } from '../query/expr';
+import type { LiteralValue } from '../query/expr/dialect';
+import type { Viewer } from './viewer';
+
+/*
+ * Row-level security: the rules of a dataset (GET /api/dataset/{id}/rls-rules) as dataset filters for one reader.
+ * A rule applies to the users and groups it names, or to everyone (administrators too) when it names none; rows pass
+ * only where the field's value is in (or equals the first of) the reader's attribute values. A reader a rule applies
+ * to without that attribute (or with an empty list) sees no rows. Several rules combine with AND (they are filters).
+ */
+
+export interface RowRule {
+  id: number;
+  fieldId: number;
+  attribute: string;
+  operator: string;
+  userIds: number[];
+  groupIds: number[];
+}
+
+/** Rule filters get negative ids so they never meet a saved filter's id in error paths or plan keys. */
+const RULE_FILTER_ID_BASE = -1_000_000;
+
+async function rulesOf(deps: AppDeps, model: DatasetModel): Promise<RowRule[]> {
+  // Keyed with the read epoch: every rule change bumps it, so a change takes effect at once in this process.
+  const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
+  return deps.caches.rowRules.getOrLoad(key, () =>
+    deps.db
+      .select({
+        id: datasetRlsRules.id,
+        fieldId: datasetRlsRules.fieldId,
+        attribute: datasetRlsRules.attribute,
+        operator: datasetRlsRules.operator,
+        userIds: datasetRlsRules.userIds,
+        groupIds: datasetRlsRules.groupIds,
+      })
+      .from(datasetRlsRules)
+      .where(eq(datasetRlsRules.datasetId, model.id))
+      .orderBy(asc(datasetRlsRules.id)),
+  );
+}
+
+async function attributesOf(deps: AppDeps, userId: number): Promise<Map<string, string[]>> {
+  // PUT /api/users/{id}/attributes bumps the read epoch.
+  const key = `${userId}:${deps.caches.readEpoch.value}`;
+  return deps.caches.userAttributes.getOrLoad(key, async () => {
+    const rows = await deps.db
+      .select({ key: userAttributes.key, values: userAttributes.values })
+      .from(userAttributes)
+      .where(eq(userAttributes.userId, userId));
+    return new Map(rows.map((r) => [r.key, r.values]));
+  });
+}
+
+function appliesTo(rule: RowRule, actor: Actor): boolean {
+  if (rule.userIds.length === 0 && rule.groupIds.length === 0) return true;
+  return rule.userIds.includes(actor.userId) || actor.groupIds.some((g) => rule.groupIds.includes(g));
+}
+
+const NUMERIC = new Set(['integer', 'float']);
+
+function ruleFilter(rule: RowRule, model: DatasetModel, values: string[] | undefined): DatasetFilter {
+  const field = model.fields.find((f) => f.id === rule.fieldId);
+  const valueType = field && NUMERIC.has(field.primitiveType) ? 'number' : 'string';
+  const id = RULE_FILTER_ID_BASE - rule.id;
+  // Deny by default: no attribute (or an empty one) is an IN over nothing, which the compiler makes always false.
+  if (!values || values.length === 0) return { id, fieldId: rule.fieldId, op: 'in', values: [], valueType };
+  if (rule.operator === 'eq') return { id, fieldId: rule.fieldId, op: 'eq', values: [values[0]], valueType };
+  return { id, fieldId: rule.fieldId, op: 'in', values, valueType };
+}
+
+/** The row filters of the dataset for a user (no rule applies: none). */
+export async function rowFiltersForActor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<DatasetFilter[]> {
+  const rules = (await rulesOf(deps, model)).filter((r) => appliesTo(r, actor));
+  if (rules.length === 0) return [];
+  const attributes = await attributesOf(deps, actor.userId);
+  return rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
+}
+
+/** The row filters of the dataset for the viewer's actor: the caller, or the user a system administrator views as. */
+export function rowFiltersFor(deps: AppDeps, viewer: Viewer, model: DatasetModel): Promise<DatasetFilter[]> {
+  return rowFiltersForActor(deps, viewer.actor, model);
+}
+
+/** A plan cache key part that tells apart readers with different row filters (empty when none apply). */
+export function rowFiltersKey(filters: DatasetFilter[]): string {
+  return filters.length ? JSON.stringify(filters.map((f) => [f.fieldId, f.op, f.values, f.valueType])) : '';
+}
+
+/**
+ * GET /api/dataset/{id}/effective-security: the row filters as one SQL predicate in the dialect, literals inlined
+ * (escaped as the dialect quotes them) so the text reads without its parameters; null when no rule applies.
+ */
+export function rowFilterSql(model: DatasetModel, filters: DatasetFilter[], dialect: Dialect): string | null {
+  if (filters.length === 0) return null;
+  const scope = scopeFor(model, undefined).defineFromDataset();
+  const inline: ParamSink = { add: (value) => escapeLiteral(dialect, value as LiteralValue) };
+  const ctx = scope.compileContext(dialect, inline);
+  return filters.map((f) => datasetCondition(f, scope).compile(ctx)).join(' AND ');
+}
