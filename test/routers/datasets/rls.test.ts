@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { z } from 'zod';
-import { datasetRlsRules } from '../../../db/schema';
+import { datasetClsRules, datasetRlsRules } from '../../../db/schema';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import type {
   effectiveSecurityOutput,
@@ -295,6 +295,31 @@ describe('enforcement on every data path', () => {
     expect(await productsSeen(editorToken)).toEqual(['какао']);
     expect(await productsSeen(cast.tokens.viewer)).toEqual([]); // no attribute now: deny by default
     expect(await productsSeen(cast.tokens.sysadmin)).toEqual([]);
+  });
+
+  it('a rule on a field hidden from the user by column-level security still filters the rows', async () => {
+    await clearRules();
+    ok(await setAttributes(cast.users.viewer.id, { product: ['чай'] }));
+    await addRule({ field_id: fieldId('product'), attribute: 'product', user_ids: [cast.users.viewer.id] });
+    await t.deps.db
+      .insert(datasetClsRules)
+      .values({
+        datasetId,
+        fieldIds: [fieldId('product')],
+        action: 'hide',
+        userIds: [cast.users.viewer.id],
+        groupIds: [],
+      });
+    readCachesChanged(t.deps);
+    try {
+      const body = { dataset_id: datasetId, type: 'table', rows: [], columns: [{ id: 'q', sql: 'SUM([sales.qty])' }] };
+      const res = ok<FlatData>(await api.post('/api/widget/preview', body, cast.tokens.viewer));
+      const qty = SALES.filter((s) => s.product === 'чай').reduce((a, s) => a + s.qty, 0);
+      expect((res.rows as { q: number }[]).map((r) => Number(r.q))).toEqual([qty]);
+    } finally {
+      await t.deps.db.delete(datasetClsRules);
+      await clearRules();
+    }
   });
 
   it('two rules combine with AND; eq compares with the first value', async () => {
