@@ -301,15 +301,13 @@ describe('enforcement on every data path', () => {
     await clearRules();
     ok(await setAttributes(cast.users.viewer.id, { product: ['чай'] }));
     await addRule({ field_id: fieldId('product'), attribute: 'product', user_ids: [cast.users.viewer.id] });
-    await t.deps.db
-      .insert(datasetClsRules)
-      .values({
-        datasetId,
-        fieldIds: [fieldId('product')],
-        action: 'hide',
-        userIds: [cast.users.viewer.id],
-        groupIds: [],
-      });
+    await t.deps.db.insert(datasetClsRules).values({
+      datasetId,
+      fieldIds: [fieldId('product')],
+      action: 'hide',
+      userIds: [cast.users.viewer.id],
+      groupIds: [],
+    });
     readCachesChanged(t.deps);
     try {
       const body = { dataset_id: datasetId, type: 'table', rows: [], columns: [{ id: 'q', sql: 'SUM([sales.qty])' }] };
