@@ -138,6 +138,20 @@ describe('GET/POST /api/dataset/{id}/rls-rules, PUT/DELETE /api/dataset/{id}/rls
     expect((await api.delete(`${rulesPath()}/${created.id}`, owner())).status).toBe(404);
   });
 
+  it('a dataset with rules can still be deleted (its rules go with it)', async () => {
+    const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+    const other = await createSalesDataset(api, owner()!, { workspaceId: cast.workspaceId, sourceId: source, tables });
+    ok(
+      await api.post(
+        `/api/dataset/${other.id}/rls-rules`,
+        { field_id: other.fieldId('product'), attribute: 'product', operator: 'in' },
+        owner(),
+      ),
+    );
+    ok(await api.delete(`/api/dataset/${other.id}`, owner()));
+    expect((await api.get(`/api/dataset/${other.id}/rls-rules`, owner())).status).toBe(404);
+  });
+
   it('refuses non-owners: a viewer gets 403, an outsider 404', async () => {
     expect((await api.get(rulesPath(), cast.tokens.viewer)).status).toBe(403);
     expect((await api.get(rulesPath(), cast.tokens.plain)).status).toBe(404);
