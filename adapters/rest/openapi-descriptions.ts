@@ -104,6 +104,10 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   'POST /api/dataset/{id}/rls-rules': `field_id, attribute (a user attribute key), operator (in, eq), user_ids and group_ids (both empty: everyone); a user without the attribute sees no rows. ${OWNER}`,
   'PUT /api/dataset/{id}/rls-rules/{ruleId}': `Same body as create; replaces the rule. ${OWNER}`,
   'DELETE /api/dataset/{id}/rls-rules/{ruleId}': `Removes the rule; it stops applying at once. ${OWNER}`,
+  'GET /api/dataset/{id}/cls-rules': `Column-level security rules: for the users and groups named (both empty: everyone) the fields are hidden (as if they did not exist) or masked (values read ***). ${OWNER}`,
+  'POST /api/dataset/{id}/cls-rules': `field_ids (at least one field of this dataset), action (hide, mask), user_ids and group_ids (both empty: everyone); applies to every read at once. ${OWNER}`,
+  'PUT /api/dataset/{id}/cls-rules/{ruleId}': `Same body as create; replaces the rule. ${OWNER}`,
+  'DELETE /api/dataset/{id}/cls-rules/{ruleId}': `Removes the rule; it stops applying at once. ${OWNER}`,
 
   'GET /api/widget': `${STD_LIST} \`type\` is the widget kind. ${ANY}`,
   'POST /api/widget': `Name, kind, dataset and shelves (rows, series, columns), filters, sorts and calculated fields; compiled before saving to check it. ${ANY}`,

@@ -8,6 +8,14 @@ import {
   type RlsRuleInput,
   type RlsRuleView,
 } from '../../server/datasets/rls-rules';
+import {
+  createClsRule,
+  deleteClsRule,
+  listClsRules,
+  updateClsRule,
+  type ClsRuleInput,
+  type ClsRuleView,
+} from '../../server/datasets/cls-rules';
 import { authedProcedure } from '../../server/app/trpc';
 import { deletedOutput, entityId, wireString, type Mirrors } from '../common';
 
@@ -52,7 +60,70 @@ export const effectiveSecurityOutput = z.object({
   hidden_field_ids: z.array(z.number().int()),
 });
 
+const clsRuleBody = {
+  field_ids: z.array(id).min(1, 'Укажите хотя бы одно поле').max(1000).describe('The fields the rule hides or masks'),
+  action: z.enum(['hide', 'mask']).describe('hide: the fields do not exist for them; mask: values read ***'),
+  user_ids: z.array(id).max(1000).default([]).describe('Users the rule applies to'),
+  group_ids: z.array(id).max(1000).default([]).describe('Groups the rule applies to (both lists empty: everyone)'),
+};
+const clsRuleInput = z.strictObject({ id, ...clsRuleBody });
+const clsRuleUpdateInput = z.strictObject({ id, ruleId: id.describe('CLS rule id'), ...clsRuleBody });
+const clsRuleRef = z.strictObject({ id, ruleId: id.describe('CLS rule id') });
+
+export const clsRuleOutput = z.object({
+  id: z.number().int(),
+  dataset_id: z.number().int(),
+  field_ids: z.array(z.number().int()),
+  action: z.enum(['hide', 'mask']),
+  user_ids: z.array(z.number().int()),
+  group_ids: z.array(z.number().int()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export const clsRulesOutput = z.object({ rules: z.array(clsRuleOutput) });
+
+const _clsInput: Mirrors<ClsRuleInput, Omit<z.output<typeof clsRuleInput>, 'id'>> = true;
+const _clsView: Mirrors<ClsRuleView, z.output<typeof clsRuleOutput>> = true;
+void [_clsInput, _clsView];
+
 export const datasetSecurityProcedures = {
+  listClsRules: authedProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/dataset/{id}/cls-rules',
+        summary: 'List column-level security rules',
+        tags,
+      },
+    })
+    .input(z.strictObject({ id }))
+    .output(clsRulesOutput)
+    .query(({ ctx, input }) => listClsRules(ctx.deps, ctx.actor, input.id)),
+
+  createClsRule: authedProcedure
+    .meta({ openapi: { method: 'POST', path: '/api/dataset/{id}/cls-rules', summary: 'Add a CLS rule', tags } })
+    .input(clsRuleInput)
+    .output(clsRuleOutput)
+    .mutation(({ ctx, input: { id: datasetId, ...body } }) => createClsRule(ctx.deps, ctx.actor, datasetId, body)),
+
+  updateClsRule: authedProcedure
+    .meta({
+      openapi: { method: 'PUT', path: '/api/dataset/{id}/cls-rules/{ruleId}', summary: 'Change a CLS rule', tags },
+    })
+    .input(clsRuleUpdateInput)
+    .output(clsRuleOutput)
+    .mutation(({ ctx, input: { id: datasetId, ruleId, ...body } }) =>
+      updateClsRule(ctx.deps, ctx.actor, datasetId, ruleId, body),
+    ),
+
+  deleteClsRule: authedProcedure
+    .meta({
+      openapi: { method: 'DELETE', path: '/api/dataset/{id}/cls-rules/{ruleId}', summary: 'Delete a CLS rule', tags },
+    })
+    .input(clsRuleRef)
+    .output(deletedOutput)
+    .mutation(({ ctx, input }) => deleteClsRule(ctx.deps, ctx.actor, input.id, input.ruleId)),
+
   effectiveSecurity: authedProcedure
     .meta({
       openapi: {

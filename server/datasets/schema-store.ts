@@ -24,6 +24,7 @@ import type { FieldInput, SchemaInput } from './schema-types';
 import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
 import { assertRuleFieldsKept } from './rls-rules';
+import { assertClsFieldsKept } from './cls-rules';
 
 /*
  * The whole-schema save: validate everything first, then write in one transaction. Saved elements keep their ids
@@ -299,6 +300,11 @@ export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input:
       const typed = await withColumnTypes(deps, tx, actor, id, input);
       const resolved = await resolveFor(tx, actor, id, typed);
       await assertRuleFieldsKept(
+        tx,
+        id,
+        resolved.fields.map((f) => f.id),
+      );
+      await assertClsFieldsKept(
         tx,
         id,
         resolved.fields.map((f) => f.id),

@@ -87,6 +87,7 @@ function bodyFor(op: ApiOperation, refs: Reference[] = []): unknown {
   const body = minimalValue(op.body.schema, {
     dataset_id: objects.datasetId,
     field_id: objects.fieldId,
+    field_ids: objects.fieldId,
     user_id: cast.users.plain.id,
   }) as Record<string, unknown>;
   if (op.key === 'POST /api/data-source/{id}/preview') Object.assign(body, { schema: 'public', table: objects.table });

@@ -21,6 +21,8 @@ export interface WorkspaceObjects {
   memberId: number;
   /** A row-level security rule of the dataset (for everyone, on its first field). */
   ruleId: number;
+  /** A column-level security rule of the dataset (masks its city field for the author). */
+  clsRuleId: number;
   /** A table of three rows in the test PostgreSQL that the source and dataset read. */
   table: string;
   /** Drops the table (the objects themselves go with the test's database). */
@@ -125,6 +127,16 @@ export async function createWorkspaceObjects(
       token,
     ),
   );
+  // Masks the city field for the author only: reads still answer (the values masked), filters on it are refused.
+  const me = data<{ id: number }>('me', await api.get('/api/users/me', token));
+  const clsRule = data<{ id: number }>(
+    'CLS rule',
+    await api.post(
+      `/api/dataset/${dataset.id}/cls-rules`,
+      { field_ids: [schema.fields[1].id], action: 'mask', user_ids: [me.id] },
+      token,
+    ),
+  );
   let memberId = 0;
   if (memberUserId !== undefined) {
     const members = data<z.output<typeof listMembersOutput>>(
@@ -146,6 +158,7 @@ export async function createWorkspaceObjects(
     queryId: query.query_id,
     memberId,
     ruleId: rule.id,
+    clsRuleId: clsRule.id,
     table,
     dispose: () => dropTable('postgresql', table),
   };
@@ -167,5 +180,6 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
     files: o.fileSourceId,
   };
   if (!path.includes('{id}') || byId[segment] === undefined) return undefined;
-  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId), ruleId: String(o.ruleId) };
+  const ruleId = path.includes('/cls-rules/') ? o.clsRuleId : o.ruleId;
+  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId), ruleId: String(ruleId) };
 }

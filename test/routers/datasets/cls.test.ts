@@ -4,11 +4,13 @@ import type { z } from 'zod';
 import { datasetClsRules } from '../../../db/schema';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import type { dashboardDataOutput } from '../../../routers/dashboards/schemas';
+import type { clsRuleOutput, clsRulesOutput } from '../../../routers/datasets/security-procedures';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { useTestApp } from '../../support/app';
 import { createGroup, addToGroup, createRoleCast, login, type RoleCast } from '../../support/factories';
 import { failure, ok, type RestResponse } from '../../support/rest';
 import { postDashboard } from '../dashboards/world';
+import type { DatasetDetails, SchemaBody } from './helpers';
 import {
   createPgSource,
   createSalesDataset,
@@ -306,5 +308,115 @@ describe('masked fields', () => {
     });
     expect(previewFiltered.status).toBe(422);
     expect(Object.keys(failure(previewFiltered).errors ?? {})).toEqual(['filters[0].sql']);
+  });
+});
+
+type ClsRule = z.output<typeof clsRuleOutput>;
+type ClsRules = z.output<typeof clsRulesOutput>;
+
+describe('/api/dataset/{id}/cls-rules', () => {
+  const path = () => `/api/dataset/${datasetId}/cls-rules`;
+  beforeAll(clearRules);
+
+  it('the owner lists, creates, changes and deletes rules; each change takes effect at once', async () => {
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin))).toEqual({ rules: [] });
+    const before = ok<DatasetDetails>(await api.get(`/api/dataset/${datasetId}`, cast.tokens.wsAdmin)).updated_at;
+    const body = { columns: [{ id: 'q', sql: 'SUM([sales.qty])' }] };
+    ok(await widgetPreview(body));
+    const created = ok<ClsRule>(
+      await api.post(
+        path(),
+        { field_ids: [fieldId('qty')], action: 'hide', user_ids: [cast.users.viewer.id] },
+        cast.tokens.wsAdmin,
+      ),
+    );
+    expect(created).toMatchObject({
+      dataset_id: datasetId,
+      field_ids: [fieldId('qty')],
+      action: 'hide',
+      user_ids: [cast.users.viewer.id],
+      group_ids: [],
+    });
+    expect((await widgetPreview(body)).status).toBe(422);
+    const after = ok<DatasetDetails>(await api.get(`/api/dataset/${datasetId}`, cast.tokens.wsAdmin)).updated_at;
+    expect(after > before).toBe(true);
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([created]);
+
+    const changed = ok<ClsRule>(
+      await api.put(
+        `${path()}/${created.id}`,
+        { field_ids: [fieldId('qty')], action: 'mask', user_ids: [cast.users.viewer.id], group_ids: [] },
+        cast.tokens.wsAdmin,
+      ),
+    );
+    expect(changed.action).toBe('mask');
+    const masked = ok<FlatData>(await widgetPreview({ rows: [{ id: 'q', sql: '[sales.qty]' }] }));
+    expect((masked.rows as { q: unknown }[]).every((r) => r.q === '***')).toBe(true);
+
+    expect(ok(await api.delete(`${path()}/${created.id}`, cast.tokens.wsAdmin))).toEqual({
+      id: created.id,
+      deleted: true,
+    });
+    ok(await widgetPreview(body));
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([]);
+    expect((await api.delete(`${path()}/${created.id}`, cast.tokens.wsAdmin)).status).toBe(404);
+  });
+
+  it('only the owner manages rules', async () => {
+    const body = { field_ids: [fieldId('qty')], action: 'hide' };
+    for (const token of [cast.tokens.viewer, cast.tokens.editor]) {
+      expect([403, 404]).toContain((await api.get(path(), token)).status);
+      expect([403, 404]).toContain((await api.post(path(), body, token)).status);
+    }
+    expect((await api.get(path(), undefined)).status).toBe(401);
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([]);
+  });
+
+  it('bad input: 422 naming every problem, nothing saved', async () => {
+    const res = await api.post(
+      path(),
+      { field_ids: [fieldId('qty'), 9_000_001], action: 'hide', user_ids: [9_000_002], group_ids: [9_000_003] },
+      cast.tokens.wsAdmin,
+    );
+    expect(res.status).toBe(422);
+    expect(failure(res).errors).toEqual({
+      'fieldIds[1]': 'Поле датасета не найдено (id 9000001)',
+      'userIds[0]': 'Пользователь не найден (id 9000002)',
+      'groupIds[0]': 'Группа не найдена (id 9000003)',
+    });
+    const empty = await api.post(path(), { field_ids: [], action: 'hide' }, cast.tokens.wsAdmin);
+    expect(empty.status).toBe(422);
+    expect(failure(empty).errors).toEqual({ fieldIds: 'Укажите хотя бы одно поле' });
+    const action = await api.post(path(), { field_ids: [fieldId('qty')], action: 'drop' }, cast.tokens.wsAdmin);
+    expect(action.status).toBe(422);
+    expect(Object.keys(failure(action).errors ?? {})).toEqual(['action']);
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([]);
+    const missing = await api.put(
+      `${path()}/9000004`,
+      { field_ids: [fieldId('qty')], action: 'hide' },
+      cast.tokens.wsAdmin,
+    );
+    expect(missing.status).toBe(404);
+  });
+
+  it('a schema save deleting a field a rule names is refused, the rule kept', async () => {
+    const rule = ok<ClsRule>(
+      await api.post(path(), { field_ids: [fieldId('Штуки')], action: 'mask' }, cast.tokens.wsAdmin),
+    );
+    const saved = ok<DatasetDetails>(await api.get(`/api/dataset/${datasetId}`, cast.tokens.wsAdmin));
+    const { objects, fields, relations, hierarchies, filters, parameters } = structuredClone(saved);
+    const without: SchemaBody = {
+      objects,
+      fields: fields.filter((f) => f.id !== fieldId('Штуки')),
+      relations,
+      hierarchies,
+      filters: filters as SchemaBody['filters'],
+      parameters,
+    };
+    const res = await api.put(`/api/dataset/${datasetId}/schema`, without, cast.tokens.wsAdmin);
+    expect(res.status).toBe(400);
+    expect(failure(res).message).toContain(`правило CLS id ${rule.id}`);
+    expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([rule]);
+    ok(await api.delete(`${path()}/${rule.id}`, cast.tokens.wsAdmin));
   });
 });
