@@ -119,6 +119,12 @@ async function columnRulesFor(deps: AppDeps, viewer: Viewer, model: DatasetModel
   return rulesForActor(model, await rulesOf(deps, model), viewer.actor);
 }
 
+/** Effective security (GET /api/dataset/{id}/effective-security): the fields one user does not see, in order. */
+export async function hiddenFieldIdsFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<number[]> {
+  const { hidden } = rulesForActor(model, await rulesOf(deps, model), actor);
+  return model.fields.filter((f) => hidden.has(f.id)).map((f) => f.id);
+}
+
 /** A cache key part that tells apart viewers with different rules (empty when none apply). */
 function columnRulesKey(rules: ColumnRules): string {
   if (rules.hidden.size === 0 && rules.masked.size === 0) return '';

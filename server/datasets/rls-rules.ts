@@ -3,6 +3,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { ownedObject } from '../access/object-access';
 import { rowFiltersForActor, rowFilterSql } from '../access/row-rules';
+import { hiddenFieldIdsFor } from '../access/column-rules';
 import { actorOfUser } from '../auth/actor';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { badRequest, invalid, notFound, type FieldErrors } from '../kernel/errors';
@@ -185,6 +186,5 @@ export async function effectiveSecurity(
   const filters = await rowFiltersForActor(deps, user, ctx.model);
   const [first] = ctx.model.objects;
   const sql = first ? rowFilterSql(ctx.model, filters, ctx.sources.dialectOf(first.dataSourceId)) : null;
-  // Column-level security answers its hidden fields here once it lands (server/access/column-rules.ts).
-  return { row_filter_sql: sql, hidden_field_ids: [] };
+  return { row_filter_sql: sql, hidden_field_ids: await hiddenFieldIdsFor(deps, user, ctx.model) };
 }

@@ -4,7 +4,11 @@ import type { z } from 'zod';
 import { datasetClsRules } from '../../../db/schema';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import type { dashboardDataOutput } from '../../../routers/dashboards/schemas';
-import type { clsRuleOutput, clsRulesOutput } from '../../../routers/datasets/security-procedures';
+import type {
+  clsRuleOutput,
+  clsRulesOutput,
+  effectiveSecurityOutput,
+} from '../../../routers/datasets/security-procedures';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { useTestApp } from '../../support/app';
 import { createGroup, addToGroup, createRoleCast, login, type RoleCast } from '../../support/factories';
@@ -31,6 +35,7 @@ import {
 type DatasetPreview = z.output<typeof datasetPreviewOutput>;
 type FieldValues = z.output<typeof fieldValuesOutput>;
 type DashboardData = z.output<typeof dashboardDataOutput>;
+type EffectiveSecurity = z.output<typeof effectiveSecurityOutput>;
 
 const SALES = makeSales(40);
 const { t, api } = useTestApp();
@@ -210,6 +215,14 @@ describe('hidden fields', () => {
     const res = await fieldValues(fieldId('amount'));
     sameErrorAs(res, await fieldValues(9_000_001), '9000001', String(fieldId('amount')));
     expect(ok<FieldValues>(await fieldValues(fieldId('amount'), cast.tokens.wsAdmin)).values.length).toBeGreaterThan(0);
+  });
+
+  it('effective security lists the fields hidden from one user, calculated ones reading them included', async () => {
+    const security = (userId: number) =>
+      api.get(`/api/dataset/${datasetId}/effective-security`, cast.tokens.wsAdmin, { userId: String(userId) });
+    const hidden = ok<EffectiveSecurity>(await security(cast.users.viewer.id)).hidden_field_ids;
+    expect([...hidden].sort()).toEqual(['amount', 'Выручка', 'Удвоенная', 'Через'].map((n) => fieldId(n)).sort());
+    expect(ok<EffectiveSecurity>(await security(cast.users.editor.id)).hidden_field_ids).toEqual([]);
   });
 
   it("view_as_user_id applies the viewed user's rules", async () => {
