@@ -4,20 +4,22 @@ import { datasetClsRules } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
 import type { Actor } from '../auth/actor';
 import { invalid } from '../kernel/errors';
-import { scopeFor } from '../query/compile/compile-widget';
+import { compileWidgetQuery, scopeFor } from '../query/compile/compile-widget';
+import { compilePreviewQuery, type FieldValuesRequest, type PreviewRequest } from '../query/compile/compile-dataset';
 import { at } from '../query/compile/errors';
 import type { DatasetField, DatasetModel } from '../query/compile/dataset-model';
-import type { CompiledQuery, FilterSpec, ParameterValues, WidgetQueryInput } from '../query/compile/types';
-import { collectReferences, parseExpression, type Expr } from '../query/expr';
+import type { CompiledQuery, ParameterValues, WidgetQueryInput } from '../query/compile/types';
+import { collectReferences, parseExpression, type Dialect, type Expr } from '../query/expr';
 import type { Viewer } from './viewer';
 
 /*
  * Column-level security. A rule of a dataset hides or masks some of its fields for the users and groups it names
  * (both lists empty = everyone). For one viewer (its actor: the caller, or the user a system administrator views as):
- * - hidden fields do not exist: the model handed to the compiler cannot name them, so a shelf, filter, sort, formula
- *   or request calculated field naming one fails with the very message an unknown field gets; the dataset's own
- *   calculated fields reading a hidden field (transitively) are hidden too. The dataset's own relations and filters
- *   still use them (they are the owner's), which is why a hidden field is renamed out of reach rather than dropped;
+ * - hidden fields do not exist: a request is first compiled against the model with them renamed out of reach (and
+ *   without the dataset's own filters), so a shelf, filter, sort, formula or request calculated field naming one
+ *   fails with the very error an unknown field gets; the dataset's own calculated fields reading a hidden field
+ *   (transitively) are hidden too. The query itself compiles against the whole model, since the dataset's own
+ *   relations and filters still use hidden fields (they are the owner's, not the reader's);
  * - masked fields may be shown: every output column whose expression reads a masked field (directly or through
  *   calculated fields) answers the mask for each non-null value. Filtering, sorting or listing the values of such a
  *   column is refused like an unknown field, since each would reveal the values.
@@ -138,14 +140,23 @@ function columnRulesKey(rules: ColumnRules): string {
  */
 const UNREACHABLE = `\u0000hidden ${randomUUID()} `;
 
-/** The model as the viewer may see it: hidden fields renamed out of reach and left out of default columns. */
-function visibleModel(model: DatasetModel, rules: ColumnRules): DatasetModel {
+/** The model compiled for the viewer: hidden fields left out of default columns (they keep their names for the
+ * dataset's own relations, filters and formulas; no request reaches them, see validationModel). */
+function compiledModel(model: DatasetModel, rules: ColumnRules): DatasetModel {
   if (rules.hidden.size === 0) return model;
+  return { ...model, fields: model.fields.map((f) => (rules.hidden.has(f.id) ? { ...f, hidden: true } : f)) };
+}
+
+/**
+ * The model a request is first compiled against, to be refused exactly as for fields the dataset lacks: hidden fields
+ * renamed out of reach, and without the dataset's own filters (which may read hidden fields and are not the
+ * request's to check).
+ */
+function validationModel(model: DatasetModel, hidden: Set<number>): DatasetModel {
   return {
     ...model,
-    fields: model.fields.map((f) =>
-      rules.hidden.has(f.id) ? { ...f, name: `${UNREACHABLE}${f.id}`, hidden: true } : f,
-    ),
+    filters: [],
+    fields: model.fields.map((f) => (hidden.has(f.id) ? { ...f, name: `${UNREACHABLE}${f.id}`, hidden: true } : f)),
   };
 }
 
@@ -281,7 +292,7 @@ function readsMasked(model: DatasetModel, rules: ColumnRules, text: string, defs
  * refused.
  */
 function strictModel(model: DatasetModel, rules: ColumnRules): DatasetModel {
-  return visibleModel(model, { hidden: new Set([...rules.hidden, ...rules.masked]), masked: new Set() });
+  return validationModel(model, new Set([...rules.hidden, ...rules.masked]));
 }
 
 /** Rows with the mask in place of every non-null value of the given output columns (new arrays: results are cached). */
@@ -298,14 +309,16 @@ function maskRows(columns: { key: string }[], rows: unknown[][], masked: Set<str
 /** What the one data entry point reads (server/query/read.ts), as far as column rules look at it. */
 type GuardedRequest =
   | { kind: 'widget'; query: WidgetQueryInput }
-  | { kind: 'preview'; fieldIds?: number[]; filters?: FilterSpec[]; parameters?: ParameterValues }
-  | { kind: 'field-values'; fieldId: number };
+  | ({ kind: 'preview' } & PreviewRequest)
+  | ({ kind: 'field-values' } & FieldValuesRequest);
 
 interface ColumnGuard {
   /** The model the compiler is handed: hidden fields out of reach. */
   model: DatasetModel;
   /** Tells apart plans compiled for viewers with different rules. */
   key: string;
+  /** Refuses a request naming a hidden field exactly as one naming a field the dataset lacks (before compiling). */
+  validate(dialectOf: (dataSourceId: number) => Dialect): void;
   /** The result rows with masked output columns masked. */
   mask(query: CompiledQuery, rows: unknown[][]): unknown[][];
 }
@@ -318,7 +331,7 @@ export async function columnGuard(
   request: GuardedRequest,
 ): Promise<ColumnGuard> {
   const rules = await columnRulesFor(deps, viewer, model);
-  const visible = visibleModel(model, rules);
+  const visible = compiledModel(model, rules);
   let maskedKeys = new Set<string>();
   switch (request.kind) {
     case 'widget':
@@ -338,6 +351,12 @@ export async function columnGuard(
   return {
     model: visible,
     key: columnRulesKey(rules),
+    validate: (dialectOf) => {
+      if (rules.hidden.size === 0) return;
+      const checked = validationModel(model, rules.hidden);
+      if (request.kind === 'widget') compileWidgetQuery(checked, request.query, dialectOf);
+      else if (request.kind === 'preview') compilePreviewQuery(checked, request, dialectOf);
+    },
     mask: (query, rows) => maskRows(query.columns, rows, maskedKeys),
   };
 }

@@ -56,9 +56,10 @@ export async function readData(
   // Row-level security: the actor's rules are filters of the model like its own (a predicate, not another query).
   const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
   const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
-  const { query, result } = await compileAndRun(deps, { ...ctx, model: cls.model }, (dialectOf) =>
-    compileRequest(deps, rowFiltered, request, dialectOf, `${cls.key}|${rowFiltersKey(rowFilters)}`),
-  );
+  const { query, result } = await compileAndRun(deps, { ...ctx, model: cls.model }, (dialectOf) => {
+    cls.validate(dialectOf);
+    return compileRequest(deps, rowFiltered, request, dialectOf, `${cls.key}|${rowFiltersKey(rowFilters)}`);
+  });
   return { model: cls.model, query, rows: cls.mask(query, result.rows), truncated: result.truncated };
 }
 

@@ -23,6 +23,7 @@ import {
   makeSales,
   sourceDb,
   type FlatData,
+  type KpiData,
   type WidgetView,
 } from '../widgets/world';
 
@@ -431,5 +432,38 @@ describe('/api/dataset/{id}/cls-rules', () => {
     expect(failure(res).message).toContain(`правило CLS id ${rule.id}`);
     expect(ok<ClsRules>(await api.get(path(), cast.tokens.wsAdmin)).rules).toEqual([rule]);
     ok(await api.delete(`${path()}/${rule.id}`, cast.tokens.wsAdmin));
+  });
+});
+
+describe("the dataset's own filters over hidden fields", () => {
+  it('still apply for a user the fields are hidden from, through calculated fields too', async () => {
+    const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+    const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
+      workspaceId: cast.workspaceId,
+      sourceId: source,
+      tables,
+      extraFields: [
+        { id: -32, name: 'Удвоенная', formula: '[sales.amount] * 2' },
+        { id: -33, name: 'Через', formula: '[Удвоенная] + 1' },
+      ],
+      filters: [{ id: -61, field_id: -33, op: 'gt', values: [11], value_type: 'number' }],
+    });
+    await t.deps.db.insert(datasetClsRules).values({
+      datasetId: ds.id,
+      fieldIds: [ds.fieldId('amount')],
+      action: 'hide',
+      userIds: [cast.users.viewer.id],
+    });
+    readCachesChanged(t.deps);
+    const expected = SALES.filter((s) => s.amount !== null && s.amount * 2 + 1 > 11).length;
+    const body = { dataset_id: ds.id, type: 'kpi', rows: [], series: [], columns: [{ id: 'n', sql: 'COUNT()' }] };
+    for (const token of [cast.tokens.viewer, cast.tokens.wsAdmin]) {
+      const res = ok<KpiData>(await api.post('/api/widget/preview', body, token));
+      expect(Number(res.row.n)).toBe(expected);
+    }
+    const cols = ok<DatasetPreview>(
+      await api.post(`/api/dataset/${ds.id}/preview`, { limit: 1000 }, cast.tokens.viewer),
+    );
+    expect(cols.rows.length).toBe(expected);
   });
 });
