@@ -1,6 +1,6 @@
 import { and, eq, notInArray } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { datasetSources, datasets } from '../../db/schema';
+import { datasetClsRules, datasetRlsRules, datasetSources, datasets } from '../../db/schema';
 import { badRequest } from '../kernel/errors';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
 import type { DatasetModel } from '../query/compile/dataset-model';
@@ -101,6 +101,37 @@ export async function cloneDataset(tx: Tx, id: number, target: CloneTarget, idMa
   const { newFieldIds } = await writeSchema(tx, copy.id, resolved.schema);
   // schemaInputOf keeps the model's order: input.fields[i] is model.fields[i] under its temporary id.
   model.fields.forEach((f, i) => idMap.datasetFields.set(f.id, newFieldIds.get(input.fields[i].id)!));
+  await cloneSecurityRules(tx, id, copy.id, idMap.datasetFields);
   idMap.datasets.set(id, copy.id);
   return copy.id;
+}
+
+/**
+ * Row- and column-level security rules go with the copy, on the copied fields: a copy without them would show every
+ * row and column to the users the rules restrict (fail closed; the users and groups they name are global).
+ */
+async function cloneSecurityRules(tx: Tx, fromId: number, toId: number, fields: Map<number, number>): Promise<void> {
+  const field = (id: number) => mapped(fields, id);
+  const rls = await tx.select().from(datasetRlsRules).where(eq(datasetRlsRules.datasetId, fromId));
+  if (rls.length) {
+    await tx
+      .insert(datasetRlsRules)
+      .values(
+        rls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
+          ...r,
+          datasetId: toId,
+          fieldId: field(r.fieldId),
+        })),
+      );
+  }
+  const cls = await tx.select().from(datasetClsRules).where(eq(datasetClsRules.datasetId, fromId));
+  if (cls.length) {
+    await tx.insert(datasetClsRules).values(
+      cls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
+        ...r,
+        datasetId: toId,
+        fieldIds: r.fieldIds.map(field),
+      })),
+    );
+  }
 }

@@ -101,6 +101,36 @@ afterAll(async () => {
 });
 
 describe('GET/POST /api/dataset/{id}/rls-rules, PUT/DELETE /api/dataset/{id}/rls-rules/{ruleId}', () => {
+  it('a copy of the dataset (POST /api/dataset/{id}/copy) keeps its security rules, on the copied fields', async () => {
+    await clearRules();
+    await t.deps.db.delete(datasetClsRules);
+    await addRule({ field_id: fieldId('product'), attribute: 'product', user_ids: [cast.users.viewer.id] });
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/cls-rules`,
+        { field_ids: [fieldId('qty')], action: 'mask', user_ids: [cast.users.viewer.id] },
+        owner(),
+      ),
+    );
+    const copy = ok<DatasetDetails>(await api.post(`/api/dataset/${datasetId}/copy`, {}, owner()));
+    const copiedField = (name: string) => copy.fields.find((f) => f.name === name)!.id;
+    expect(copiedField('product')).not.toBe(fieldId('product'));
+    const rules = ok<Rules>(await api.get(`/api/dataset/${copy.id}/rls-rules`, owner()));
+    expect(rules.rules.map((r) => [r.field_id, r.attribute, r.user_ids])).toEqual([
+      [copiedField('product'), 'product', [cast.users.viewer.id]],
+    ]);
+    const masked = await t.deps.db.select().from(datasetClsRules);
+    expect(masked.map((r) => [r.datasetId, r.fieldIds]).sort()).toEqual(
+      [
+        [datasetId, [fieldId('qty')]],
+        [copy.id, [copiedField('qty')]],
+      ].sort(),
+    );
+    await t.deps.db.delete(datasetClsRules);
+    await clearRules();
+    ok(await api.delete(`/api/dataset/${copy.id}`, owner()));
+  });
+
   it('the owner creates, lists, changes and deletes rules; the dataset edit time moves', async () => {
     await clearRules();
     const before = ok<DatasetDetails>(await api.get(`/api/dataset/${datasetId}`, owner())).updated_at;
