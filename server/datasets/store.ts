@@ -114,15 +114,13 @@ async function cloneSecurityRules(tx: Tx, fromId: number, toId: number, fields: 
   const field = (id: number) => mapped(fields, id);
   const rls = await tx.select().from(datasetRlsRules).where(eq(datasetRlsRules.datasetId, fromId));
   if (rls.length) {
-    await tx
-      .insert(datasetRlsRules)
-      .values(
-        rls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
-          ...r,
-          datasetId: toId,
-          fieldId: field(r.fieldId),
-        })),
-      );
+    await tx.insert(datasetRlsRules).values(
+      rls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
+        ...r,
+        datasetId: toId,
+        fieldId: field(r.fieldId),
+      })),
+    );
   }
   const cls = await tx.select().from(datasetClsRules).where(eq(datasetClsRules.datasetId, fromId));
   if (cls.length) {
