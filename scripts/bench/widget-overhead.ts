@@ -1,14 +1,19 @@
 /**
  * Widget data against what a user would run instead, side by side in one run: POST /api/widget/{id}/data over
  * keep-alive HTTP to the listening app, against the same compiled SQL sent raw through a plain `pg` client
- * (`new pg.Client()`, `client.query(sql, params)`: no project code on that side). Three figures:
+ * (`new pg.Client()`, `client.query(sql, params)`: no project code on that side). Four figures:
  *   - large aggregation: GROUP BY over a generated 10M-row PostgreSQL table (1 000 groups), REST p50 / raw p50,
  *   - tiny query: one row by primary key, REST p50 - raw p50 in ms,
- *   - cached widget read: the tiny widget again with the result cache on (a hit), REST p50 in ms.
- * For the first two the result cache is off, so every request compiles and runs its query. Requests alternate
- * REST / raw one by one, so load on the machine hurts both alike.
+ *   - cached widget read: the tiny widget again with the result cache on (a hit), REST p50 in ms,
+ *   - RLS widget read: the tiny widget on a dataset with one row-level security rule that applies to the reader
+ *     (field `grp` in the reader's attribute values, POST /api/dataset/{id}/rls-rules), against the same widget on an
+ *     identical dataset without a rule, REST p50 / REST p50. The tiny query, because there the per-request cost of
+ *     RLS (loading the rules and the reader's attributes, compiling the predicate) is not hidden behind a long scan:
+ *     RLS should add a predicate, not a query.
+ * For all but the cached read the result cache is off, so every request compiles and runs its query. Requests
+ * alternate REST / raw (or RLS / no RLS) one by one, so load on the machine hurts both alike.
  *
- *   npm run bench:widget     (SOURCE_PG_URL, ROWS, LARGE_RUNS, TINY_RUNS, CACHED_RUNS to change the defaults)
+ *   npm run bench:widget     (SOURCE_PG_URL, ROWS, LARGE_RUNS, TINY_RUNS, CACHED_RUNS, RLS_RUNS to change the defaults)
  *
  * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
@@ -34,6 +39,7 @@ const TABLE = `bench_widget_${ROWS}`;
 const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 9);
 const TINY_RUNS = Number(process.env.TINY_RUNS ?? 600);
 const CACHED_RUNS = Number(process.env.CACHED_RUNS ?? 1000);
+const RLS_RUNS = Number(process.env.RLS_RUNS ?? 600);
 
 async function ensureSourceTable(): Promise<void> {
   const c = new pg.Client({ connectionString: SOURCE_URL });
@@ -141,6 +147,7 @@ async function main() {
       (r) => r.json() as Promise<any>,
     );
     const workspaceId = me.data.personal_workspace_id as number;
+    const adminId = me.data.id as number;
     const u = new URL(SOURCE_URL);
     const [source] = await deps.db
       .insert(dataSources)
@@ -156,13 +163,7 @@ async function main() {
         },
       })
       .returning();
-    const dataset = await post(
-      base,
-      '/api/dataset',
-      { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
-      token,
-    );
-    const datasetId = dataset.json.data.id as number;
+    // Two identical datasets over the same table: the second gets the RLS rule, the first stays without one.
     const field = (id: number, name: string, primitive_type: string) => ({
       id,
       object_id: -1,
@@ -170,26 +171,38 @@ async function main() {
       column: name,
       primitive_type,
     });
-    const schema = await put(
-      base,
-      `/api/dataset/${datasetId}/schema`,
-      {
-        objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
-        fields: [
-          field(-2, 'id', 'integer'),
-          field(-3, 'grp', 'integer'),
-          field(-4, 'amount', 'float'),
-          field(-5, 'qty', 'integer'),
-          field(-6, 'sold_on', 'date'),
-        ],
-        relations: [],
-        hierarchies: [],
-        filters: [],
-        parameters: [],
-      },
-      token,
-    );
-    if (schema.status !== 200) throw new Error(`schema: ${JSON.stringify(schema.json)}`);
+    const createDataset = async (name: string) => {
+      const dataset = await post(
+        base,
+        '/api/dataset',
+        { name, workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
+        token,
+      );
+      const id = dataset.json.data.id as number;
+      const schema = await put(
+        base,
+        `/api/dataset/${id}/schema`,
+        {
+          objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
+          fields: [
+            field(-2, 'id', 'integer'),
+            field(-3, 'grp', 'integer'),
+            field(-4, 'amount', 'float'),
+            field(-5, 'qty', 'integer'),
+            field(-6, 'sold_on', 'date'),
+          ],
+          relations: [],
+          hierarchies: [],
+          filters: [],
+          parameters: [],
+        },
+        token,
+      );
+      if (schema.status !== 200) throw new Error(`schema: ${JSON.stringify(schema.json)}`);
+      return { id, fields: schema.json.data.fields as { id: number; name: string }[] };
+    };
+    const { id: datasetId } = await createDataset('bench');
+    const rlsDataset = await createDataset('bench rls');
 
     const cases = {
       large: {
@@ -300,6 +313,54 @@ async function main() {
     const cached = p50(cachedTimes);
     console.log(`cached (${CACHED_RUNS} runs)   REST p50 ${ms(cached).padStart(10)}`);
 
+    // The tiny widget under one RLS rule that applies to the reader (grp in the reader's attribute values; 4242 is in
+    // group 242, so the row still passes), against the same widget on the dataset without a rule. Result cache off.
+    configureQueryEngine(deps, { ttlMs: 0 });
+    const attributes = await put(base, `/api/users/${adminId}/attributes`, { attributes: { grp: ['242'] } }, token);
+    if (attributes.status !== 200) throw new Error(`attributes: ${JSON.stringify(attributes.json)}`);
+    const grpField = rlsDataset.fields.find((f) => f.name === 'grp')!.id;
+    const rule = await post(
+      base,
+      `/api/dataset/${rlsDataset.id}/rls-rules`,
+      { field_id: grpField, attribute: 'grp', operator: 'in', user_ids: [adminId] },
+      token,
+    );
+    if (rule.status !== 200) throw new Error(`rls rule: ${JSON.stringify(rule.json)}`);
+    const { page_size: _ps, ...tinyConfig } = cases.tiny;
+    const rlsWidget = await post(
+      base,
+      '/api/widget',
+      { name: 'tiny rls', dataset_id: rlsDataset.id, ...tinyConfig },
+      token,
+    );
+    if (rlsWidget.status !== 200) throw new Error(`widget tiny rls: ${JSON.stringify(rlsWidget.json)}`);
+    const read = async (widgetId: number) => {
+      const started = performance.now();
+      const r = await post(base, `/api/widget/${widgetId}/data`, { page_size: cases.tiny.page_size }, token);
+      const took = performance.now() - started;
+      if (r.status !== 200) throw new Error(`data rls: ${JSON.stringify(r.json)}`);
+      if (r.json.data.rows.length !== 1) throw new Error(`rls: ${r.json.data.rows.length} rows, expected 1`);
+      return took;
+    };
+    // The rule must bite: with another attribute value the row is gone.
+    await put(base, `/api/users/${adminId}/attributes`, { attributes: { grp: ['1'] } }, token);
+    const denied = await post(base, `/api/widget/${rlsWidget.json.data.id}/data`, {}, token);
+    if (denied.status !== 200 || denied.json.data.rows.length !== 0) throw new Error('rls: the rule does not filter');
+    await put(base, `/api/users/${adminId}/attributes`, { attributes: { grp: ['242'] } }, token);
+    for (let i = 0; i < 50; i++) {
+      await read(rlsWidget.json.data.id);
+      await read(widgets.tiny);
+    }
+    const rlsTimes = { rls: [] as number[], plain: [] as number[] };
+    for (let i = 0; i < RLS_RUNS; i++) {
+      const order = i % 2 === 0 ? (['rls', 'plain'] as const) : (['plain', 'rls'] as const);
+      for (const kind of order) rlsTimes[kind].push(await read(kind === 'rls' ? rlsWidget.json.data.id : widgets.tiny));
+    }
+    const rlsP50 = { rls: p50(rlsTimes.rls), plain: p50(rlsTimes.plain) };
+    console.log(
+      `rls    (${RLS_RUNS} runs each)   RLS p50 ${ms(rlsP50.rls).padStart(10)}   no RLS p50 ${ms(rlsP50.plain).padStart(10)}`,
+    );
+
     const ratio = report.large.rest / report.large.raw;
     const added = report.tiny.rest - report.tiny.raw;
     console.log('\nfigures (goals in brackets):');
@@ -310,6 +371,10 @@ async function main() {
       `  tiny query:         REST - raw SQL = ${added >= 0 ? '+' : ''}${ms(added)} p50   (<= +2 ms: ${added <= 2 ? 'met' : 'NOT met'})`,
     );
     console.log(`  cached widget read: ${ms(cached)} p50   (<= 2 ms: ${cached <= 2 ? 'met' : 'NOT met'})`);
+    const rlsRatio = rlsP50.rls / rlsP50.plain;
+    console.log(
+      `  RLS widget read:    RLS / no RLS = ${rlsRatio.toFixed(3)}x   (<= 1.05x: ${rlsRatio <= 1.05 ? 'met' : 'NOT met'})`,
+    );
     await client.end();
   } finally {
     agent.destroy();
