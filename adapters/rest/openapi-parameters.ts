@@ -20,6 +20,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   groupId: 'Group id',
   objectType: 'Kind of object: data-source, dataset, widget or dashboard',
   objectId: 'Id of the object',
+  viewAsUserId: 'API only, system administrator only: answer as this user sees the data (their rights, RLS and CLS)',
   memberId: 'Membership id (member_id of the members list)',
   queryId: 'Query id (query_id from running the query)',
   fieldId: 'Field id of the dataset',

@@ -22,6 +22,7 @@ const fieldValuesInput = z.strictObject({
   fieldId: id.describe('The field whose distinct values are listed'),
   query: wireString().max(200).optional().describe('Case-insensitive search in the value text'),
   limit: z.number().int().min(1).max(MAX_FIELD_VALUES).default(100),
+  viewAsUserId: id.optional(),
 });
 export const fieldValuesOutput = z.object({
   field_id: z.number().int(),

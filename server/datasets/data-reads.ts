@@ -15,10 +15,11 @@ export interface FieldValuesInput {
   fieldId: number;
   query?: string;
   limit: number;
+  viewAsUserId?: number;
 }
 
 export async function datasetFieldValues(deps: AppDeps, actor: Actor, datasetId: number, input: FieldValuesInput) {
-  const viewer = await viewerOf(deps, actor, undefined);
+  const viewer = await viewerOf(deps, actor, input.viewAsUserId);
   const { row } = await readableObject(deps.db, viewer.actor, 'dataset', datasetId);
   const { rows } = await readData(deps, viewer, row, {
     kind: 'field-values',

@@ -154,6 +154,14 @@ describe('POST /api/dataset/{id}/preview', () => {
       (await api.post(`/api/dataset/${ds.id}/preview`, { view_as_user_id: cast.users.viewer.id }, cast.tokens.viewer))
         .status,
     ).toBe(403);
+    // Field values take it as a query parameter (viewAsUserId), with the same rule: a system administrator only.
+    const valuesAs = (token: string | undefined) =>
+      api.get(`/api/dataset/${ds.id}/field-values`, token, {
+        fieldId: String(ds.fieldId('id')),
+        viewAsUserId: String(cast.users.viewer.id),
+      });
+    expect(failure(await valuesAs(cast.tokens.viewer)).message).toBe('Доступ запрещён');
+    expect((await valuesAs(cast.tokens.sysadmin)).status).toBe(200);
     expect(
       (
         await api.post(

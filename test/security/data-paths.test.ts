@@ -1,0 +1,381 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import type { z } from 'zod';
+import type { datasetPreviewOutput, fieldValuesOutput } from '../../routers/datasets/data-procedures';
+import type { dashboardDataOutput } from '../../routers/dashboards/schemas';
+import { useTestApp } from '../support/app';
+import { createRoleCast, createUser, login, type RoleCast, type TestUser } from '../support/factories';
+import { failure, ok, type RestResponse } from '../support/rest';
+import { postDashboard } from '../routers/dashboards/world';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+  type FlatData,
+  type WidgetView,
+} from '../routers/widgets/world';
+
+/*
+ * The security matrix of issue 12: every kind of caller x every data path (POST /api/widget/{id}/data, POST
+ * /api/widget/preview, POST /api/dataset/{id}/preview with default and explicit columns, GET
+ * /api/dataset/{id}/field-values, POST /api/dashboard/{id}/data) over one dataset on a real PostgreSQL source. The
+ * Наблюдатель is the restricted user: an RLS rule keeps them to two products, a CLS rule hides `amount` from them and
+ * another masks `qty`. No cell may show a row, a field or an object the caller may not read, and naming the hidden
+ * field anywhere must fail exactly as naming a field that does not exist.
+ */
+
+type DatasetPreview = z.output<typeof datasetPreviewOutput>;
+type FieldValues = z.output<typeof fieldValuesOutput>;
+type DashboardData = z.output<typeof dashboardDataOutput>;
+
+const SALES = makeSales(30);
+const ALLOWED_PRODUCTS = ['чай', 'кофе'];
+const ALL_IDS = SALES.map((s) => s.id);
+const ALLOWED_IDS = SALES.filter((s) => ALLOWED_PRODUCTS.includes(s.product)).map((s) => s.id);
+const MASK = '***';
+
+const { t, api } = useTestApp();
+let cast: RoleCast;
+let rightHolder: TestUser & { token: string };
+let db: pg.Client;
+let tables: { sales: string; regions: string };
+let datasetId: number;
+let fieldId: (name: string) => number;
+let widgetId: number;
+let dashboardId: number;
+
+/** What a caller may read: nothing (401 or 404), the restricted user's share, or everything. */
+type Sight = 401 | 404 | 'restricted' | 'all';
+interface Viewer {
+  name: string;
+  token: () => string | undefined;
+  /** view_as_user_id sent with the request (system administrator reading as the restricted user). */
+  viewAs?: () => number;
+  sight: Sight;
+}
+
+const VIEWERS: Viewer[] = [
+  { name: 'anonymous', token: () => undefined, sight: 401 },
+  { name: 'a user of another workspace', token: () => cast.tokens.plain, sight: 404 },
+  { name: 'Наблюдатель (restricted by RLS and CLS)', token: () => cast.tokens.viewer, sight: 'restricted' },
+  { name: 'Редактор', token: () => cast.tokens.editor, sight: 'all' },
+  { name: 'Администратор', token: () => cast.tokens.wsAdmin, sight: 'all' },
+  { name: 'a non-member with view rights (no rule names them)', token: () => rightHolder.token, sight: 'all' },
+  { name: 'system administrator', token: () => cast.tokens.sysadmin, sight: 'all' },
+  {
+    name: 'system administrator viewing as the Наблюдатель',
+    token: () => cast.tokens.sysadmin,
+    viewAs: () => cast.users.viewer.id,
+    sight: 'restricted',
+  },
+];
+
+/** The body with the viewer's view_as_user_id, when it has one. */
+const as = (v: Viewer, body: Record<string, unknown> = {}) =>
+  v.viewAs ? { ...body, view_as_user_id: v.viewAs() } : body;
+
+const SHELVES = {
+  rows: [
+    { id: 'i', sql: '[sales.id]' },
+    { id: 'p', sql: '[sales.product]' },
+    { id: 'q', sql: '[sales.qty]' },
+  ],
+};
+
+const widgetData = (v: Viewer, body: Record<string, unknown> = {}) =>
+  api.post(`/api/widget/${widgetId}/data`, as(v, { page_size: 100, ...body }), v.token());
+const widgetPreview = (v: Viewer, body: Record<string, unknown> = {}) =>
+  api.post(
+    '/api/widget/preview',
+    as(v, { dataset_id: datasetId, type: 'table', series: [], columns: [], ...SHELVES, ...body }),
+    v.token(),
+  );
+const datasetPreview = (v: Viewer, body: Record<string, unknown> = {}) =>
+  api.post(`/api/dataset/${datasetId}/preview`, as(v, { limit: 100, ...body }), v.token());
+const fieldValues = (v: Viewer, id: number) =>
+  api.get(`/api/dataset/${datasetId}/field-values`, v.token(), {
+    fieldId: String(id),
+    limit: '1000',
+    ...(v.viewAs ? { viewAsUserId: String(v.viewAs()) } : {}),
+  });
+const dashboardData = (v: Viewer) => api.post(`/api/dashboard/${dashboardId}/data`, as(v), v.token());
+
+/** Rows of a flat answer, as [id, product, qty] triples sorted by id. */
+const flatRows = (data: FlatData) =>
+  (data.rows as { i: unknown; p: unknown; q: unknown }[])
+    .map((r) => [Number(r.i), r.p, r.q] as const)
+    .sort((a, b) => a[0] - b[0]);
+
+/** What a reader with `sight` must get as [id, product, qty] rows. */
+function expectedRows(sight: 'restricted' | 'all') {
+  const keep = sight === 'restricted' ? SALES.filter((s) => ALLOWED_IDS.includes(s.id)) : SALES;
+  return keep.map((s) => [s.id, s.product, sight === 'restricted' ? MASK : s.qty] as const);
+}
+
+function expectFlat(res: RestResponse, sight: 'restricted' | 'all') {
+  const rows = flatRows(ok<FlatData>(res)).map(([i, p, q]) => [i, p, q === MASK ? q : Number(q)]);
+  expect(rows).toEqual(expectedRows(sight));
+}
+
+/** A dataset preview's [id, product, qty] rows, whichever columns it answered. */
+function previewRows(data: DatasetPreview) {
+  const at = (name: string) => data.columns.findIndex((c) => c.field_id === fieldId(name));
+  const [i, p, q] = [at('id'), at('product'), at('qty')];
+  expect([i, p, q].every((x) => x >= 0)).toBe(true);
+  return data.rows
+    .map((r) => [Number(r[i]), r[p], r[q] === MASK ? MASK : Number(r[q])] as const)
+    .sort((a, b) => a[0] - b[0]);
+}
+
+/** Denied cells answer the status and no data at all. */
+function expectDenied(res: RestResponse, status: 401 | 404) {
+  expect(res.status).toBe(status);
+  expect(failure(res).code).toBe(status);
+  expect(res.body).not.toHaveProperty('data');
+}
+
+/** A refusal equal, status and error, to the one for an unknown name (`unknown`) with that name swapped back. */
+function sameErrorAs(res: RestResponse, unknown: RestResponse, unknownName: string, hiddenName: string) {
+  expect([400, 422]).toContain(unknown.status);
+  expect(res.status).toBe(unknown.status);
+  const { timestamp: _a, ...got } = failure(res);
+  const { timestamp: _b, ...expected } = failure(unknown);
+  expect(got).toEqual(JSON.parse(JSON.stringify(expected).split(unknownName).join(hiddenName)));
+}
+
+beforeAll(async () => {
+  cast = await createRoleCast(t.deps, api);
+  const outsider = await createUser(t.deps);
+  rightHolder = { ...outsider, token: await login(api, outsider.username, outsider.password) };
+  db = await sourceDb();
+  tables = await createSourceTables(db, SALES);
+  const owner = cast.tokens.wsAdmin!;
+  const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+  const ds = await createSalesDataset(api, owner, {
+    workspaceId: cast.workspaceId,
+    sourceId: source,
+    tables,
+    extraFields: [{ id: -32, name: 'Удвоенная', formula: '[sales.amount] * 2' }],
+  });
+  datasetId = ds.id;
+  fieldId = ds.fieldId;
+
+  // The restricted user: two products (RLS), `amount` hidden, `qty` masked (CLS).
+  ok(
+    await api.put(
+      `/api/users/${cast.users.viewer.id}/attributes`,
+      { attributes: { product: ALLOWED_PRODUCTS } },
+      cast.tokens.sysadmin,
+    ),
+  );
+  ok(
+    await api.post(
+      `/api/dataset/${datasetId}/rls-rules`,
+      {
+        field_id: fieldId('product'),
+        attribute: 'product',
+        operator: 'in',
+        user_ids: [cast.users.viewer.id],
+        group_ids: [],
+      },
+      owner,
+    ),
+  );
+  for (const [action, name] of [
+    ['hide', 'amount'],
+    ['mask', 'qty'],
+  ])
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/cls-rules`,
+        { field_ids: [fieldId(name)], action, user_ids: [cast.users.viewer.id], group_ids: [] },
+        owner,
+      ),
+    );
+
+  widgetId = ok<WidgetView>(
+    await api.post('/api/widget', { name: 'w', type: 'table', dataset_id: datasetId, ...SHELVES }, owner),
+  ).id;
+  dashboardId = (await postDashboard(api, owner, cast.workspaceId)).id;
+  ok(
+    await api.put(
+      `/api/dashboard/${dashboardId}/schema`,
+      { items: [{ widget_id: widgetId, x: 0, y: 0, w: 1, h: 1 }] },
+      owner,
+    ),
+  );
+  for (const [type, id] of [
+    ['dataset', datasetId],
+    ['widget', widgetId],
+    ['dashboard', dashboardId],
+  ] as const)
+    ok(await api.put(`/api/access/${type}/${id}/users/${rightHolder.id}`, { right: 'view' }, owner));
+});
+afterAll(async () => {
+  await dropSourceTables(db, tables);
+  await db.end();
+});
+
+/** Each data path: reading it as a viewer and checking what came back for that viewer's sight. */
+const PATHS: { name: string; check: (v: Viewer) => Promise<void> }[] = [
+  {
+    name: 'POST /api/widget/{id}/data',
+    async check(v) {
+      const res = await widgetData(v);
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      expectFlat(res, v.sight);
+    },
+  },
+  {
+    name: 'POST /api/widget/preview',
+    async check(v) {
+      const res = await widgetPreview(v);
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      expectFlat(res, v.sight);
+    },
+  },
+  {
+    name: 'POST /api/dataset/{id}/preview (default columns)',
+    async check(v) {
+      const res = await datasetPreview(v);
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      const data = ok<DatasetPreview>(res);
+      const columns = data.columns.map((c) => c.field_id);
+      if (v.sight === 'restricted') {
+        expect(columns).not.toContain(fieldId('amount'));
+        expect(columns).not.toContain(fieldId('Удвоенная'));
+        expect(columns).not.toContain(fieldId('Выручка'));
+      } else expect(columns).toContain(fieldId('amount'));
+      expect(previewRows(data)).toEqual(expectedRows(v.sight));
+    },
+  },
+  {
+    name: 'POST /api/dataset/{id}/preview (explicit field_ids)',
+    async check(v) {
+      const res = await datasetPreview(v, { field_ids: ['id', 'product', 'qty'].map((n) => fieldId(n)) });
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      const data = ok<DatasetPreview>(res);
+      expect(data.columns.map((c) => c.field_id)).toEqual(['id', 'product', 'qty'].map((n) => fieldId(n)));
+      expect(previewRows(data)).toEqual(expectedRows(v.sight));
+    },
+  },
+  {
+    name: 'GET /api/dataset/{id}/field-values',
+    async check(v) {
+      // A system administrator viewing as the restricted user must get that user's values (viewAsUserId in the query).
+      const res = await fieldValues(v, fieldId('id'));
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      const values = ok<FieldValues>(res)
+        .values.map(Number)
+        .sort((a, b) => a - b);
+      expect(values).toEqual(v.sight === 'restricted' ? ALLOWED_IDS : ALL_IDS);
+    },
+  },
+  {
+    name: 'POST /api/dashboard/{id}/data',
+    async check(v) {
+      const res = await dashboardData(v);
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      const [entry] = ok<DashboardData>(res).widgets;
+      expect(entry.widget_id).toBe(widgetId);
+      if (!('data' in entry)) throw new Error(`widget error: ${JSON.stringify(entry.error)}`);
+      expect(entry.data.kind).toBe('flat');
+      expectFlat({ status: 200, body: { success: true, data: entry.data }, headers: {} }, v.sight);
+    },
+  },
+];
+
+describe('rows, fields and objects per viewer and data path', () => {
+  for (const v of VIEWERS)
+    describe(v.name, () => {
+      for (const p of PATHS) it(`${p.name}: ${v.sight}`, () => p.check(v));
+    });
+});
+
+/*
+ * Naming the hidden field (`amount`, or `Удвоенная`, the dataset's calculated field over it) anywhere a request can
+ * name a field. For the restricted user (and an administrator viewing as them) each probe must fail exactly as the
+ * same request naming `amountx`, which does not exist; every unrestricted reader gets an answer.
+ */
+const filterOn = (sql: string) => ({ filters: [{ sql, op: 'gt', values: [0], value_type: 'number' }] });
+const sortOn = (sql: string) => ({ rows: [{ id: 'a', sql }], sorts: [{ field_id: 'a', direction: 'desc' }] });
+const calcOver = (sql: string) => ({
+  rows: [{ id: 'c', sql: '[calc]' }],
+  calculated_fields: [{ name: 'calc', sql: `${sql} + 1` }],
+});
+
+interface Probe {
+  name: string;
+  /** The call naming the hidden field (`hidden`) or, in its place, one that does not exist. */
+  call: (v: Viewer, hidden: boolean) => Promise<RestResponse>;
+  /** How the unknown name appears in the error, and the hidden one it stands for. */
+  names: () => [string, string];
+}
+const ref = (hidden: boolean) => (hidden ? '[sales.amount]' : '[sales.amountx]');
+const UNKNOWN_ID = 9_000_001;
+const PROBES: Probe[] = [
+  ...(
+    [
+      ['a shelf', (r: string) => ({ rows: [{ id: 'a', sql: r }] })],
+      ['a filter', (r: string) => filterOn(r)],
+      ['a sort', (r: string) => sortOn(r)],
+      ['a request calculated field', (r: string) => calcOver(r)],
+    ] as const
+  ).flatMap(([where, body]) => [
+    {
+      name: `POST /api/widget/preview, ${where}`,
+      call: (v: Viewer, hidden: boolean) => widgetPreview(v, body(ref(hidden))),
+      names: (): [string, string] => ['amountx', 'amount'],
+    },
+    {
+      name: `POST /api/widget/{id}/data, ${where}`,
+      call: (v: Viewer, hidden: boolean) => widgetData(v, body(ref(hidden))),
+      names: (): [string, string] => ['amountx', 'amount'],
+    },
+  ]),
+  {
+    name: "POST /api/dataset/{id}/preview, a filter on the dataset's calculated field over it",
+    call: (v, hidden) => datasetPreview(v, filterOn(hidden ? '[Удвоенная]' : '[Удвоеннаяx]')),
+    names: () => ['Удвоеннаяx', 'Удвоенная'],
+  },
+  {
+    name: 'POST /api/dataset/{id}/preview, a filter',
+    call: (v, hidden) => datasetPreview(v, filterOn(ref(hidden))),
+    names: () => ['amountx', 'amount'],
+  },
+  {
+    name: 'POST /api/dataset/{id}/preview, field_ids',
+    call: (v, hidden) => datasetPreview(v, { field_ids: [fieldId('id'), hidden ? fieldId('amount') : UNKNOWN_ID] }),
+    names: () => [String(UNKNOWN_ID), String(fieldId('amount'))],
+  },
+  {
+    name: 'POST /api/dataset/{id}/preview, field_ids of the calculated field over it',
+    call: (v, hidden) => datasetPreview(v, { field_ids: [fieldId('id'), hidden ? fieldId('Удвоенная') : UNKNOWN_ID] }),
+    names: () => [String(UNKNOWN_ID), String(fieldId('Удвоенная'))],
+  },
+  {
+    name: 'GET /api/dataset/{id}/field-values',
+    call: (v, hidden) => fieldValues(v, hidden ? fieldId('amount') : UNKNOWN_ID),
+    names: () => [String(UNKNOWN_ID), String(fieldId('amount'))],
+  },
+];
+
+describe('the hidden field, named in a request', () => {
+  const readers = VIEWERS.filter((v) => v.sight === 'restricted' || v.sight === 'all');
+  for (const v of readers)
+    describe(v.name, () => {
+      for (const probe of PROBES)
+        it(probe.name, async () => {
+          const res = await probe.call(v, true);
+          if (v.sight === 'all') {
+            expect(res.status).toBe(200);
+            return;
+          }
+          const [unknown, hidden] = probe.names();
+          sameErrorAs(res, await probe.call(v, false), unknown, hidden);
+        });
+    });
+});
