@@ -1,12 +1,12 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetClsRules, datasets, groups, users } from '../../db/schema';
+import { datasetClsRules } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { ownedObject } from '../access/object-access';
 import { badRequest, invalid, notFound, type FieldErrors } from '../kernel/errors';
-import { readCachesChanged } from '../kernel/read-epoch';
 import { loadDatasetModel } from './load-model';
+import { checkRuleSubjects, ruleChanged } from './security-rules';
 
 /*
  * Column-level security rules of a dataset (GET/POST /api/dataset/{id}/cls-rules, PUT/DELETE
@@ -58,13 +58,6 @@ function rulesOfDataset(db: DbOrTx, datasetId: number): Promise<ClsRuleRow[]> {
     .orderBy(asc(datasetClsRules.id));
 }
 
-async function existingIds(db: DbOrTx, kind: 'users' | 'groups', ids: number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const table = kind === 'users' ? users : groups;
-  const rows = await db.select({ id: table.id }).from(table).where(inArray(table.id, ids));
-  return new Set(rows.map((r) => r.id));
-}
-
 export async function listClsRules(deps: AppDeps, actor: Actor, datasetId: number): Promise<{ rules: ClsRuleView[] }> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
   return { rules: (await rulesOfDataset(deps.db, datasetId)).map(view) };
@@ -78,16 +71,7 @@ async function checkedValues(deps: AppDeps, datasetId: number, input: ClsRuleInp
   input.field_ids.forEach((id, i) => {
     if (!model.fields.some((f) => f.id === id)) errors[`fieldIds[${i}]`] = `Поле датасета не найдено (id ${id})`;
   });
-  const [knownUsers, knownGroups] = await Promise.all([
-    existingIds(deps.db, 'users', input.user_ids),
-    existingIds(deps.db, 'groups', input.group_ids),
-  ]);
-  input.user_ids.forEach((id, i) => {
-    if (!knownUsers.has(id)) errors[`userIds[${i}]`] = `Пользователь не найден (id ${id})`;
-  });
-  input.group_ids.forEach((id, i) => {
-    if (!knownGroups.has(id)) errors[`groupIds[${i}]`] = `Группа не найдена (id ${id})`;
-  });
+  await checkRuleSubjects(deps.db, input, errors);
   if (Object.keys(errors).length) throw invalid(errors);
   return {
     fieldIds: [...new Set(input.field_ids)],
@@ -95,20 +79,6 @@ async function checkedValues(deps: AppDeps, datasetId: number, input: ClsRuleInp
     userIds: [...new Set(input.user_ids)],
     groupIds: [...new Set(input.group_ids)],
   };
-}
-
-/** Every change: the dataset's edit time moves and cached read decisions (the rules) go at once. */
-async function changed<T>(deps: AppDeps, datasetId: number, write: (tx: DbOrTx) => Promise<T>): Promise<T> {
-  const out = await deps.db.transaction(async (tx) => {
-    const result = await write(tx);
-    await tx
-      .update(datasets)
-      .set({ updatedAt: sql`now()` })
-      .where(eq(datasets.id, datasetId));
-    return result;
-  });
-  readCachesChanged(deps);
-  return out;
 }
 
 export async function createClsRule(
@@ -119,7 +89,7 @@ export async function createClsRule(
 ): Promise<ClsRuleView> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
   const values = await checkedValues(deps, datasetId, input);
-  const row = await changed(deps, datasetId, async (tx) => {
+  const row = await ruleChanged(deps, datasetId, async (tx) => {
     const [inserted] = await tx
       .insert(datasetClsRules)
       .values({ datasetId, ...values })
@@ -138,7 +108,7 @@ export async function updateClsRule(
 ): Promise<ClsRuleView> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
   const values = await checkedValues(deps, datasetId, input);
-  const row = await changed(deps, datasetId, async (tx) => {
+  const row = await ruleChanged(deps, datasetId, async (tx) => {
     const [updated] = await tx
       .update(datasetClsRules)
       .set({ ...values, updatedAt: sql`now()` })
@@ -157,7 +127,7 @@ export async function deleteClsRule(
   ruleId: number,
 ): Promise<{ id: number; deleted: true }> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
-  await changed(deps, datasetId, async (tx) => {
+  await ruleChanged(deps, datasetId, async (tx) => {
     const gone = await tx
       .delete(datasetClsRules)
       .where(and(eq(datasetClsRules.id, ruleId), eq(datasetClsRules.datasetId, datasetId)))

@@ -7,20 +7,11 @@ import { hiddenFieldIdsFor } from '../access/column-rules';
 import { actorOfUser } from '../auth/actor';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { badRequest, invalid, notFound, type FieldErrors } from '../kernel/errors';
-import { readCachesChanged } from '../kernel/read-epoch';
 import { scopeFor } from '../query/compile/compile-widget';
 import { isAggregate } from '../query/expr/analysis';
 import { loadDatasetModel } from './load-model';
-import {
-  deleteRule,
-  existingIds,
-  insertRule,
-  rulesOfDataset,
-  touchDatasetOfRules,
-  updateRule,
-  type RlsRuleRow,
-  type RlsRuleValues,
-} from './rls-store';
+import { checkRuleSubjects, ruleChanged } from './security-rules';
+import { deleteRule, insertRule, rulesOfDataset, updateRule, type RlsRuleRow, type RlsRuleValues } from './rls-store';
 
 /*
  * Row-level security rules of a dataset (GET/POST /api/dataset/{id}/rls-rules, PUT/DELETE
@@ -85,16 +76,7 @@ async function checkedValues(deps: AppDeps, datasetId: number, input: RlsRuleInp
   }
   const attribute = input.attribute.trim();
   if (!attribute) errors.attribute = 'Укажите атрибут пользователя';
-  const [users, groups] = await Promise.all([
-    existingIds(deps.db, 'users', input.user_ids),
-    existingIds(deps.db, 'groups', input.group_ids),
-  ]);
-  input.user_ids.forEach((id, i) => {
-    if (!users.has(id)) errors[`userIds[${i}]`] = `Пользователь не найден (id ${id})`;
-  });
-  input.group_ids.forEach((id, i) => {
-    if (!groups.has(id)) errors[`groupIds[${i}]`] = `Группа не найдена (id ${id})`;
-  });
+  await checkRuleSubjects(deps.db, input, errors);
   if (Object.keys(errors).length) throw invalid(errors);
   return {
     fieldId: input.field_id,
@@ -105,17 +87,6 @@ async function checkedValues(deps: AppDeps, datasetId: number, input: RlsRuleInp
   };
 }
 
-/** Every change: the dataset's edit time moves and cached read decisions (the rules) go at once. */
-async function changed<T>(deps: AppDeps, datasetId: number, write: (tx: DbOrTx) => Promise<T>): Promise<T> {
-  const out = await deps.db.transaction(async (tx) => {
-    const result = await write(tx);
-    await touchDatasetOfRules(tx, datasetId);
-    return result;
-  });
-  readCachesChanged(deps);
-  return out;
-}
-
 export async function createRlsRule(
   deps: AppDeps,
   actor: Actor,
@@ -124,7 +95,7 @@ export async function createRlsRule(
 ): Promise<RlsRuleView> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
   const values = await checkedValues(deps, datasetId, input);
-  return view(await changed(deps, datasetId, (tx) => insertRule(tx, datasetId, values)));
+  return view(await ruleChanged(deps, datasetId, (tx) => insertRule(tx, datasetId, values)));
 }
 
 export async function updateRlsRule(
@@ -136,7 +107,7 @@ export async function updateRlsRule(
 ): Promise<RlsRuleView> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
   const values = await checkedValues(deps, datasetId, input);
-  const row = await changed(deps, datasetId, async (tx) => {
+  const row = await ruleChanged(deps, datasetId, async (tx) => {
     const updated = await updateRule(tx, datasetId, ruleId, values);
     if (!updated) throw ruleNotFound(ruleId);
     return updated;
@@ -151,7 +122,7 @@ export async function deleteRlsRule(
   ruleId: number,
 ): Promise<{ id: number; deleted: true }> {
   await ownedObject(deps.db, actor, 'dataset', datasetId);
-  await changed(deps, datasetId, async (tx) => {
+  await ruleChanged(deps, datasetId, async (tx) => {
     if (!(await deleteRule(tx, datasetId, ruleId))) throw ruleNotFound(ruleId);
   });
   return { id: ruleId, deleted: true };

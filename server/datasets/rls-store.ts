@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetRlsRules, datasets, groups, users } from '../../db/schema';
+import { datasetRlsRules } from '../../db/schema';
 
 export type RlsRuleRow = typeof datasetRlsRules.$inferSelect;
 
@@ -48,20 +48,4 @@ export async function deleteRule(db: DbOrTx, datasetId: number, ruleId: number):
     .where(and(eq(datasetRlsRules.id, ruleId), eq(datasetRlsRules.datasetId, datasetId)))
     .returning({ id: datasetRlsRules.id });
   return rows.length > 0;
-}
-
-/** A rule change is a change of the dataset: its edit time moves (pipelines compare by it). */
-export async function touchDatasetOfRules(db: DbOrTx, datasetId: number): Promise<void> {
-  await db
-    .update(datasets)
-    .set({ updatedAt: sql`now()` })
-    .where(eq(datasets.id, datasetId));
-}
-
-/** Which of `ids` exist, for users or groups. */
-export async function existingIds(db: DbOrTx, kind: 'users' | 'groups', ids: number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const table = kind === 'users' ? users : groups;
-  const rows = await db.select({ id: table.id }).from(table).where(inArray(table.id, ids));
-  return new Set(rows.map((r) => r.id));
 }
