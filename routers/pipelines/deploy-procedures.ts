@@ -1,0 +1,62 @@
+import { pipelineProcedure } from '../../server/app/trpc';
+import { compareStages } from '../../server/pipelines/compare';
+import { deployToNextStage } from '../../server/pipelines/deploy/deploy';
+import { listDeployments } from '../../server/pipelines/history';
+import {
+  compareInput,
+  compareOutput,
+  deployInput,
+  deployOutput,
+  listDeploymentsInput,
+  listDeploymentsOutput,
+} from './deploy-schemas';
+
+const tags = ['Pipelines'];
+
+/** Compare, deploy and the deployment history: spread into the pipeline router (routers/pipelines/router.ts). */
+export const deployProcedures = {
+  compare: pipelineProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/pipeline/{id}/compare',
+        summary: 'Compare a stage with the next one',
+        description:
+          'Every object of stage `from` and of the next stage with its status by edit time (not content): new, changed (even after a save without real change; a data source at once after its first deploy), same, target_only. Only adjacent stages, forward: `from` is 0 or 1, anything else 400 «Сравнить можно только с соседней стадией»; both stages must be bound (400 «Обе стадии должны быть привязаны к пространствам»). Access: any role in both stages (else 403 «Доступ запрещён»; 404 when the pipeline is not visible).',
+        tags,
+      },
+    })
+    .input(compareInput)
+    .output(compareOutput)
+    .query(({ ctx, input }) => compareStages(ctx.deps, ctx.actor, input.id, input.from)),
+
+  deploy: pipelineProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/pipeline/{id}/deploy',
+        summary: 'Deploy objects one stage forward',
+        description:
+          "Copies the objects (`objects: []` = every object of the source stage) with their dependencies (dashboard -> widgets -> datasets -> sources) from stage `from_stage` to the next one, in ONE transaction, in the order sources, datasets, widgets, dashboards; a repeated deploy updates the copy. Sources take the receiving stage's substitution rule, or keep the source stage's connection with a warning line; a same-named unrelated object in the target gives a warning line and a second object. Extract data, permissions and refresh schedules are not carried. Any failure deploys nothing: 400 «Ничего не развёрнуто: <reason>». An object named twice: 422. Refused before copying, with the UI's hints: an unbound stage 400 «Обе стадии должны быть привязаны к пространствам», nothing to deploy (`objects: []` on an empty stage) 400 «Выберите объекты в левой колонке». Access: Администратор in the receiving stage and any role in the source stage: no role in the source stage 403 «Доступ запрещён»; a role there but not Администратор in the receiving stage 400 «Нужны права администратора в целевом пространстве»; 404 when the pipeline is not visible. Two deploys of one pipeline run one after the other.",
+        tags,
+      },
+    })
+    .input(deployInput)
+    .output(deployOutput)
+    .mutation(({ ctx, input: { id, ...body } }) => deployToNextStage(ctx.deps, ctx.actor, id, body)),
+
+  listDeployments: pipelineProcedure
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/pipeline/{id}/deployments',
+        summary: 'Deployment history of a pipeline (beyond the reference)',
+        description:
+          "A page (`data.content`, `data.page`), newest first, of the successful deploys: who, when, from which stage to which, the per-object actions and the warning lines. Not part of the reference platform's 202 operations. Access: anyone who can see the pipeline (else 404).",
+        tags,
+      },
+    })
+    .input(listDeploymentsInput)
+    .output(listDeploymentsOutput)
+    .query(({ ctx, input }) => listDeployments(ctx.deps, ctx.actor, input.id, input)),
+};

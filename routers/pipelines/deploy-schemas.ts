@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import type { CompareResult } from '../../server/pipelines/compare';
+import type { DeployInput, DeployResult } from '../../server/pipelines/deploy/deploy';
+import type { DeploymentView } from '../../server/pipelines/history';
+import { entityId, pageSchema, pagedQuery, wireString, type Accepts, type Mirrors } from '../common';
+
+const id = entityId();
+const objectType = z.enum(['data_source', 'dataset', 'widget', 'dashboard']);
+
+// ---- compare ----
+
+export const compareInput = z.strictObject({
+  id,
+  from: wireString()
+    .max(20)
+    .describe(
+      'The stage compared with the next one: 0 or 1 (anything else: 400 «Сравнить можно только с соседней стадией»)',
+    )
+    .optional(),
+});
+
+const comparedObject = z.object({
+  type: objectType,
+  id: z.number().int().describe("The original's id; for target_only the next stage's object's own"),
+  name: z.string(),
+  status: z
+    .enum(['new', 'changed', 'same', 'target_only'])
+    .describe('new Новый, changed Изменён, same Без изменений, target_only Только здесь'),
+  target_id: z.number().int().nullable().describe('The copy in the next stage; null for new'),
+});
+
+export const compareOutput = z.object({
+  pipeline_id: z.number().int(),
+  from_stage: z.number().int(),
+  to_stage: z.number().int(),
+  objects: z.array(comparedObject),
+});
+
+// ---- deploy ----
+
+const deployBody = {
+  from_stage: z.number().int().describe('0 or 1: the objects go to stage from_stage + 1'),
+  objects: z
+    .array(z.strictObject({ type: objectType, id }))
+    .max(100_000)
+    .describe(
+      'The objects of the source stage; an empty array means every object of it (dependencies always come along)',
+    ),
+};
+export const deployInput = z.strictObject({ id, ...deployBody });
+
+const deploymentObject = z.object({
+  type: objectType,
+  source_id: z.number().int(),
+  target_id: z.number().int(),
+  action: z.enum(['created', 'updated']),
+  name: z.string(),
+});
+
+export const deployOutput = z.object({
+  deployment_id: z.number().int(),
+  pipeline_id: z.number().int(),
+  from_stage: z.number().int(),
+  to_stage: z.number().int(),
+  objects: z.array(deploymentObject),
+  warnings: z
+    .array(z.string())
+    .describe('Warning lines: same-named objects, sources without a substitution rule, materialised datasets'),
+});
+
+// ---- history ----
+
+export const listDeploymentsInput = z.strictObject({ id, page: pagedQuery.page, size: pagedQuery.size });
+
+const deploymentView = z.object({
+  id: z.number().int(),
+  from_stage: z.number().int(),
+  from_stage_name: z.string(),
+  to_stage: z.number().int(),
+  to_stage_name: z.string(),
+  user_id: z.number().int().nullable().describe('Who deployed; null when that account is gone'),
+  username: z.string().nullable(),
+  created_at: z.string(),
+  objects: z.array(deploymentObject),
+  warnings: z.array(z.string()),
+});
+export const listDeploymentsOutput = pageSchema(deploymentView);
+
+const _deployIn: Mirrors<DeployInput, Omit<z.output<typeof deployInput>, 'id'>> = true;
+const _deployOut: Accepts<z.output<typeof deployOutput>, DeployResult> = true;
+const _compareOut: Accepts<z.output<typeof compareOutput>, CompareResult> = true;
+const _historyOut: Accepts<z.output<typeof deploymentView>, DeploymentView> = true;
+void [_deployIn, _deployOut, _compareOut, _historyOut];
