@@ -1,0 +1,274 @@
+/**
+ * 200 concurrent viewers of one public share link: each, in a loop for 30 s, loads the dashboard
+ * (GET /api/public/link/{token}/dashboard) and then the data of its 8 widgets at once
+ * (POST /api/public/link/{token}/widget/{id}/data), as the viewer page does, over keep-alive HTTP to the listening
+ * app. The result cache is on (the default): 200 people looking at one dashboard read the same rows. Prints p50, p95
+ * and p99 of each request and of a whole page load, requests per second and errors. Goal on a 2-core machine:
+ * p95 under 1 s, no errors.
+ *
+ *   npm run bench:viewers     (VIEWERS, SECONDS, ROWS, SOURCE_PG_URL to change the defaults)
+ *
+ * The load runs in a worker thread (its own event loop), so that the server's latencies are not the client's. The
+ * public paths' per-address rate limit is off: every viewer here comes from 127.0.0.1. The source table is the one
+ * bench:dashboard uses (created once, reused); the metadata store is a throwaway database on the same server.
+ */
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import pg from 'pg';
+import { dataSources } from '../../db/schema';
+import { buildApp, LISTEN_BACKLOG } from '../../server/app/app';
+import { loadConfig } from '../../server/app/config';
+import { startRuntime } from '../../server/app/start';
+import { call, metadataDatabase } from './support';
+
+const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROWS = Number(process.env.ROWS ?? 1_000_000);
+const TABLE = `bench_dashboard_${ROWS}`;
+const VIEWERS = Number(process.env.VIEWERS ?? 200);
+const SECONDS = Number(process.env.SECONDS ?? 30);
+
+async function ensureSourceTable(): Promise<void> {
+  const c = new pg.Client({ connectionString: SOURCE_URL });
+  await c.connect();
+  try {
+    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0]
+      .ok as boolean;
+    if (exists) return;
+    console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
+    await c.query(`CREATE TABLE ${TABLE}_tmp AS
+      SELECT g AS id, (g % 1000) AS grp, (g % 7) AS region, ((g::bigint * 7919) % 100000) / 100.0 AS amount,
+             (g % 5) + 1 AS qty, DATE '2024-01-01' + (g % 366) AS sold_on
+      FROM generate_series(1, ${ROWS}) AS g`);
+    await c.query(`ANALYZE ${TABLE}_tmp`);
+    await c.query(`ALTER TABLE ${TABLE}_tmp RENAME TO ${TABLE}`);
+  } finally {
+    await c.end();
+  }
+}
+
+// The load generator: plain JavaScript in a worker thread. Each viewer keeps up to 6 connections, as a browser does.
+const LOAD = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const { base, token, widgetIds, viewers, seconds } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: viewers * 6 });
+const url = new URL(base);
+const requests = [];
+const pages = [];
+let errors = 0;
+const errorSamples = [];
+function request(method, path, body) {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const req = http.request(
+      { host: url.hostname, port: url.port, method, path, agent, headers: body ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } : {} },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - t0;
+          requests.push(ms);
+          if (res.statusCode !== 200) {
+            errors++;
+            if (errorSamples.length < 5) errorSamples.push(res.statusCode + ' ' + Buffer.concat(chunks).toString().slice(0, 200));
+          }
+          resolve();
+        });
+      },
+    );
+    req.on('error', (e) => {
+      errors++;
+      if (errorSamples.length < 5) errorSamples.push(String(e));
+      resolve();
+    });
+    if (body) req.write(body);
+    req.end();
+  });
+}
+const linkBase = '/api/public/link/' + token;
+async function viewer(deadline) {
+  while (performance.now() < deadline) {
+    const t0 = performance.now();
+    await request('GET', linkBase + '/dashboard');
+    await Promise.all(widgetIds.map((id) => request('POST', linkBase + '/widget/' + id + '/data', '{}')));
+    pages.push(performance.now() - t0);
+  }
+}
+(async () => {
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
+  await Promise.all(Array.from({ length: viewers }, () => viewer(deadline)));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  parentPort.postMessage({ requests, pages, errors, errorSamples, elapsed });
+})();
+`;
+
+interface LoadResult {
+  requests: number[];
+  pages: number[];
+  errors: number;
+  errorSamples: string[];
+  elapsed: number;
+}
+
+function runLoad(data: { base: string; token: string; widgetIds: number[]; viewers: number; seconds: number }) {
+  return new Promise<LoadResult>((resolve, reject) => {
+    const worker = new Worker(LOAD, { eval: true, workerData: data });
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((s.length - 1) * p))] ?? NaN;
+};
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+async function main() {
+  await ensureSourceTable();
+  const meta = await metadataDatabase(SOURCE_URL, 'bench_viewers_meta');
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-viewers-'));
+  const password = 'Bench-admin-2026';
+  const runtime = await startRuntime(
+    loadConfig({
+      DATA_DIR: dataDir,
+      ADMIN_PASSWORD: password,
+      DATABASE_URL: meta.url,
+      LOG_LEVEL: 'silent',
+      PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
+    }),
+  );
+  const { deps } = runtime;
+  const app = await buildApp(deps);
+  const base = new URL(await app.listen({ port: 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG }));
+  try {
+    const token = (await call(base, 'POST', '/api/auth/login', { username: 'admin', password })).token as string;
+    const workspaceId = (await call(base, 'GET', '/api/users/me', undefined, token)).personal_workspace_id as number;
+    const u = new URL(SOURCE_URL);
+    const [source] = await deps.db
+      .insert(dataSources)
+      .values({
+        name: 'bench source',
+        type: 'postgresql',
+        workspaceId,
+        settings: {
+          host: u.hostname,
+          port: Number(u.port || 5432),
+          username: decodeURIComponent(u.username),
+          db: u.pathname.slice(1),
+        },
+      })
+      .returning();
+    const dataset = await call(
+      base,
+      'POST',
+      '/api/dataset',
+      { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
+      token,
+    );
+    const field = (id: number, name: string, primitive_type: string) => ({
+      id,
+      object_id: -1,
+      name,
+      column: name,
+      primitive_type,
+    });
+    await call(
+      base,
+      'PUT',
+      `/api/dataset/${dataset.id}/schema`,
+      {
+        objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
+        fields: [
+          field(-2, 'id', 'integer'),
+          field(-3, 'grp', 'integer'),
+          field(-4, 'region', 'integer'),
+          field(-5, 'amount', 'float'),
+          field(-6, 'qty', 'integer'),
+          field(-7, 'sold_on', 'date'),
+        ],
+        relations: [],
+        hierarchies: [],
+        filters: [],
+        parameters: [],
+      },
+      token,
+    );
+    const kinds = ['bar', 'line', 'pie', 'table', 'kpi', 'bar', 'line', 'table'];
+    const measures = ['SUM([sales.amount])', 'AVG([sales.qty])', 'COUNT()', 'MAX([sales.amount])'];
+    const widgetIds: number[] = [];
+    for (const [i, type] of kinds.entries()) {
+      const w = await call(
+        base,
+        'POST',
+        '/api/widget',
+        {
+          name: `w${i}`,
+          type,
+          dataset_id: dataset.id,
+          rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
+          columns: [{ id: 'm', sql: measures[i % 4] }],
+        },
+        token,
+      );
+      widgetIds.push(w.id as number);
+    }
+    const dashboard = await call(base, 'POST', '/api/dashboard', { name: 'bench', workspace_id: workspaceId }, token);
+    await call(
+      base,
+      'PUT',
+      `/api/dashboard/${dashboard.id}/schema`,
+      { items: widgetIds.map((id, i) => ({ widget_id: id, x: (i % 4) * 3, y: Math.floor(i / 4) * 4, w: 3, h: 4 })) },
+      token,
+    );
+    const link = await call(base, 'POST', `/api/dashboard/${dashboard.id}/share-links`, { name: 'bench' }, token);
+
+    // Warm-up: one viewer, a few seconds (plans, connections, the result cache).
+    await runLoad({ base: base.toString(), token: link.token, widgetIds, viewers: 1, seconds: 2 });
+    const elu0 = performance.eventLoopUtilization();
+    const cpu0 = process.cpuUsage();
+    const r = await runLoad({
+      base: base.toString(),
+      token: link.token,
+      widgetIds,
+      viewers: VIEWERS,
+      seconds: SECONDS,
+    });
+    const elu = performance.eventLoopUtilization(elu0).utilization;
+    const cpu = process.cpuUsage(cpu0);
+    const [load1] = os.loadavg();
+
+    const reqP95 = pct(r.requests, 0.95);
+    console.log(`\nnode ${process.version}, ${os.cpus().length} cores; source ${TABLE}; result cache on`);
+    console.log(
+      `  ${VIEWERS} viewers of one share link for ${r.elapsed.toFixed(1)} s, each: dashboard + 8 widget data`,
+    );
+    console.log(
+      `  requests: ${r.requests.length}, ${(r.requests.length / r.elapsed).toFixed(0)} req/s, errors: ${r.errors}`,
+    );
+    console.log(`  per request: p50 ${ms(pct(r.requests, 0.5))}, p95 ${ms(reqP95)}, p99 ${ms(pct(r.requests, 0.99))}`);
+    console.log(
+      `  per page load (dashboard, then 8 widgets at once): p50 ${ms(pct(r.pages, 0.5))}, p95 ${ms(pct(r.pages, 0.95))}, p99 ${ms(pct(r.pages, 0.99))}; ${r.pages.length} page loads`,
+    );
+    console.log(
+      `  server event loop busy ${(elu * 100).toFixed(0)} %; process CPU (server + load worker) ${((cpu.user + cpu.system) / 1000 / r.elapsed / 10).toFixed(0)} % of one core; machine load average ${load1.toFixed(1)} on ${os.cpus().length} cores`,
+    );
+    console.log(`  goal p95 < 1 s and no errors: ${reqP95 < 1000 && r.errors === 0 ? 'met' : 'NOT met'}`);
+    if (r.errorSamples.length) console.log(`  error samples:\n    ${r.errorSamples.join('\n    ')}`);
+  } finally {
+    await app.close();
+    await runtime.close();
+    await meta.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await deps.connectors.closeAll();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

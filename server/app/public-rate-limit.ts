@@ -1,0 +1,82 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sendError } from '../../adapters/rest/envelope';
+import { describeError } from '../kernel/error-response';
+import { AppError } from '../kernel/errors';
+import type { AppDeps } from './deps';
+
+/*
+ * Requests without any authentication (the share-link viewer API /api/public/..., its publicLink procedures over
+ * /trpc and the viewer page /s/...) are limited per client address: config.publicRateLimitPerMinute public calls a
+ * minute (0: off). Only these requests pay for the check; authenticated routes are untouched. The window is this
+ * process's: with several nodes, each counts its own share.
+ *
+ * A request is classified by where the router sends it, not by its raw text: the router decodes %-escapes in paths
+ * (/api/%70ublic/... is /api/public/...), and tRPC decodes its procedure path once more and runs a batch
+ * (/trpc/users.me,publicLink.widgetData?batch=1) as several calls. A /trpc request costs one call per public procedure
+ * it names, so a batch cannot buy many data reads for the price of one. (@fastify/rate-limit counts one per request,
+ * which is why the counter is our own.)
+ */
+
+const PUBLIC_PREFIX = /^\/(api\/public\/|s\/)/;
+const PUBLIC_PROCEDURE = 'publicLink.';
+const WINDOW_MS = 60_000;
+
+/** How many public calls a request makes: 1 for a public REST path or the page, one per publicLink procedure of a
+ * /trpc call (batched or not), 0 for anything else. */
+function publicCallsOf(req: FastifyRequest): number {
+  const route = req.routeOptions.url;
+  // A path no route matches is a cheap 404, but it is still counted when it looks public.
+  if (route === undefined) return PUBLIC_PREFIX.test(req.url) ? 1 : 0;
+  if (PUBLIC_PREFIX.test(route)) return 1;
+  if (route !== '/trpc/:path') return 0;
+  let path: string;
+  try {
+    // As tRPC does with the router's (already decoded) parameter before it looks procedures up.
+    path = decodeURIComponent((req.params as { path: string }).path);
+  } catch {
+    return 0; // tRPC answers a malformed escape with a 400 before any procedure runs
+  }
+  return path.split(',').filter((p) => p.startsWith(PUBLIC_PROCEDURE)).length;
+}
+
+interface Window {
+  used: number;
+  endsAt: number;
+}
+
+/** A fixed one-minute window per address; calls that would pass the budget are refused whole. */
+function windowCounter(max: number) {
+  const windows = new Map<string, Window>();
+  let sweepAt = 0;
+  return (address: string, calls: number, now: number): { allowed: boolean; retryAfterMs: number } => {
+    // Ended windows are dropped once a window, so guessed addresses cannot grow the map for long.
+    if (now >= sweepAt) {
+      for (const [key, w] of windows) if (w.endsAt <= now) windows.delete(key);
+      sweepAt = now + WINDOW_MS;
+    }
+    let w = windows.get(address);
+    if (!w || w.endsAt <= now) {
+      w = { used: 0, endsAt: now + WINDOW_MS };
+      windows.set(address, w);
+    }
+    if (w.used + calls > max) return { allowed: false, retryAfterMs: w.endsAt - now };
+    w.used += calls;
+    return { allowed: true, retryAfterMs: 0 };
+  };
+}
+
+export function registerPublicRateLimit(app: FastifyInstance, deps: Pick<AppDeps, 'config'>): void {
+  const max = deps.config.publicRateLimitPerMinute;
+  if (max <= 0) return;
+  const take = windowCounter(max);
+  app.addHook('onRequest', async (req, reply) => {
+    const calls = publicCallsOf(req);
+    if (calls === 0) return;
+    const { allowed, retryAfterMs } = take(req.ip, calls, Date.now());
+    if (allowed) return;
+    const err = new AppError('too_many_requests', 'Слишком много запросов, повторите позже', {
+      headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
+    });
+    return sendError(reply, describeError(err));
+  });
+}
