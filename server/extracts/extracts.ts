@@ -1,0 +1,71 @@
+import path from 'node:path';
+import { stat } from 'node:fs/promises';
+import type { Connector } from '../../adapters/sources';
+import type { AppDeps } from '../app/deps';
+import { badRequest } from '../kernel/errors';
+import type { DatasetModel } from '../query/compile/dataset-model';
+
+/*
+ * Where a materialised dataset's data lives and how the query engine reaches it (server/query/run picks the extract
+ * connection here). The extract is one DuckDB file per dataset under DATA_DIR/extracts, holding one table per dataset
+ * object (o_<objectId>) with the columns of the object's fields. A run writes a new file beside it and renames it over
+ * the old one when complete (server/extracts/pull.ts): a reader holds the file it opened, a new read opens the new one,
+ * nobody sees a half-loaded extract. On shared storage every API node sees the same file.
+ */
+
+export const EXTRACTS_DIR = 'extracts';
+
+export const extractFileOf = (dataDir: string, datasetId: number) =>
+  path.join(dataDir, EXTRACTS_DIR, `dataset-${datasetId}.duckdb`);
+
+/** The extract's table of a dataset object. */
+export const extractTableOf = (objectId: number) => `o_${objectId}`;
+
+export interface OpenExtract {
+  /** Null before the first synchronisation: a query answers 400 (compiling, e.g. a widget save, still works). */
+  connector: Connector | null;
+  /** Changes with every swapped-in load: the result cache never serves rows of an older extract. */
+  dataKey: string;
+}
+
+/** What a read of a materialised dataset answers before its first synchronisation. */
+export const notSynchronised = (datasetId: number) =>
+  badRequest(
+    `Датасет материализован, а его данные ещё не загружены: нужна первая синхронизация (POST /api/datasets/${datasetId}/extracts)`,
+  );
+
+/**
+ * The extract of a materialised dataset (POST /api/widget/{id}/data and every other read of a dataset with
+ * live = false). Before its first synchronisation there is none, and running a query is a 400 with what to do.
+ */
+export async function openExtract(deps: AppDeps, datasetId: number): Promise<OpenExtract> {
+  const file = extractFileOf(deps.config.dataDir, datasetId);
+  const st = await stat(file).catch(() => null);
+  if (!st) return { connector: null, dataKey: `extract:${datasetId}:none` };
+  const connector = deps.connectors.get(`extract:${datasetId}`, 'file', { file: { duckdb_path: file, tables: [] } });
+  return { connector, dataKey: `extract:${datasetId}:${st.ino}:${st.mtimeMs}` };
+}
+
+const extractModels = new WeakMap<DatasetModel, DatasetModel>();
+
+/**
+ * The model as the extract holds it: each object is its extract table (a saved SQL query too: its result was copied),
+ * fields keep their columns. Same fields, relations, filters and ids, so RLS, CLS and plans apply unchanged.
+ */
+export function extractModelOf(model: DatasetModel): DatasetModel {
+  let mapped = extractModels.get(model);
+  if (!mapped) {
+    mapped = {
+      ...model,
+      objects: model.objects.map((o) => ({
+        ...o,
+        kind: 'table' as const,
+        schema: null,
+        table: extractTableOf(o.id),
+        sql: null,
+      })),
+    };
+    extractModels.set(model, mapped);
+  }
+  return mapped;
+}

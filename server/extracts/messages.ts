@@ -1,0 +1,24 @@
+import { badRequest, notFound } from '../kernel/errors';
+
+/** Messages of extracts and ETL runs. */
+export const MSG = {
+  runNotFound: (id: number) => notFound(`ETL-запуск не найден (id ${id})`),
+  liveDataset: (id: number) =>
+    badRequest(`Датасет работает с источником напрямую (live = true): у него нет извлечения данных (id ${id})`),
+  alreadyRunning: (runId: number) =>
+    badRequest(`Синхронизация датасета уже выполняется: дождитесь окончания или отмените запуск ${runId}`),
+  finished: (state: string) => badRequest(`Запуск уже завершён (состояние ${state}): отменять нечего`),
+  noIncrementalField: 'Для инкрементального режима укажите поле (incremental_field_id)',
+  fieldNotInDataset: (id: number) => `Поле не найдено в этом датасете (id ${id})`,
+  fieldNotPhysical: (id: number) => `Инкрементальное поле должно быть полем таблицы, а не вычисляемым (id ${id})`,
+  unknownTimezone: (tz: string) => `Неизвестный часовой пояс: ${tz}`,
+  started: 'Синхронизация начата',
+  succeeded: (rows: number) => `Синхронизация завершена: загружено строк ${rows}`,
+  cancelled: 'Синхронизация отменена',
+  cancelRequested: 'Запрошена отмена',
+  schemaChanged: (reason: string) =>
+    `Структура данных в источнике изменилась (нет таблицы или столбца, которые читает датасет): ${reason}`,
+  diskFull: 'На диске сервера не хватает места для файла извлечения: освободите место и повторите синхронизацию',
+  lost: 'Процесс, выполнявший синхронизацию, остановился: прежнее извлечение осталось в работе',
+  failed: (reason: string) => `Синхронизация не удалась: ${reason}. Прежнее извлечение осталось в работе`,
+};

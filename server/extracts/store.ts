@@ -1,0 +1,123 @@
+import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { datasetExtractions, extractRuns, extractRunSteps } from '../../db/schema';
+
+/*
+ * Rows of extraction settings, runs and their step log (tx-first, actor-free). The run's state machine is in
+ * server/extracts/run-job.ts; each transition is one conditional UPDATE here, so two nodes never both move a run.
+ */
+
+export type ExtractionRow = typeof datasetExtractions.$inferSelect;
+export type ExtractRunRow = typeof extractRuns.$inferSelect;
+export type RunState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+const ACTIVE_STATES: RunState[] = ['queued', 'running'];
+
+export async function extractionOf(db: DbOrTx, datasetId: number): Promise<ExtractionRow | null> {
+  const [row] = await db.select().from(datasetExtractions).where(eq(datasetExtractions.datasetId, datasetId));
+  return row ?? null;
+}
+
+export async function saveExtraction(db: DbOrTx, values: Omit<ExtractionRow, 'updatedAt'>): Promise<ExtractionRow> {
+  const { datasetId: _id, ...change } = values;
+  const [row] = await db
+    .insert(datasetExtractions)
+    .values(values)
+    .onConflictDoUpdate({ target: datasetExtractions.datasetId, set: { ...change, updatedAt: sql`now()` } })
+    .returning();
+  return row;
+}
+
+export async function insertRun(
+  db: DbOrTx,
+  values: { datasetId: number; mode: string; userId: number | null; trigger: string },
+): Promise<ExtractRunRow> {
+  const [row] = await db.insert(extractRuns).values(values).returning();
+  return row;
+}
+
+export async function runById(db: DbOrTx, id: number): Promise<ExtractRunRow | null> {
+  const [row] = await db.select().from(extractRuns).where(eq(extractRuns.id, id));
+  return row ?? null;
+}
+
+export async function lastRunOf(db: DbOrTx, datasetId: number): Promise<ExtractRunRow | null> {
+  const [row] = await db
+    .select()
+    .from(extractRuns)
+    .where(eq(extractRuns.datasetId, datasetId))
+    .orderBy(desc(extractRuns.id))
+    .limit(1);
+  return row ?? null;
+}
+
+export async function activeRunOf(db: DbOrTx, datasetId: number): Promise<ExtractRunRow | null> {
+  const [row] = await db
+    .select()
+    .from(extractRuns)
+    .where(and(eq(extractRuns.datasetId, datasetId), inArray(extractRuns.state, ACTIVE_STATES)));
+  return row ?? null;
+}
+
+/** Moves the run only when it is in one of `from`: null when another node or a cancel moved it first. */
+export async function moveRun(
+  db: DbOrTx,
+  id: number,
+  from: RunState[],
+  change: Partial<Omit<ExtractRunRow, 'id' | 'datasetId'>>,
+): Promise<ExtractRunRow | null> {
+  const [row] = await db
+    .update(extractRuns)
+    .set(change)
+    .where(and(eq(extractRuns.id, id), inArray(extractRuns.state, from)))
+    .returning();
+  return row ?? null;
+}
+
+export async function runsOfDataset(
+  db: DbOrTx,
+  datasetId: number,
+  page: { page: number; size: number },
+): Promise<{ rows: ExtractRunRow[]; total: number }> {
+  const rows = await db
+    .select()
+    .from(extractRuns)
+    .where(eq(extractRuns.datasetId, datasetId))
+    .orderBy(desc(extractRuns.id))
+    .limit(page.size)
+    .offset(page.page * page.size);
+  const [{ n }] = await db.select({ n: count() }).from(extractRuns).where(eq(extractRuns.datasetId, datasetId));
+  return { rows, total: n };
+}
+
+export async function addStep(db: DbOrTx, runId: number, state: RunState, message: string): Promise<void> {
+  await db.insert(extractRunSteps).values({ runId, state, message });
+}
+
+export async function stepsOfRun(
+  db: DbOrTx,
+  runId: number,
+  page: { page: number; size: number },
+): Promise<{ rows: (typeof extractRunSteps.$inferSelect)[]; total: number }> {
+  const rows = await db
+    .select()
+    .from(extractRunSteps)
+    .where(eq(extractRunSteps.runId, runId))
+    .orderBy(asc(extractRunSteps.id))
+    .limit(page.size)
+    .offset(page.page * page.size);
+  const [{ n }] = await db.select({ n: count() }).from(extractRunSteps).where(eq(extractRunSteps.runId, runId));
+  return { rows, total: n };
+}
+
+/** Running runs whose worker stopped writing its heartbeat (the process died mid-pull). */
+export async function staleRuns(db: DbOrTx, olderThanMs: number): Promise<ExtractRunRow[]> {
+  return db
+    .select()
+    .from(extractRuns)
+    .where(
+      and(
+        eq(extractRuns.state, 'running'),
+        lt(extractRuns.heartbeatAt, sql`now() - make_interval(secs => ${olderThanMs / 1000})`),
+      ),
+    );
+}
