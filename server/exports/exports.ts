@@ -1,0 +1,95 @@
+import { access } from 'node:fs/promises';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../app/deps';
+import { readableObject } from '../access/object-access';
+import { viewerOf } from '../access/viewer';
+import { notFound } from '../kernel/errors';
+import type { FilterSpec, ParameterValues } from '../query/compile/types';
+import { CONTENT_TYPES, type ExportFormat, type ExportObjectType } from './produce';
+import { cleanExpiredExports, EXPORT_RUN } from './run-job';
+import { exportJobById, insertExportJob, type ExportJobRow } from './store';
+
+/*
+ * File export jobs: POST /api/exports (any user who may read the object; view_as_user_id for system administrators
+ * only), GET /api/exports/{jobId} (its owner), GET /api/exports/{jobId}/file (its owner, a raw download). Someone
+ * else's job is a 404, as if it did not exist.
+ */
+
+export interface StartExportInput {
+  object_type: ExportObjectType;
+  object_id: number;
+  format: ExportFormat;
+  filters?: FilterSpec[];
+  parameters?: ParameterValues;
+  view_as_user_id?: number;
+}
+
+const JOB_NOT_FOUND = (id: number) => `Задание экспорта не найдено (id ${id})`;
+
+export async function startExport(deps: AppDeps, actor: Actor, input: StartExportInput): Promise<{ job_id: number }> {
+  const viewer = await viewerOf(deps, actor, input.view_as_user_id);
+  // The object must be readable by whoever the data is read as: else a 404, nothing queued.
+  await readableObject(deps.db, viewer.actor, input.object_type, input.object_id);
+  const row = await insertExportJob(deps.db, {
+    ownerId: actor.userId,
+    objectType: input.object_type,
+    objectId: input.object_id,
+    format: input.format,
+    filters: input.filters ?? [],
+    parameters: input.parameters ?? {},
+    viewAsUserId: input.view_as_user_id ?? null,
+  });
+  await deps.jobs.send(EXPORT_RUN, { exportId: row.id });
+  return { job_id: row.id };
+}
+
+async function ownJob(deps: AppDeps, actor: Actor, id: number): Promise<ExportJobRow> {
+  const row = await exportJobById(deps.db, id);
+  if (!row || row.ownerId !== actor.userId) throw notFound(JOB_NOT_FOUND(id));
+  return row;
+}
+
+function exportJobView(row: ExportJobRow) {
+  return {
+    job_id: row.id,
+    object_type: row.objectType,
+    object_id: row.objectId,
+    format: row.format,
+    state: row.state as 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled',
+    progress: row.progress,
+    file_name: row.fileName,
+    size: row.size,
+    error: row.error,
+    created_at: row.createdAt.toISOString(),
+    finished_at: row.finishedAt?.toISOString() ?? null,
+    expires_at: row.expiresAt?.toISOString() ?? null,
+  };
+}
+
+export async function getExport(deps: AppDeps, actor: Actor, id: number) {
+  return exportJobView(await ownJob(deps, actor, id));
+}
+
+export async function exportFile(
+  deps: AppDeps,
+  actor: Actor,
+  id: number,
+): Promise<{ filePath: string; fileName: string; contentType: string }> {
+  await cleanExpiredExports(deps);
+  const row = await ownJob(deps, actor, id);
+  if (row.state !== 'succeeded') throw notFound(`Файл экспорта ещё не готов (задание ${id}: ${row.state})`);
+  const filePath = row.filePath;
+  if (
+    !filePath ||
+    !(await access(filePath).then(
+      () => true,
+      () => false,
+    ))
+  )
+    throw notFound(`Файл экспорта удалён по истечении срока хранения (задание ${id})`);
+  return {
+    filePath,
+    fileName: row.fileName ?? `export.${row.format}`,
+    contentType: CONTENT_TYPES[row.format as ExportFormat],
+  };
+}
