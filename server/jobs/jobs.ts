@@ -1,0 +1,252 @@
+import { Cron } from 'croner';
+import { PgBoss, type Job } from 'pg-boss';
+import type pg from 'pg';
+import type { z } from 'zod';
+
+/*
+ * THE job module: one pg-boss instance per application on the metadata PostgreSQL (embedded or external, the same
+ * pool the app uses), so several API nodes share the queues and any node may run a job. Every job type (extract runs
+ * now; exports and mailings later) is a JobKind registered once when the app builds its deps (server/app/hooks.ts),
+ * never at module load: its name is its queue, its payload is checked with its schema on send and on receipt, its
+ * concurrency is per node.
+ *
+ * Started with the app (main.ts) or on the first send (an app built by a test), stopped with the app: local jobs are
+ * aborted first (their AbortSignal fires), then pg-boss stops with a short grace period, so a shutdown never hangs.
+ */
+
+/** The first key of the advisory locks `JobRunner.exclusive` takes (the second is the job's own key, hashed). */
+const EXCLUSIVE_LOCK_NS = 7_212_026;
+
+export interface JobContext {
+  /** pg-boss's id of the job. */
+  jobId: string;
+  /** Fires when the job is cancelled on this node or the app stops: the handler must stop its work. */
+  signal: AbortSignal;
+}
+
+/** A job kind's name (its queue, kebab-case, unique) and payload: what a sender needs to know. */
+export interface JobKindRef<P> {
+  name: string;
+  payload: z.ZodType<P>;
+}
+
+/** A registered kind: its handler (built with the app's deps) and how it runs. */
+export interface JobKind<P> extends JobKindRef<P> {
+  handler: (payload: P, ctx: JobContext) => Promise<void>;
+  /** Jobs of this kind one node runs at once. */
+  concurrency: number;
+  /**
+   * pg-boss queue policy: 'standard' (default) or 'singleton' (one active job per singleton key, e.g. a dataset id).
+   */
+  policy?: 'standard' | 'singleton' | 'stately';
+  /** Seconds a job may stay active before pg-boss fails it (a node died mid-job). */
+  expireInSeconds?: number;
+}
+
+/** Declares a job kind's name and payload, its type inferred from the schema. */
+export function jobKind<S extends z.ZodType>(name: string, payload: S): JobKindRef<z.output<S>> {
+  return { name, payload: payload as z.ZodType<z.output<S>> };
+}
+
+export interface JobRunnerOptions {
+  /** How often an idle worker asks for new jobs (pg-boss polls; 0.5 s is its minimum). */
+  pollingIntervalSeconds?: number;
+  /** Set false to send jobs without running any (a node that only serves requests). */
+  work?: boolean;
+}
+
+export class JobRunner {
+  private readonly kinds = new Map<string, JobKind<unknown>>();
+  private boss: PgBoss | undefined;
+  private starting: Promise<PgBoss> | undefined;
+  private stopped = false;
+  private readonly startHooks: (() => Promise<void>)[] = [];
+  /** Jobs this node runs now, by pg-boss id. */
+  private readonly running = new Map<string, AbortController>();
+
+  /** `pool`: the metadata database's pool (the app's own; pg-boss uses its own schema in the same database). */
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly options: JobRunnerOptions = {},
+  ) {}
+
+  /** Registers a kind before start; registering one name twice is a programming error. */
+  register<P>(kind: JobKind<P>): void {
+    if (this.kinds.has(kind.name)) throw new Error(`job kind ${kind.name} registered twice`);
+    if (this.boss || this.starting) throw new Error(`job kind ${kind.name} registered after the job runner started`);
+    this.kinds.set(kind.name, kind as JobKind<unknown>);
+  }
+
+  /** Work an area does once the jobs run on this node (e.g. its periodic schedules, a sweep of lost jobs). */
+  onStart(hook: () => Promise<void>): void {
+    this.startHooks.push(hook);
+  }
+
+  /** Starts pg-boss (its schema is created or migrated on the first start), the queues and the workers. Idempotent. */
+  start(): Promise<PgBoss> {
+    if (this.stopped) return Promise.reject(new Error('job runner stopped'));
+    this.starting ??= this.startBoss();
+    return this.starting;
+  }
+
+  private async startBoss(): Promise<PgBoss> {
+    const pool = this.pool;
+    const boss = new PgBoss({
+      db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values as unknown[]) },
+      registerInstance: false,
+    });
+    // pg-boss reports failed polls and maintenance here; without a listener an 'error' event would crash the process.
+    boss.on('error', (err: unknown) => {
+      if (!this.stopped) console.error('[jobs]', err instanceof Error ? err.message : err);
+    });
+    await boss.start();
+    for (const kind of this.kinds.values()) {
+      const existing = await boss.getQueue(kind.name);
+      if (!existing)
+        await boss.createQueue(kind.name, {
+          policy: kind.policy ?? 'standard',
+          retryLimit: 0,
+          expireInSeconds: kind.expireInSeconds ?? 6 * 3600,
+        });
+      if (this.options.work === false) continue;
+      await boss.work<unknown>(
+        kind.name,
+        {
+          localConcurrency: kind.concurrency,
+          batchSize: 1,
+          pollingIntervalSeconds: this.options.pollingIntervalSeconds ?? 1,
+        },
+        (jobs: Job<unknown>[]) => this.handle(kind, jobs[0]),
+      );
+    }
+    this.boss = boss;
+    // The boss is set first: a hook may send or schedule (which must not wait for this start to end).
+    for (const hook of this.startHooks)
+      await hook().catch((e: unknown) =>
+        console.error('[jobs] start hook failed:', e instanceof Error ? e.message : e),
+      );
+    return boss;
+  }
+
+  private async handle(kind: JobKind<unknown>, job: Job<unknown>): Promise<void> {
+    const payload = kind.payload.parse(job.data);
+    const controller = new AbortController();
+    const onBossAbort = () => controller.abort(job.signal.reason);
+    job.signal?.addEventListener('abort', onBossAbort, { once: true });
+    this.running.set(job.id, controller);
+    try {
+      await kind.handler(payload, { jobId: job.id, signal: controller.signal });
+    } finally {
+      this.running.delete(job.id);
+      job.signal?.removeEventListener('abort', onBossAbort);
+    }
+  }
+
+  /** Queues a job; the payload is checked against its kind's schema first. Returns pg-boss's job id. */
+  async send<P>(kind: JobKindRef<P>, payload: P, opts: { singletonKey?: string } = {}): Promise<string> {
+    const data = kind.payload.parse(payload) as object;
+    const boss = this.boss ?? (await this.start());
+    const id = await boss.send(kind.name, data, opts.singletonKey ? { singletonKey: opts.singletonKey } : {});
+    if (!id) throw new Error(`job ${kind.name} not queued (one with the same key is already queued or running)`);
+    return id;
+  }
+
+  /**
+   * A cron schedule (5 fields, in the given IANA time zone) that sends `payload` to the kind; `key` tells schedules of
+   * one kind apart (e.g. the dataset id). pg-boss fires it on one node only. Check the expression first with
+   * server/jobs/cron.ts: pg-boss's own refusal is not a message for the caller.
+   */
+  async schedule<P>(kind: JobKindRef<P>, key: string, cron: string, timezone: string, payload: P): Promise<void> {
+    const boss = this.boss ?? (await this.start());
+    await boss.schedule(kind.name, cron, kind.payload.parse(payload) as object, { tz: timezone, key });
+  }
+
+  async unschedule(kind: JobKindRef<unknown>, key: string): Promise<void> {
+    const boss = this.boss ?? (await this.start());
+    await boss.unschedule(kind.name, key);
+  }
+
+  /** Cancels a queued job (pg-boss) and aborts it when this node runs it; other nodes learn it from the job's own state. */
+  async cancel(kind: JobKindRef<unknown>, jobId: string): Promise<void> {
+    this.running.get(jobId)?.abort(new Error('cancelled'));
+    const boss = this.boss ?? (await this.start());
+    await boss.cancel(kind.name, jobId).catch(() => undefined);
+  }
+
+  /**
+   * Runs `work` only if no other job on any node runs under the same key now: a session advisory lock held on one
+   * pooled connection for the whole run (a crashed node's connection dies and frees it). Answers false without
+   * running when the key is taken. For jobs that may be queued twice for one object (a run resumed at start while
+   * its first job is still queued) and must never work on it twice at once.
+   */
+  async exclusive(key: string, work: () => Promise<void>): Promise<boolean> {
+    const client = await this.pool.connect();
+    const lock = [EXCLUSIVE_LOCK_NS, key] as const;
+    try {
+      const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [
+        ...lock,
+      ]);
+      if (!rows[0]?.ok) return false;
+      try {
+        await work();
+      } finally {
+        await client.query('select pg_advisory_unlock($1, hashtext($2))', [...lock]).catch(() => undefined);
+      }
+      return true;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** Aborts a job if this node runs it (the fast path of a cancel; the job's own polling covers the other nodes). */
+  abortLocal(jobId: string): boolean {
+    const c = this.running.get(jobId);
+    c?.abort(new Error('cancelled'));
+    return !!c;
+  }
+
+  /** Aborts this node's jobs and stops pg-boss; later sends fail. Safe to call when never started. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const c of this.running.values()) c.abort(new Error('stopped'));
+    const boss = this.boss ?? (await this.starting?.catch(() => undefined));
+    if (boss) await boss.stop({ graceful: true, timeout: 5_000, close: false }).catch(() => undefined);
+  }
+}
+
+/*
+ * Cron expressions and time zones of schedules (PUT /api/dataset/{id}/extraction and, later, mailings): checked and
+ * computed here with croner, so a refusal is the caller's message (422) and never pg-boss's.
+ */
+
+/** Five fields (minute hour day month weekday): what pg-boss schedules and the interface offers. */
+const FIVE_FIELDS = /^\S+(\s+\S+){4}$/;
+
+export function isTimeZone(tz: string): boolean {
+  if (!tz || tz.length > 64) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Null when the expression is valid, else what is wrong with it (Russian, for a 422 field message). */
+export function cronProblem(expression: string): string | null {
+  const text = expression.trim();
+  if (!FIVE_FIELDS.test(text)) return 'Расписание должно состоять из пяти полей: минута час день месяц день_недели';
+  try {
+    new Cron(text, { paused: true });
+    return null;
+  } catch (e) {
+    return `Некорректное выражение cron: ${e instanceof Error ? e.message : String(e)}`;
+  }
+}
+
+/** The next time the schedule fires after `from`, in the given time zone (null when it never fires again). */
+export function nextRunAt(expression: string, timezone: string, from: Date = new Date()): Date | null {
+  const job = new Cron(expression.trim(), { paused: true, timezone });
+  return job.nextRun(from) ?? null;
+}

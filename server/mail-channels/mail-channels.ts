@@ -1,0 +1,152 @@
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../app/deps';
+import { smtpSender, SmtpError, type SmtpSettings } from '../../adapters/mail/smtp';
+import { isForeignKeyViolation } from '../kernel/db-errors';
+import { MSG } from './messages';
+import {
+  allChannels,
+  channelById,
+  deleteChannel,
+  insertChannel,
+  mailingsOfChannel,
+  updateChannel,
+  type MailChannelRow,
+} from './store';
+
+/*
+ * SMTP mail channels: GET/POST /api/mail-channels, GET/PUT/DELETE /api/mail-channels/{id},
+ * POST /api/mail-channels/{id}/test. Administered by system administrators (the router's sysadminProcedure); any user
+ * lists their ids and names to pick one in a mailing. The password is sealed with the secret box and answered masked.
+ */
+
+export type Security = 'none' | 'starttls' | 'ssl';
+
+export interface MailChannelInput {
+  name: string;
+  host: string;
+  port: number;
+  security: Security;
+  username: string;
+  /** Omitted on update: unchanged; null: no password. */
+  password?: string | null;
+  from_address: string;
+  from_name: string;
+}
+
+export interface MailChannelView {
+  id: number;
+  name: string;
+  host: string;
+  port: number;
+  security: Security;
+  username: string;
+  /** Masked: '********' when one is stored, else null. */
+  password: string | null;
+  from_address: string;
+  from_name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const PASSWORD_MASK = '********';
+
+function channelView(row: MailChannelRow): MailChannelView {
+  return {
+    id: row.id,
+    name: row.name,
+    host: row.host,
+    port: row.port,
+    security: row.security as Security,
+    username: row.username,
+    password: row.passwordBox ? PASSWORD_MASK : null,
+    from_address: row.fromAddress,
+    from_name: row.fromName,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** GET /api/mail-channels: everything for an administrator, id and name for anyone else. */
+export async function listChannels(deps: AppDeps, actor: Actor) {
+  const rows = await allChannels(deps.db);
+  return rows.map((r) => (actor.isSysadmin ? channelView(r) : { id: r.id, name: r.name }));
+}
+
+export async function getChannel(deps: AppDeps, id: number): Promise<MailChannelView> {
+  return channelView(await mustChannel(deps, id));
+}
+
+export async function createChannel(deps: AppDeps, input: MailChannelInput): Promise<MailChannelView> {
+  const row = await insertChannel(deps.db, { ...columnsOf(input), passwordBox: sealed(deps, input.password) });
+  return channelView(row);
+}
+
+export async function changeChannel(deps: AppDeps, id: number, input: MailChannelInput): Promise<MailChannelView> {
+  await mustChannel(deps, id);
+  const password = input.password === undefined ? {} : { passwordBox: sealed(deps, input.password) };
+  const row = await updateChannel(deps.db, id, { ...columnsOf(input), ...password });
+  if (!row) throw MSG.notFound(id);
+  return channelView(row);
+}
+
+/** DELETE /api/mail-channels/{id}: 400 while mailings use it (the foreign key refuses a race the count missed). */
+export async function removeChannel(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
+  await mustChannel(deps, id);
+  const used = await mailingsOfChannel(deps.db, id);
+  if (used > 0) throw MSG.inUse(used);
+  try {
+    await deleteChannel(deps.db, id);
+  } catch (e) {
+    if (isForeignKeyViolation(e)) throw MSG.inUse(await mailingsOfChannel(deps.db, id));
+    throw e;
+  }
+  return { id, deleted: true };
+}
+
+/** POST /api/mail-channels/{id}/test: a real letter; a refusal answers ok false and the server's reply. */
+export async function testChannel(deps: AppDeps, id: number, to: string): Promise<{ ok: boolean; message: string }> {
+  const sender = smtpSender(smtpSettingsOf(deps, await mustChannel(deps, id)));
+  try {
+    await sender.send({ to: [to], subject: MSG.testSubject, text: MSG.testBody });
+    return { ok: true, message: MSG.testOk };
+  } catch (e) {
+    return { ok: false, message: e instanceof SmtpError ? e.message : String(e) };
+  } finally {
+    sender.close();
+  }
+}
+
+/** What the SMTP adapter needs of a channel, its password opened (mailing runs use it too). */
+export function smtpSettingsOf(deps: AppDeps, row: MailChannelRow): SmtpSettings {
+  return {
+    host: row.host,
+    port: row.port,
+    security: row.security as Security,
+    username: row.username,
+    password: row.passwordBox ? deps.secretBox.open<string>(row.passwordBox) : null,
+    fromAddress: row.fromAddress,
+    fromName: row.fromName,
+  };
+}
+
+async function mustChannel(deps: AppDeps, id: number): Promise<MailChannelRow> {
+  const row = await channelById(deps.db, id);
+  if (!row) throw MSG.notFound(id);
+  return row;
+}
+
+function columnsOf(input: MailChannelInput) {
+  return {
+    name: input.name,
+    host: input.host,
+    port: input.port,
+    security: input.security,
+    username: input.username,
+    fromAddress: input.from_address,
+    fromName: input.from_name,
+  };
+}
+
+function sealed(deps: AppDeps, password: string | null | undefined): string | null {
+  return password ? deps.secretBox.seal(password) : null;
+}

@@ -1,0 +1,143 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../../support/app';
+import { createRoleCast, type RoleCast } from '../../support/factories';
+import { failure, ok } from '../../support/rest';
+import { createChannel, startInbox, toOf, type ChannelView, type Inbox, type MailingView } from '../mailings/world';
+
+/*
+ * SMTP mail channels over REST (/api/mail-channels) against a real SMTP server on loopback (STARTTLS, AUTH): CRUD
+ * with the password masked, a real test letter, the server's reply on a wrong password, deletion refused while used.
+ */
+
+const { t, api } = useTestApp();
+let cast: RoleCast;
+let inbox: Inbox;
+const admin = () => cast.tokens.sysadmin!;
+
+beforeAll(async () => {
+  cast = await createRoleCast(t.deps, api);
+  inbox = await startInbox();
+});
+afterAll(async () => {
+  await inbox?.close();
+});
+
+describe('mail channels', () => {
+  it('creates, reads masked, updates keeping the password, lists for anyone by id and name', async () => {
+    const ch = await createChannel(api, admin(), inbox.port);
+    expect(ch.password).toBe('********');
+    const got = ok<ChannelView>(await api.get(`/api/mail-channels/${ch.id}`, admin()));
+    expect(got).toMatchObject({ host: '127.0.0.1', security: 'starttls', password: '********' });
+    const { id: _id, created_at: _c, updated_at: _u, password: _p, ...body } = got;
+    const changed = ok<ChannelView>(
+      await api.put(`/api/mail-channels/${ch.id}`, { ...body, name: 'renamed' }, admin()),
+    );
+    expect(changed.name).toBe('renamed');
+    // The password was kept: the test letter still authenticates.
+    expect(ok(await api.post(`/api/mail-channels/${ch.id}/test`, { to: 'a@example.test' }, admin()))).toEqual({
+      ok: true,
+      message: 'Письмо отправлено',
+    });
+    const mail = inbox.letters.at(-1)!;
+    expect(mail.subject).toBe('Проверка почтового канала');
+    expect(toOf(mail)).toEqual(['a@example.test']);
+    const list = ok<{ id: number; name: string }[]>(await api.get('/api/mail-channels', cast.tokens.plain));
+    expect(list.find((c) => c.id === ch.id)).toEqual({ id: ch.id, name: 'renamed' });
+    expect((await api.get(`/api/mail-channels/${ch.id}`, cast.tokens.plain)).status).toBe(403);
+    expect((await api.post('/api/mail-channels', { ...body }, cast.tokens.editor)).status).toBe(403);
+  });
+
+  it('the password is stored sealed, never as the plain text, and a new one replaces it sealed', async () => {
+    const ch = await createChannel(api, admin(), inbox.port, 'Пароль-в-открытую-1');
+    // The whole stored row, as text: the password must appear nowhere in it.
+    const stored = async () => {
+      const { rows } = await t.deps.db.execute<{ row: string; box: string | null }>(
+        sql`select row_to_json(c)::text as row, c.password_box as box from mail_channels c where c.id = ${ch.id}`,
+      );
+      return rows[0];
+    };
+    const before = await stored();
+    expect(before.row).not.toContain('Пароль-в-открытую-1');
+    expect(before.box).not.toBeNull();
+    expect(t.deps.secretBox.open<string>(before.box!)).toBe('Пароль-в-открытую-1');
+    const { id: _id, created_at: _c, updated_at: _u, ...body } = ch;
+    ok(await api.put(`/api/mail-channels/${ch.id}`, { ...body, password: 'Другой-пароль-2' }, admin()));
+    const after = await stored();
+    expect(after.row).not.toContain('Другой-пароль-2');
+    expect(after.box).not.toBe(before.box);
+    expect(t.deps.secretBox.open<string>(after.box!)).toBe('Другой-пароль-2');
+    // null removes it: no password stored, none answered.
+    const cleared = ok<ChannelView>(await api.put(`/api/mail-channels/${ch.id}`, { ...body, password: null }, admin()));
+    expect(cleared.password).toBeNull();
+    expect((await stored()).box).toBeNull();
+  });
+
+  it('a wrong password answers ok false with the server reply', async () => {
+    const ch = await createChannel(api, admin(), inbox.port, 'wrong');
+    const res = ok<{ ok: boolean; message: string }>(
+      await api.post(`/api/mail-channels/${ch.id}/test`, { to: 'a@example.test' }, admin()),
+    );
+    expect(res.ok).toBe(false);
+    expect(res.message).toMatch(/535/);
+    expect(res.message).toMatch(/Authentication failed/);
+  });
+
+  it('an unreachable server answers ok false', async () => {
+    const ch = await createChannel(api, admin(), 1);
+    const res = ok<{ ok: boolean; message: string }>(
+      await api.post(`/api/mail-channels/${ch.id}/test`, { to: 'a@example.test' }, admin()),
+    );
+    expect(res.ok).toBe(false);
+    expect(res.message).toMatch(/ECONNREFUSED/);
+  });
+
+  it('a channel used by a mailing cannot be deleted (400); unused it can', async () => {
+    const used = await createChannel(api, admin(), inbox.port);
+    const dashboard = ok<{ id: number }>(
+      await api.post('/api/dashboard', { name: 'Сводка', workspace_id: cast.workspaceId }, cast.tokens.editor),
+    );
+    const mailing = ok<MailingView>(
+      await api.post(
+        '/api/mailings',
+        {
+          name: 'Сводка',
+          workspace_id: cast.workspaceId,
+          dashboard_id: dashboard.id,
+          format: 'pdf',
+          channel_id: used.id,
+          recipients: { emails: ['a@example.test'] },
+        },
+        cast.tokens.editor,
+      ),
+    );
+    const refused = await api.delete(`/api/mail-channels/${used.id}`, admin());
+    expect(refused.status).toBe(400);
+    expect(failure(refused).message).toBe(
+      'Канал используется рассылками (1): сначала переведите их на другой канал или удалите',
+    );
+    expect(ok<ChannelView>(await api.get(`/api/mail-channels/${used.id}`, admin())).id).toBe(used.id);
+    // Once the mailing is gone the channel can go.
+    ok(await api.delete(`/api/mailings/${mailing.id}`, cast.tokens.editor));
+    expect(ok(await api.delete(`/api/mail-channels/${used.id}`, admin()))).toEqual({ id: used.id, deleted: true });
+    const free = await createChannel(api, admin(), inbox.port);
+    expect(ok(await api.delete(`/api/mail-channels/${free.id}`, admin()))).toEqual({ id: free.id, deleted: true });
+    expect((await api.get(`/api/mail-channels/${free.id}`, admin())).status).toBe(404);
+  });
+
+  it('bad input is a 422 or 404, never a 500', async () => {
+    const base = { name: 'x', host: 'h', port: 25, from_address: 'a@example.test' };
+    for (const body of [
+      { ...base, port: 0 },
+      { ...base, security: 'tls' },
+      { ...base, from_address: 'not-an-address' },
+      { ...base, name: 'a\u0000b' },
+      { ...base, extra: 1 },
+    ])
+      expect((await api.post('/api/mail-channels', body, admin())).status).toBe(422);
+    expect((await api.get('/api/mail-channels/99999999999', admin())).status).toBe(422);
+    expect((await api.get('/api/mail-channels/2147483647', admin())).status).toBe(404);
+    expect((await api.post('/api/mail-channels/2147483647/test', { to: 'a@example.test' }, admin())).status).toBe(404);
+    expect((await api.post('/api/mail-channels/1/test', { to: 'bad' }, admin())).status).toBe(422);
+  });
+});

@@ -1,0 +1,188 @@
+import ExcelJS from 'exceljs';
+import type { ParsedMail } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { pdfPageCount } from '../../../server/exports/render-file';
+import { useTestApp } from '../../support/app';
+import { createDashboardRow, createRoleCast, type RoleCast } from '../../support/factories';
+import { ok } from '../../support/rest';
+import { launchChromium } from '../../web/chromium';
+import { createPgSource, sourceDb } from '../widgets/world';
+import {
+  createChannel,
+  createOrdersDataset,
+  createOrdersTable,
+  ordersWidget,
+  startInbox,
+  toOf,
+  waitRun,
+  type Inbox,
+  type LetterPage,
+  type MailingView,
+} from './world';
+
+/*
+ * Every format of a mailing, sent through the loopback SMTP server and parsed with mailparser: xlsx and csv
+ * attachments read back row by row, pdf and png drawn by a real headless Chromium (Debian chromium,
+ * scripts/test-services/ensure-chromium.sh) opening the app's render pages, and inline images in the HTML body
+ * (<img src="cid:...">, the image a related part with that cid; the inbox keeps cid links as sent). A dashboard mailing sends the dashboard as one page
+ * (pdf) or its widgets' tables (csv).
+ */
+
+const { t, api } = useTestApp();
+let cast: RoleCast;
+let inbox: Inbox;
+let db: pg.Client;
+let table: string;
+let channelId: number;
+let widgetId: number;
+let emailsWidget: number;
+let dashboardId: number;
+const owner = () => cast.tokens.editor!;
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const DASHBOARD = 'Сводка заказов';
+
+beforeAll(async () => {
+  const browser = await launchChromium();
+  await browser.close();
+  process.env.RENDER_ORIGIN = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  cast = await createRoleCast(t.deps, api);
+  inbox = await startInbox();
+  db = await sourceDb();
+  table = await createOrdersTable(db);
+  channelId = (await createChannel(api, cast.tokens.sysadmin!, inbox.port)).id;
+  const sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+  const ds = await createOrdersDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId, table });
+  widgetId = await ordersWidget(api, owner(), ds.id);
+  emailsWidget = ok<{ id: number }>(
+    await api.post(
+      '/api/widget',
+      {
+        name: 'Менеджеры',
+        dataset_id: ds.id,
+        type: 'table',
+        rows: [
+          { id: 'r', sql: '[orders.region]', alias: 'Регион' },
+          { id: 'e', sql: '[orders.manager_email]', alias: 'Почта' },
+        ],
+        sorts: [{ field_id: 'e', direction: 'asc' }],
+      },
+      owner(),
+    ),
+  ).id;
+  const items = [widgetId, emailsWidget].map((id, i) => ({ widget_id: id, tab_id: null, x: 0, y: i * 6, w: 12, h: 6 }));
+  dashboardId = (
+    await createDashboardRow(t.deps, {
+      workspaceId: cast.workspaceId,
+      authorId: cast.users.editor.id,
+      name: DASHBOARD,
+      layout: { tabs: [], items, selectors: [], parameters: [] },
+    })
+  ).id;
+}, 600_000);
+afterAll(async () => {
+  await inbox?.close();
+  await db?.query(`DROP TABLE IF EXISTS ${table}`);
+  await db?.end();
+});
+
+/** Saves a mailing to one address, runs it now and answers the one letter that arrived. */
+async function sendOne(extra: Record<string, unknown>): Promise<ParsedMail> {
+  const to = `${String(extra.format)}@example.test`;
+  const m = ok<MailingView>(
+    await api.post(
+      '/api/mailings',
+      {
+        name: 'Форматы',
+        workspace_id: cast.workspaceId,
+        channel_id: channelId,
+        subject: 'Заказы',
+        body: 'Отчёт за неделю',
+        recipients: { emails: [to] },
+        ...extra,
+      },
+      owner(),
+    ),
+  );
+  const before = inbox.letters.length;
+  const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
+  const run = await waitRun(api, owner(), m.id, run_id, 120_000);
+  const letters = ok<LetterPage>(await api.get(`/api/mailings/${m.id}/runs/${run_id}/letters`, owner())).content;
+  expect(run, JSON.stringify(letters)).toMatchObject({ state: 'succeeded', letters_sent: 1, letters_failed: 0 });
+  const got = inbox.letters.slice(before);
+  expect(got.map(toOf)).toEqual([[to]]);
+  return got[0];
+}
+
+describe('mailing formats', () => {
+  it('xlsx: the widget as a workbook, its rows read back', async () => {
+    const mail = await sendOne({ widget_ids: [widgetId], format: 'xlsx' });
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([
+      ['Продажи.xlsx', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'],
+    ]);
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.load(mail.attachments[0].content as unknown as ArrayBuffer);
+    const sheet = wb.worksheets[0];
+    const rows: unknown[][] = [];
+    sheet.eachRow((row) => rows.push((row.values as unknown[]).slice(1)));
+    expect(rows).toEqual([
+      ['Регион', 'Сумма'],
+      ['east', 3],
+      ['north', 15],
+      ['south', 7],
+    ]);
+  });
+
+  it("csv of a dashboard: one table per widget of the dashboard's layout", async () => {
+    const mail = await sendOne({ dashboard_id: dashboardId, format: 'csv' });
+    expect(mail.attachments.map((a) => [a.filename, a.contentType.split(';')[0]])).toEqual([
+      ['Продажи.csv', 'text/csv'],
+      ['Менеджеры.csv', 'text/csv'],
+    ]);
+    const lines = (i: number) =>
+      mail.attachments[i].content
+        .toString('utf8')
+        .replace(/^\ufeff/, '')
+        .trim()
+        .split(/\r?\n/);
+    expect(lines(0)).toEqual(['Регион,Сумма', 'east,3', 'north,15', 'south,7']);
+    expect(lines(1)).toEqual([
+      'Регион,Почта',
+      'east,boss-e@example.test',
+      'north,boss-n@example.test',
+      'north,"boss-n@example.test, deputy-n@example.test"',
+      'south,boss-s@example.test',
+    ]);
+  });
+
+  it('pdf of a dashboard: the dashboard page as a PDF drawn by Chromium', { timeout: 180_000 }, async () => {
+    const mail = await sendOne({ dashboard_id: dashboardId, format: 'pdf' });
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([[`${DASHBOARD}.pdf`, 'application/pdf']]);
+    const pdf = mail.attachments[0].content;
+    expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
+    expect(pdfPageCount(pdf)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('png of a widget: an image drawn by Chromium', { timeout: 180_000 }, async () => {
+    const mail = await sendOne({ widget_ids: [widgetId], format: 'png' });
+    expect(mail.attachments.map((a) => [a.filename, a.contentType])).toEqual([['Продажи.png', 'image/png']]);
+    expect(mail.attachments[0].content.subarray(0, 8)).toEqual(PNG);
+  });
+
+  it(
+    'inline: the HTML body shows the image by its cid, the image a related part with that cid',
+    { timeout: 180_000 },
+    async () => {
+      const mail = await sendOne({ widget_ids: [widgetId], format: 'inline' });
+      expect(mail.text?.trim()).toBe('Отчёт за неделю');
+      const html = String(mail.html);
+      const cids = [...html.matchAll(/<img src="cid:([^"]+)">/g)].map((x) => x[1]);
+      expect(cids).toEqual(['image0@mailing']);
+      expect(html).toContain('<p>Отчёт за неделю</p>');
+      expect(mail.attachments.map((a) => [a.contentType, a.cid, a.related, a.contentDisposition])).toEqual([
+        ['image/png', 'image0@mailing', true, 'inline'],
+      ]);
+      expect(mail.attachments[0].content.subarray(0, 8)).toEqual(PNG);
+    },
+  );
+});
