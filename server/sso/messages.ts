@@ -1,0 +1,24 @@
+/** The Russian messages of single sign-on, in one place so that tests and callers quote them exactly. */
+export const SSO_MESSAGES = {
+  providerNotFound: (id: number) => `Провайдер SSO не найден (id ${id})`,
+  providerDisabled: 'Провайдер SSO отключён',
+  duplicateName: (name: string) => `Провайдер SSO с именем «${name}» уже существует`,
+  noBaseUrl: 'Не задан адрес установки (base_url в настройках): вход через SSO невозможен',
+  foreignRedirect: 'Адрес возврата должен находиться на адресе установки',
+  badState: 'Недействительный или просроченный параметр state: начните вход заново',
+  idpRefused: (reason: string) => `Провайдер удостоверений отклонил вход: ${reason}`,
+  idpAnswerInvalid: (reason: string) => `Ответ провайдера удостоверений не принят: ${reason}`,
+  idpUnreachable: (reason: string) => `Провайдер удостоверений недоступен: ${reason}`,
+  noUsername: (claim: string) => `Ответ провайдера не содержит имя пользователя (${claim})`,
+  noAccount: (username: string) =>
+    `Учётная запись «${username}» не найдена, а автоматическое создание пользователей для этого провайдера выключено`,
+  notSsoAccount: (username: string) =>
+    `Учётная запись «${username}» не является учётной записью SSO: вход через провайдера для неё не разрешён`,
+  accountDisabled: 'Учётная запись отключена',
+  replayedAssertion: 'Утверждение SAML уже было использовано',
+  badCode: 'Недействительный или просроченный одноразовый код входа',
+  samlOnly: 'Метаданные поставщика услуг есть только у SAML-провайдера',
+  kindChange: 'Тип провайдера изменить нельзя',
+  groupNotFound: (id: number) => `Группа не найдена (id ${id})`,
+  testOk: 'Провайдер доступен, настройки корректны',
+} as const;

@@ -1,0 +1,2 @@
+// oidc-provider ships no type declarations; the tests use a few of its members, typed where they are used.
+declare module 'oidc-provider';
