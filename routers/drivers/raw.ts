@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { defineRawRoute } from '../../adapters/rest/raw-route';
+import type { Actor } from '../../server/auth/actor';
+import type { AppDeps } from '../../server/app/deps';
+import { uploadDriver } from '../../server/drivers/drivers';
+import { AppError } from '../../server/kernel/errors';
+import { multipartScope, requireFile, withUpload } from '../data-sources/file-upload';
+import { driverView, uploadDriverFields } from './schemas';
+
+/*
+ * POST /api/admin/drivers (admin.uploadDriver, #102): a multipart upload cannot be a tRPC procedure. System
+ * administrators only, settled before a byte of the file is read.
+ */
+
+const jsonSchema = (schema: z.ZodType) => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  return rest;
+};
+
+const uploadDriverRoute = defineRawRoute<AppDeps, Actor>({
+  method: 'POST',
+  path: '/api/admin/drivers',
+  auth: 'bearer',
+  scope: multipartScope,
+  doc: {
+    operationId: 'admin-uploadDriver',
+    summary: 'Upload a driver file',
+    description:
+      'System administrator. multipart/form-data: file — a connector plugin, an ES module exporting ' +
+      '`createConnector(settings, options)` that returns an object of the source connector interface (kind, dialect, ' +
+      'check, listSchemas, listTables, listColumns, query, stream, openStream, close); source_type — the kind it ' +
+      'serves; version. The module is stored under DATA_DIR as <sha256>.mjs, imported and checked at once (no ' +
+      'restart); a file that is not an ES module, misses the interface or builds a connector of another kind or ' +
+      'dialect than source_type answers 400. Pick it for a kind with PUT /api/source-types/{type} (driver_id = its ' +
+      'id): from then on new connections of that kind are built by it.',
+    tags: ['Administration'],
+    requestBody: {
+      required: true,
+      content: {
+        'multipart/form-data': {
+          schema: {
+            type: 'object',
+            required: ['file', 'source_type', 'version'],
+            properties: {
+              file: { type: 'string', format: 'binary' },
+              source_type: { type: 'string', description: 'postgresql, mysql, clickhouse or file' },
+              version: { type: 'string' },
+              name: { type: 'string', description: 'Default: the file name' },
+            },
+          },
+        },
+      },
+    },
+    responses: {
+      '200': {
+        description: 'The uploaded plugin with its sha256',
+        content: { 'application/json': { schema: jsonSchema(driverView) } },
+      },
+    },
+  },
+  handler: async (req, _reply, { deps, actor }) => {
+    if (!actor.isSysadmin) throw new AppError('forbidden');
+    return withUpload(req, deps, (received) =>
+      uploadDriver(deps, actor, requireFile(received), uploadDriverFields.parse(received.fields)),
+    );
+  },
+});
+
+export const driverRawRoutes = [uploadDriverRoute];

@@ -1,0 +1,53 @@
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../app/deps';
+import { readableObject } from '../access/object-access';
+import { badRequest } from '../kernel/errors';
+import type { ChatMessage } from '../../adapters/ai/chat-client';
+import { checkFormula, envOfModel } from '../datasets/formulas';
+import { loadDatasetModel } from '../datasets/load-model';
+import { askProvider, stripFence } from './ai';
+import { datasetFieldLines, functionLines, GUARD } from './grounding';
+import { AI_MSG } from './messages';
+
+/**
+ * POST /api/ai/formula: a calculated field formula for a dataset the caller can read. The answer must pass the
+ * formula validator against the saved schema; a failing answer gets one repair round with the validator's message,
+ * then a 400. Nothing is saved or run.
+ */
+export async function generateFormula(
+  deps: AppDeps,
+  actor: Actor,
+  input: { dataset_id: number; prompt: string },
+): Promise<{ formula: string; primitive_type: string }> {
+  await readableObject(deps.db, actor, 'dataset', input.dataset_id);
+  const model = await loadDatasetModel(deps.db, input.dataset_id);
+  const env = envOfModel(model);
+  const messages: ChatMessage[] = [
+    {
+      role: 'system',
+      content: [
+        GUARD,
+        'Напиши одну формулу вычисляемого поля на языке выражений платформы. Ссылки на поля — в квадратных скобках, ' +
+          'как в списке ниже. Ответь только формулой, без пояснений.',
+        `Поля датасета «${model.name}»:`,
+        ...datasetFieldLines(model),
+        'Функции языка (другие не поддерживаются):',
+        ...functionLines(),
+      ].join('\n'),
+    },
+    { role: 'user', content: input.prompt },
+  ];
+  let problem = '';
+  for (let round = 0; round < 2; round++) {
+    const answer = await askProvider(deps, actor, messages);
+    const formula = stripFence(answer);
+    const result = checkFormula(formula, env);
+    if (result.ok) return { formula, primitive_type: result.type };
+    problem = result.error.message;
+    messages.push(
+      { role: 'assistant', content: answer },
+      { role: 'user', content: `Валидатор отклонил формулу: ${problem}. Исправь её и ответь только формулой.` },
+    );
+  }
+  throw badRequest(AI_MSG.formulaFailed(problem));
+}

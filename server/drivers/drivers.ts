@@ -1,0 +1,208 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { eq } from 'drizzle-orm';
+import {
+  ConnectorError,
+  isSourceKind,
+  SOURCE_KINDS,
+  type ConnectorDriver,
+  type SourceKind,
+} from '../../adapters/sources';
+import { driverPlugins } from '../../db/schema';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../app/deps';
+import { badRequest, invalid, notFound } from '../kernel/errors';
+import { BUNDLED_DRIVERS, kindsUsingDriver, selectedDriverId } from '../source-types/source-types';
+import { buildPluginConnector, loadConnectorPlugin, pluginFactory } from './plugin-loader';
+
+/*
+ * Database drivers of the installation (/api/admin/drivers, #101-103, system administrators only): the bundled
+ * connectors with the versions of their npm packages, and uploaded connector plugins stored as
+ * DATA_DIR/drivers/<sha256>.mjs. A source kind picks a plugin with PUT /api/source-types/{type} (driver_id = the
+ * plugin's id); from then on every new connection of the kind's sources is built by the plugin's createConnector
+ * (sourceDriver below, used by data-sources/connection.ts and the connection check). A plugin in use cannot be
+ * deleted.
+ */
+
+/** driver_id -> npm package of the bundled connectors (the ids source-types.ts answers as driver_id). */
+const BUNDLED_PACKAGES: Record<string, string> = {
+  pg: 'pg',
+  mysql2: 'mysql2',
+  'clickhouse-client': '@clickhouse/client',
+  duckdb: '@duckdb/node-api',
+};
+
+const require = createRequire(import.meta.url);
+
+/** The installed version from node_modules/<pkg>/package.json (found from the package's entry point upwards). */
+async function packageVersion(pkg: string): Promise<string | null> {
+  try {
+    let dir = path.dirname(require.resolve(pkg));
+    for (;;) {
+      const meta = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8').catch(() => '{}')) as {
+        name?: string;
+        version?: string;
+      };
+      if (meta.name === pkg) return meta.version ?? null;
+      const up = path.dirname(dir);
+      if (up === dir) return null;
+      dir = up;
+    }
+  } catch {
+    return null;
+  }
+}
+
+export interface DriverView {
+  id: string;
+  name: string;
+  bundled: boolean;
+  package: string | null;
+  version: string | null;
+  source_types: string[];
+  sha256: string | null;
+  uploaded_by: number | null;
+  uploaded_at: string | null;
+  used_by: string[];
+}
+
+type PluginRow = typeof driverPlugins.$inferSelect;
+
+async function pluginView(deps: AppDeps, row: PluginRow): Promise<DriverView> {
+  return {
+    id: String(row.id),
+    name: row.name,
+    bundled: false,
+    package: null,
+    version: row.version,
+    source_types: [row.sourceType],
+    sha256: row.sha256,
+    uploaded_by: row.uploadedBy,
+    uploaded_at: row.uploadedAt.toISOString(),
+    used_by: await kindsUsingDriver(deps, String(row.id)),
+  };
+}
+
+/** GET /api/admin/drivers */
+export async function listDrivers(deps: AppDeps): Promise<{ content: DriverView[] }> {
+  const bundled: DriverView[] = [];
+  for (const [id, pkg] of Object.entries(BUNDLED_PACKAGES)) {
+    bundled.push({
+      id,
+      name: pkg,
+      bundled: true,
+      package: pkg,
+      version: await packageVersion(pkg),
+      source_types: Object.entries(BUNDLED_DRIVERS)
+        .filter(([, driver]) => driver === id)
+        .map(([kind]) => kind),
+      sha256: null,
+      uploaded_by: null,
+      uploaded_at: null,
+      used_by: await kindsUsingDriver(deps, id),
+    });
+  }
+  const rows = await deps.db.select().from(driverPlugins).orderBy(driverPlugins.id);
+  const plugins = await Promise.all(rows.map((row) => pluginView(deps, row)));
+  return { content: [...bundled, ...plugins] };
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+const pluginDir = (deps: AppDeps) => path.join(deps.config.dataDir, 'drivers');
+
+async function removeFileIfUnused(deps: AppDeps, sha: string, file: string): Promise<void> {
+  const users = await deps.db.select({ id: driverPlugins.id }).from(driverPlugins).where(eq(driverPlugins.sha256, sha));
+  if (!users.length) await rm(file, { force: true });
+}
+
+/**
+ * POST /api/admin/drivers (multipart): the staged upload is hashed, stored under DATA_DIR, imported and checked
+ * against the connector interface; a file that is not a module or misses the interface is removed and refused.
+ */
+export async function uploadDriver(
+  deps: AppDeps,
+  actor: Actor,
+  upload: { path: string; filename: string },
+  fields: { source_type: string; version: string; name?: string },
+): Promise<DriverView> {
+  if (!isSourceKind(fields.source_type)) {
+    throw invalid({ sourceType: `must be one of: ${SOURCE_KINDS.map((k) => k.type).join(', ')}` });
+  }
+  const sha = await sha256Of(upload.path);
+  const dir = pluginDir(deps);
+  await mkdir(dir, { recursive: true });
+  const file = path.join(dir, `${sha}.mjs`);
+  await copyFile(upload.path, file);
+  const outcome = await loadConnectorPlugin(file, fields.source_type);
+  if (!outcome.ok) {
+    await removeFileIfUnused(deps, sha, file);
+    throw badRequest(outcome.message);
+  }
+  const [row] = await deps.db
+    .insert(driverPlugins)
+    .values({
+      name: fields.name ?? upload.filename,
+      sourceType: fields.source_type,
+      version: fields.version,
+      sha256: sha,
+      filePath: path.relative(deps.config.dataDir, file),
+      uploadedBy: actor.userId,
+    })
+    .returning();
+  return pluginView(deps, row);
+}
+
+const driverNotFound = (id: number) => notFound(`Драйвер не найден (id ${id})`);
+
+/** DELETE /api/admin/drivers/{id}: 400 while a source kind uses it. */
+export async function deleteDriver(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
+  const [row] = await deps.db.select().from(driverPlugins).where(eq(driverPlugins.id, id));
+  if (!row) throw driverNotFound(id);
+  const kinds = await kindsUsingDriver(deps, String(id));
+  if (kinds.length) {
+    const names = kinds.map((k) => SOURCE_KINDS.find((i) => i.type === k)?.name ?? k);
+    throw badRequest(
+      `Драйвер используется типом источника: ${names.join(', ')}. Сначала выберите для него другой драйвер`,
+    );
+  }
+  await deps.db.delete(driverPlugins).where(eq(driverPlugins.id, id));
+  await removeFileIfUnused(deps, row.sha256, path.resolve(deps.config.dataDir, row.filePath));
+  return { id, deleted: true };
+}
+
+/** A plugin row by id, cached briefly: the connection path asks on every call (rows never change, only go). */
+async function pluginRow(deps: AppDeps, id: number): Promise<PluginRow | undefined> {
+  if (!Number.isSafeInteger(id)) return undefined;
+  return (await deps.caches.settings.getOrLoad(`driver_plugin:${id}`, async () => {
+    const [row] = await deps.db.select().from(driverPlugins).where(eq(driverPlugins.id, id));
+    return row;
+  })) as PluginRow | undefined;
+}
+
+/**
+ * The driver the kind's saved sources connect with now: the bundled one (no `create`), or the uploaded plugin the
+ * kind picked, its module imported from DATA_DIR on first use in this process. A plugin that is gone or no longer
+ * loads fails the call with a ConnectorError (a 400 saying which driver), never silently falls back to bundled.
+ */
+export async function sourceDriver(deps: AppDeps, kind: SourceKind): Promise<ConnectorDriver> {
+  const driverId = await selectedDriverId(deps, kind);
+  if (driverId === BUNDLED_DRIVERS[kind]) return { id: driverId };
+  const row = await pluginRow(deps, Number(driverId));
+  if (!row)
+    throw new ConnectorError(`Драйвер ${driverId}, выбранный для типа источника ${kind}, не найден`, 'settings');
+  const outcome = await pluginFactory(path.resolve(deps.config.dataDir, row.filePath), row.sha256);
+  if (!outcome.ok) throw new ConnectorError(`Драйвер «${row.name}» не загружается. ${outcome.message}`, 'settings');
+  return {
+    id: `plugin:${row.id}:${row.sha256}`,
+    create: (settings, options) => buildPluginConnector(outcome.factory, kind, settings, options),
+  };
+}

@@ -1,0 +1,31 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Actor } from '../auth/actor';
+import type { AppDeps } from '../app/deps';
+import { describeError } from '../kernel/error-response';
+import { MCP_TOOLS } from './tools';
+
+/**
+ * One MCP server per /mcp request (stateless Streamable HTTP): the actor is the API token's owner as authenticated
+ * for this very request, so a suspended or revoked token stops at its next call. A tool's refusal (403, 404, 400)
+ * answers the error table's message (with a 422's field map) as a tool error; an unforeseen failure is logged and
+ * answered without detail.
+ */
+export function createMcpServer(deps: AppDeps, actor: Actor, log: (err: unknown) => void, version: string): McpServer {
+  const server = new McpServer({ name: 'analytics-platform', version });
+  for (const t of MCP_TOOLS) {
+    server.registerTool(t.name, { description: t.description, inputSchema: t.input }, async (args: unknown) => {
+      try {
+        const result = await t.run(deps, actor, args as Record<string, unknown>);
+        return { content: [{ type: 'text' as const, text: JSON.stringify(result) }] };
+      } catch (err) {
+        const d = describeError(err);
+        if (d.unexpected !== undefined) log(d.unexpected);
+        // A 422's field map is the useful part («Ошибка валидации» alone tells a client nothing).
+        const fields = Object.entries(d.errors ?? {}).map(([k, v]) => `${k}: ${v}`);
+        const text = `${d.status}: ${d.message}${fields.length ? ` (${fields.join('; ')})` : ''}`;
+        return { content: [{ type: 'text' as const, text }], isError: true };
+      }
+    });
+  }
+  return server;
+}
