@@ -9,7 +9,6 @@
  * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import { buildApp } from '../../server/app/app';
 import { loadConfig } from '../../server/app/config';
 import { configureQueryEngine } from '../../server/query/run/engine';
 import { startRuntime } from '../../server/app/start';
+import { call, metadataDatabase } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
@@ -44,43 +44,12 @@ async function ensureSourceTable(): Promise<void> {
   }
 }
 
-async function metadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
-  const name = `bench_dashboard_meta_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SOURCE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(SOURCE_URL);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: SOURCE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
-async function call(base: URL, method: string, pathname: string, body: unknown, token?: string) {
-  const r = await fetch(new URL(pathname, base), {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = (await r.json()) as { data?: any };
-  if (r.status !== 200) throw new Error(`${method} ${pathname}: ${r.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function main() {
   await ensureSourceTable();
-  const meta = await metadataDatabase();
+  const meta = await metadataDatabase(SOURCE_URL, 'bench_dashboard_meta');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-dashboard-'));
   const password = 'Bench-admin-2026';
   const runtime = await startRuntime(

@@ -18,7 +18,6 @@
  * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -32,6 +31,7 @@ import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { configureQueryEngine } from '../../server/query/run/engine';
 import { DatasetSources } from '../../server/query/run/targets';
 import { startRuntime } from '../../server/app/start';
+import { metadataDatabase } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
@@ -64,26 +64,6 @@ async function ensureSourceTable(): Promise<void> {
 }
 
 /** A throwaway metadata database on the source server, unless DATABASE_URL names one. */
-async function metadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, drop: async () => {} };
-  const name = `bench_widget_meta_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SOURCE_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(SOURCE_URL);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: SOURCE_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
-
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 function post(base: URL, pathname: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
@@ -131,7 +111,7 @@ const ms = (n: number) => `${n.toFixed(n < 10 ? 3 : 1)} ms`;
 
 async function main() {
   await ensureSourceTable();
-  const meta = await metadataDatabase();
+  const meta = await metadataDatabase(SOURCE_URL, 'bench_widget_meta');
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-widget-'));
   const password = 'Bench-admin-2026';
   const runtime = await startRuntime(

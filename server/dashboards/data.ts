@@ -1,15 +1,14 @@
 import { readableObject } from '../access/object-access';
-import { viewerOf } from '../access/viewer';
+import { viewerOf, type Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { describeError } from '../kernel/error-response';
 import { invalid, type FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
-import { DEFAULT_PAGE_SIZE, type FilterSpec, type ParameterValues } from '../query/compile/types';
-import { widgetDataAs, type WidgetData } from '../widgets/widget-data';
+import { DEFAULT_PAGE_SIZE, type FilterSpec, type ParameterValues, type SortSpec } from '../query/compile/types';
+import { widgetsDataAs, type WidgetData } from '../widgets/widget-data';
 import { layoutOf, widgetIdsOf, type DashboardLayout, type DashboardSelector } from './layout';
 import { MSG } from './messages';
-import { mapBounded } from './pool';
 import { selectorFieldRefs } from './store';
 
 /*
@@ -17,10 +16,14 @@ import { selectorFieldRefs } from './store';
  * POST /api/widget/{id}/data reads it (server/widgets/widget-data.ts, which goes through the one data entry point
  * server/query/read.ts, with its result cache and single-flight), with the filters of the selectors and the values
  * of the dashboard parameters that drive it. Widgets run concurrently, a few at a time; one that fails gets an error
- * entry (the envelope's error) and the others still answer.
+ * entry (the envelope's error) and the others still answer. Widgets of one dataset that differ only in their
+ * measures are answered by one query computing all of them.
  */
 
-/** At most this many widget reads of one call run at once (each holds a source connection while it runs). */
+/**
+ * At most this many reads of one call run at once (each holds a source connection while it runs); widgets that
+ * differ only in their measures share one read (server/query/read.ts readWidgetQueries).
+ */
 const WIDGET_CONCURRENCY = 8;
 
 type Scalar = string | number | boolean | null;
@@ -33,6 +36,13 @@ export interface DashboardDataRequest {
   /** Values of dashboard parameters, replacing their saved values. */
   parameters?: Record<string, Scalar>;
   view_as_user_id?: number;
+}
+
+/** A page and an order other than the widgets' first page in their saved order (the share-link viewer's table). */
+export interface DashboardDataPaging {
+  page?: number;
+  page_size?: number;
+  sorts?: SortSpec[];
 }
 
 export type WidgetDataEntry =
@@ -73,17 +83,50 @@ export async function dashboardData(
   req: DashboardDataRequest,
 ): Promise<DashboardData> {
   // Viewing as someone else is decided once, not per widget; the dashboard and its widgets are read with their rights.
-  const viewer = await viewerOf(deps, actor, req.view_as_user_id);
+  return dashboardDataAs(deps, await viewerOf(deps, actor, req.view_as_user_id), id, req);
+}
+
+/** Dashboard data read by a viewer already known. */
+async function dashboardDataAs(
+  deps: AppDeps,
+  viewer: Viewer,
+  id: number,
+  req: Omit<DashboardDataRequest, 'view_as_user_id'>,
+  paging: DashboardDataPaging = {},
+): Promise<DashboardData> {
   const { row } = await readableObject(deps.db, viewer.actor, 'dashboard', id);
-  const layout = layoutOf(row.layout);
+  return dashboardDataOf(deps, viewer, await dashboardDataSource(deps, layoutOf(row.layout)), req, paging);
+}
+
+/** What dashboard data needs of the dashboard: its layout and the fields its selectors filter on. */
+export interface DashboardDataSource {
+  layout: DashboardLayout;
+  refs: Awaited<ReturnType<typeof selectorFieldRefs>>;
+}
+
+/** The layout and selector fields of a dashboard the viewer may read (a share link keeps them between requests). */
+export async function dashboardDataSource(deps: AppDeps, layout: DashboardLayout): Promise<DashboardDataSource> {
+  return {
+    layout,
+    refs: await selectorFieldRefs(
+      deps.db,
+      layout.selectors.map((s) => s.field_id),
+    ),
+  };
+}
+
+/** Dashboard data over a layout already loaded (and found readable by the viewer). */
+export async function dashboardDataOf(
+  deps: AppDeps,
+  viewer: Viewer,
+  { layout, refs }: DashboardDataSource,
+  req: Omit<DashboardDataRequest, 'view_as_user_id'>,
+  paging: DashboardDataPaging = {},
+): Promise<DashboardData> {
   const problems = requestProblems(layout, req);
   if (Object.keys(problems).length) throw invalid(problems);
 
   const chosen = new Map(req.filters.map((f) => [f.selector_id, f.values]));
-  const refs = await selectorFieldRefs(
-    deps.db,
-    layout.selectors.map((s) => s.field_id),
-  );
   const filterOf = (s: DashboardSelector): FilterSpec | undefined => {
     const values = chosen.get(s.id) ?? s.values;
     const field = refs.get(s.field_id);
@@ -93,7 +136,7 @@ export async function dashboardData(
   };
 
   const widgetIds = req.widget_ids.length ? [...new Set(req.widget_ids)] : widgetIdsOf(layout);
-  const widgets = await mapBounded(widgetIds, WIDGET_CONCURRENCY, async (widgetId): Promise<WidgetDataEntry> => {
+  const requests = widgetIds.map((widgetId) => {
     const filters = layout.selectors
       .filter((s) => s.widget_ids.includes(widgetId))
       .map(filterOf)
@@ -102,20 +145,24 @@ export async function dashboardData(
     for (const p of layout.parameters)
       if (p.widget_ids.includes(widgetId))
         parameters[p.name] = req.parameters && p.name in req.parameters ? req.parameters[p.name] : p.value;
-    try {
-      const data = await widgetDataAs(deps, viewer, widgetId, {
+    return {
+      id: widgetId,
+      req: {
         filters,
         parameters,
-        page: 1,
-        page_size: DEFAULT_PAGE_SIZE,
-      });
-      return { widget_id: widgetId, data };
-    } catch (err) {
-      const d = describeError(err);
-      const error: { code: number; message: string; errors?: FieldErrors } = { code: d.status, message: d.message };
-      if (d.errors && Object.keys(d.errors).length) error.errors = d.errors;
-      return { widget_id: widgetId, error };
-    }
+        page: paging.page ?? 1,
+        page_size: paging.page_size ?? DEFAULT_PAGE_SIZE,
+        ...(paging.sorts ? { sorts: paging.sorts } : {}),
+      },
+    };
+  });
+  const answers = await widgetsDataAs(deps, viewer, requests, WIDGET_CONCURRENCY);
+  const widgets = answers.map((a, i): WidgetDataEntry => {
+    if (a.status === 'fulfilled') return { widget_id: widgetIds[i], data: a.value };
+    const d = describeError(a.reason);
+    const error: { code: number; message: string; errors?: FieldErrors } = { code: d.status, message: d.message };
+    if (d.errors && Object.keys(d.errors).length) error.errors = d.errors;
+    return { widget_id: widgetIds[i], error };
   });
   return { widgets };
 }

@@ -1,4 +1,4 @@
-import { asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dashboards, datasetFields, datasetObjects, datasets, widgets } from '../../db/schema';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
@@ -106,14 +106,24 @@ export async function dashboardsNamingWidgets(
 }
 
 /**
- * Takes a widget out of every layout that names it (the widget is being deleted): its tiles go, selectors and
+ * Takes a widget out of every layout that names it (the widget is being deleted, or moved to another workspace): its tiles go, selectors and
  * parameters stop driving it. Each changed dashboard is a save, so its edit time moves.
  */
-export async function dropWidgetFromLayouts(tx: DbOrTx, widgetId: number): Promise<void> {
+export async function dropWidgetFromLayouts(
+  tx: DbOrTx,
+  widgetId: number,
+  opts: { keepInWorkspace?: number } = {},
+): Promise<void> {
+  // keepInWorkspace: the widget moved there, so only layouts of other workspaces lose it (a layout shows widgets of
+  // its own workspace only).
+  const where =
+    opts.keepInWorkspace === undefined
+      ? namesAnyWidget([widgetId])
+      : and(namesAnyWidget([widgetId]), ne(dashboards.workspaceId, opts.keepInWorkspace));
   const rows = await tx
     .select({ id: dashboards.id, layout: dashboards.layout })
     .from(dashboards)
-    .where(namesAnyWidget([widgetId]))
+    .where(where)
     .for('update');
   for (const row of rows) await updateDashboard(tx, row.id, { layout: withoutWidget(layoutOf(row.layout), widgetId) });
 }

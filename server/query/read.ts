@@ -11,10 +11,12 @@ import {
   type PreviewRequest,
 } from './compile/compile-dataset';
 import { compileWidgetQuery } from './compile/compile-widget';
+import { clusterWidgetQueries, fusedKey } from './compile/fusion';
 import type { DatasetModel } from './compile/dataset-model';
 import type { CompiledQuery, WidgetQueryInput } from './compile/types';
 import type { Dialect } from './expr';
 import { compileAndRun, datasetQueryContext } from './run/dataset-context';
+import { queryEngineFor, streamQuery } from './run/engine';
 
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
@@ -61,6 +63,182 @@ export async function readData(
     return compileRequest(deps, rowFiltered, request, dialectOf, `${cls.key}|${rowFiltersKey(rowFilters)}`);
   });
   return { model: cls.model, query, rows: cls.mask(query, result.rows), truncated: result.truncated };
+}
+
+/**
+ * Several widget queries over one dataset read by one viewer (POST /api/dashboard/{id}/data, the share-link
+ * viewer): answers are each query's own, as readData would give them, in the order given, failures one by one.
+ * Queries that differ only in their measures are answered by one query computing all of them, when their compiled
+ * queries prove to have one shape (the same rows, groups, order and page); anything that keeps the fused request
+ * from compiling (a hidden field in one widget, say) sends its members back to be read one by one.
+ */
+export async function readWidgetQueries(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  queries: WidgetQueryInput[],
+  sources: DataSourceRow[] | undefined,
+  /** Bounds the reads running at once (each holds a source connection), shared with the caller's other reads. */
+  limit: <T>(task: () => Promise<T>) => Promise<T>,
+): Promise<PromiseSettledResult<ReadResult>[]> {
+  const alone = (q: WidgetQueryInput) =>
+    limit(() => readData(deps, viewer, dataset, { kind: 'widget', query: q }, sources));
+  const out = new Array<PromiseSettledResult<ReadResult>>(queries.length);
+  const settle = async (i: number, read: Promise<ReadResult>) => {
+    out[i] = await read.then(
+      (value) => ({ status: 'fulfilled', value }) as const,
+      (reason: unknown) => ({ status: 'rejected', reason }) as const,
+    );
+  };
+  await Promise.all(
+    clusterWidgetQueries(queries).map(async ({ members, fused }) => {
+      const fusedRead = fused ? await prepareFused(deps, viewer, dataset, queries, members, fused, sources) : null;
+      if (!fusedRead) return Promise.all(members.map((m) => settle(m, alone(queries[m]))));
+      // One execution: its failure (the source down) is every member's, as each read alone would have met it.
+      const run = limit(fusedRead.run);
+      await Promise.all(
+        members.map((m, position) =>
+          settle(
+            m,
+            run.then((r) => r[position]),
+          ),
+        ),
+      );
+    }),
+  );
+  return out;
+}
+
+/**
+ * Compiles a fused request and its members under the viewer's rules; null when they do not share one shape or the
+ * fused request does not compile. `run` reads once and cuts each member's columns out of the rows.
+ */
+async function prepareFused(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  queries: WidgetQueryInput[],
+  members: number[],
+  fused: WidgetQueryInput,
+  sources: DataSourceRow[] | undefined,
+): Promise<{ run: () => Promise<ReadResult[]> } | null> {
+  const request = { kind: 'widget', query: fused } as const;
+  try {
+    const ctx = await datasetQueryContext(deps, dataset, sources);
+    const cls = await columnGuard(deps, viewer, ctx.model, request);
+    const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
+    const model = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
+    const rulesKey = `${cls.key}|${rowFiltersKey(rowFilters)}`;
+    const dialectOf = ctx.sources.dialectOf;
+    cls.validate(dialectOf);
+    const whole = shapedPlan(deps, model, fused, dialectOf, rulesKey);
+    const parts = members.map((m) => shapedPlan(deps, model, queries[m], dialectOf, rulesKey));
+    if (whole.shape === undefined || parts.some((p) => p.shape !== whole.shape)) return null;
+    const index = new Map(whole.columns.map((c, i) => [c.key, i]));
+    const categories = fused.rows.length + fused.series.length;
+    const picks = parts.map((part, position) =>
+      part.columns.map((c, i) => (i < categories ? i : index.get(fusedKey(position, c.key)))),
+    );
+    if (picks.some((p) => p.some((i) => i === undefined))) return null;
+    return {
+      run: async () => {
+        const target = ctx.sources.target(deps, whole.dataSourceId);
+        const result = await queryEngineFor(deps).execute(target, whole, ctx.model.version);
+        const rows = cls.mask(whole, result.rows);
+        return parts.map((query, position) => ({
+          model: cls.model,
+          query,
+          rows: rows.map((row) => picks[position].map((i) => row[i!])),
+          truncated: result.truncated,
+        }));
+      },
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** A widget query compiled with its shape, cached like every compiled widget query. */
+function shapedPlan(
+  deps: AppDeps,
+  model: DatasetModel,
+  query: WidgetQueryInput,
+  dialectOf: (id: number) => Dialect,
+  columnRulesKey: string,
+): CompiledQuery {
+  const planKey = `shape:${model.id}:${model.version}:${columnRulesKey}:${JSON.stringify(query)}`;
+  const cached = deps.caches.plans.get(planKey);
+  if (cached) return cached;
+  const compiled = compileWidgetQuery(model, query, dialectOf, { shape: true });
+  deps.caches.plans.set(planKey, compiled);
+  return compiled;
+}
+
+/** Rows handed on together by streamData: about one cursor fetch, so a writer awaits its drain once per batch. */
+const STREAM_BATCH = 2_000;
+
+export interface StreamDataOptions {
+  /** Aborting stops the read and cancels the query at the server. */
+  signal?: AbortSignal;
+  /** The whole read's time budget (the engine's statement timeout when not given). */
+  timeoutMs?: number;
+  /** Stops after `maxRows + 1` rows (the query is cancelled), so the caller can tell the limit was passed. */
+  maxRows?: number;
+}
+
+export interface DataStream extends AsyncIterable<unknown[][]> {
+  model: DatasetModel;
+  /** The compiled query (its output columns, in the order of each row); without a row limit. */
+  query: CompiledQuery;
+  /** Stops reading and cancels the rest at the server; leaving a for-await loop early does the same. */
+  close(): Promise<void>;
+}
+
+/**
+ * Every row of a widget query, streamed (file exports, POST /api/exports): the same source rights, column-level
+ * security (refusals, hidden fields, the mask on every batch) and row-level security as readData, compiled with the
+ * widget's sorts and no page limit, read through the target's cursor (Connector.openStream) with the engine's time
+ * budget and the caller's signal. Not cached: a stream is read once, and the cache would hold all of it.
+ */
+export async function streamData(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  request: { kind: 'widget'; query: WidgetQueryInput },
+  sources?: DataSourceRow[],
+  opts: StreamDataOptions = {},
+): Promise<DataStream> {
+  const ctx = await datasetQueryContext(deps, dataset, sources);
+  const cls = await columnGuard(deps, viewer, ctx.model, request);
+  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
+  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
+  cls.validate(ctx.sources.dialectOf);
+  const query = compileWidgetQuery(rowFiltered, request.query, ctx.sources.dialectOf, { allRows: true });
+  const target = ctx.sources.target(deps, query.dataSourceId);
+  const rows = await streamQuery(queryEngineFor(deps), target, query, opts);
+  const cap = opts.maxRows === undefined ? Infinity : opts.maxRows + 1;
+  return {
+    model: cls.model,
+    query,
+    close: () => rows.close(),
+    async *[Symbol.asyncIterator]() {
+      let seen = 0;
+      let batch: unknown[][] = [];
+      try {
+        for await (const row of rows) {
+          batch.push(row);
+          if (++seen >= cap) break;
+          if (batch.length >= STREAM_BATCH) {
+            yield cls.mask(query, batch);
+            batch = [];
+          }
+        }
+        if (batch.length) yield cls.mask(query, batch);
+      } finally {
+        await rows.close();
+      }
+    },
+  };
 }
 
 function compileRequest(

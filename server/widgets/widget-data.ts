@@ -3,7 +3,8 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
 import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
-import { readData, rowObject } from '../query/read';
+import { createLimiter } from '../kernel/map-bounded';
+import { readData, readWidgetQueries, rowObject } from '../query/read';
 import { loadWidgetForData } from './widget-load';
 import { configOf, type WidgetConfig } from './views';
 
@@ -38,6 +39,56 @@ export async function widgetDataAs(
   id: number,
   req: Omit<WidgetDataRequest, 'view_as_user_id'>,
 ): Promise<WidgetData> {
+  const { dataset, sources, query } = await widgetReadOf(deps, viewer, id, req);
+  const result = await readData(deps, viewer, dataset, { kind: 'widget', query }, sources);
+  return widgetDataOf(query, result);
+}
+
+/**
+ * The data of several widgets read by one viewer (dashboard data): each answer is the one widgetDataAs would give,
+ * in the order given, failures one by one. Widgets of one dataset are read together (server/query/read.ts
+ * readWidgetQueries), so those differing only in their measures share one query; at most `concurrency` reads run
+ * at once.
+ */
+export async function widgetsDataAs(
+  deps: AppDeps,
+  viewer: Viewer,
+  requests: { id: number; req: Omit<WidgetDataRequest, 'view_as_user_id'> }[],
+  concurrency: number,
+): Promise<PromiseSettledResult<WidgetData>[]> {
+  const out = new Array<PromiseSettledResult<WidgetData>>(requests.length);
+  const loaded = await Promise.allSettled(requests.map(({ id, req }) => widgetReadOf(deps, viewer, id, req)));
+  const byDataset = new Map<number, number[]>();
+  loaded.forEach((l, i) => {
+    if (l.status === 'rejected') out[i] = l;
+    else byDataset.set(l.value.dataset.id, [...(byDataset.get(l.value.dataset.id) ?? []), i]);
+  });
+  const limit = createLimiter(concurrency);
+  await Promise.all(
+    [...byDataset.values()].map(async (indexes) => {
+      const reads = indexes.map((i) => (loaded[i] as PromiseFulfilledResult<WidgetRead>).value);
+      const { dataset, sources } = reads[0];
+      const queries = reads.map((r) => r.query);
+      const results = await readWidgetQueries(deps, viewer, dataset, queries, sources, limit);
+      results.forEach((r, k) => {
+        out[indexes[k]] =
+          r.status === 'fulfilled' ? { status: 'fulfilled', value: widgetDataOf(queries[k], r.value) } : r;
+      });
+    }),
+  );
+  return out;
+}
+
+/**
+ * The saved widget found for the viewer, with its dataset, sources and the query the request makes of it (the
+ * request's overrides over the saved configuration); widget data reads it one page, file exports stream all of it.
+ */
+export async function widgetReadOf(
+  deps: AppDeps,
+  viewer: Viewer,
+  id: number,
+  req: Omit<WidgetDataRequest, 'view_as_user_id'>,
+) {
   const { row, dataset, sources } = await loadWidgetForData(deps, viewer.actor, id);
   const saved = configOf(row);
   const shelves = {
@@ -69,9 +120,10 @@ export async function widgetDataAs(
     page: req.page,
     pageSize: req.page_size,
   };
-  const result = await readData(deps, viewer, dataset, { kind: 'widget', query }, sources);
-  return widgetDataOf(query, result);
+  return { row, dataset, sources, query };
 }
+
+type WidgetRead = Awaited<ReturnType<typeof widgetReadOf>>;
 
 /** POST /api/widget/preview: data for a configuration that is not saved. */
 export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPreviewRequest): Promise<WidgetData> {

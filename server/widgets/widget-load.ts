@@ -67,11 +67,11 @@ export type WidgetForDataStatement = ReturnType<typeof prepare>;
  */
 export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
+  // A hit answers without an await (the hot path); a miss is single-flight, so the readers of one widget arriving as
+  // its entry expires share one query.
   const hit = deps.caches.widgetReads.get(key);
   if (hit) return hit;
-  const found = await queryWidgetForData(deps, actor, widgetId);
-  deps.caches.widgetReads.set(key, found);
-  return found;
+  return deps.caches.widgetReads.getOrLoad(key, () => queryWidgetForData(deps, actor, widgetId));
 }
 
 async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {

@@ -94,6 +94,9 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
           ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row
           : await editableDataset(tx, actor, input.dataset_id);
       await validateWidgetConfig(deps, dataset, input);
+      // On a dataset of another workspace the widget moves there: layouts it leaves behind stop showing it.
+      if (dataset.workspaceId !== current.workspaceId)
+        await dropWidgetFromLayouts(tx, id, { keepInWorkspace: dataset.workspaceId });
       const row = await updateWidgetRow(tx, id, {
         name: input.name,
         type: input.type,

@@ -25,6 +25,8 @@ export interface SelectPlan {
   /** Rows to read (a page plus one); undefined reads all. */
   limit?: number;
   offset?: number;
+  /** Also describe the query's shape (CompiledQuery.shape), for fusing widget queries. */
+  shape?: boolean;
 }
 
 /** `__c<n>`: aliases the engine chooses, so no caller's id is ever part of the SQL. */
@@ -84,5 +86,30 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
     columns: items.map((it, i) => ({ key: it.key, alias: aliasOf(i) })),
     dataSourceId: from.dataSourceId,
     fetchLimit: plan.limit,
+    ...(plan.shape && grouped
+      ? { shape: shapeOf(plan, dialect, from.sql, groupKeys, parts.slice(where.length ? 3 : 2)) }
+      : {}),
   };
+}
+
+/**
+ * Everything of a grouped query but its aggregates: the rows it reads (FROM, WHERE), the groups (their expressions
+ * and positions), HAVING, order and page, with parameters numbered on their own. Two queries of one shape read the
+ * same groups in the same order, whatever aggregates each computes, so their aggregates may be computed by one
+ * query (server/query/read.ts readWidgetQueries).
+ */
+function shapeOf(
+  plan: SelectPlan,
+  dialect: Dialect,
+  from: string,
+  groupKeys: { it: SelectItem; i: number }[],
+  tail: string[],
+): string {
+  const sink = createParamSink(dialect);
+  const ctx = plan.scope.compileContext(dialect, sink);
+  const keys = groupKeys.map(({ it, i }) => [i, compileExpression(it.ast, ctx)]);
+  const conditions = plan.conditions.map((c) => [c.aggregate, c.compile(ctx)]);
+  // The tail after WHERE: GROUP BY (positions), HAVING (placeholders of the main numbering), ORDER BY, LIMIT.
+  const rest = tail.filter((part) => !part.startsWith('HAVING '));
+  return JSON.stringify([from, keys, conditions, rest, sink.values.map((v) => [typeof v, String(v)])]);
 }

@@ -17,6 +17,7 @@ export function compileWidgetQuery(
   model: DatasetModel,
   input: WidgetQueryInput,
   dialectOf: (dataSourceId: number) => Dialect,
+  opts: { allRows?: boolean; shape?: boolean } = {},
 ): CompiledQuery {
   const scope = scopeFor(model, input.parameters).defineFromRequest(input.calculatedFields);
   const shelves = analyzeShelves(input, scope);
@@ -25,7 +26,9 @@ export function compileWidgetQuery(
     ...input.filters.map(({ path, filter }) => widgetCondition(path, filter, scope)),
   ];
   const kpi = input.type === KPI_KIND;
-  if (!kpi) checkPage(input.page, input.pageSize);
+  // allRows: a streamed read (file exports) takes every row in the widget's order; page and page size play no part.
+  const paged = !kpi && !opts.allRows;
+  if (paged) checkPage(input.page, input.pageSize);
   return assembleQuery(
     {
       scope,
@@ -34,8 +37,9 @@ export function compileWidgetQuery(
       conditions,
       sorts: input.sorts,
       // A KPI shows one row; a page asks for one row more than it shows, to know whether another page follows.
-      limit: kpi ? 1 : input.pageSize + 1,
-      offset: kpi ? 0 : (input.page - 1) * input.pageSize,
+      limit: kpi ? 1 : paged ? input.pageSize + 1 : undefined,
+      offset: paged ? (input.page - 1) * input.pageSize : 0,
+      shape: opts.shape,
     },
     dialectOf,
   );

@@ -79,6 +79,8 @@ export interface CompiledQuery {
   dataSourceId: number;
   /** Rows asked of the database (page size + 1 for `hasMore`); undefined for an unbounded query. */
   fetchLimit?: number;
+  /** A grouped query compiled with `shape`: all of it but its aggregates (assemble.ts shapeOf). */
+  shape?: string;
 }
 
 export const KPI_KIND = 'kpi';

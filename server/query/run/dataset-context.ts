@@ -7,6 +7,7 @@ import { queryEngineFor } from './engine';
 import { DatasetSources } from './targets';
 import type { CompiledQuery } from '../compile/types';
 import type { Dialect } from '../expr';
+import { extractModelOf, openExtract } from '../../extracts/extracts';
 
 /*
  * What a data request needs of its dataset: the model (cached per dataset version, so a request reads no schema) and
@@ -41,11 +42,14 @@ export async function datasetQueryContext(
   row: DatasetOwnerRef,
   sourceRows?: DataSourceRow[],
 ): Promise<DatasetQueryContext> {
-  const model = await datasetModelOf(deps, row);
-  const sources = sourceRows ? DatasetSources.of(model, sourceRows) : await DatasetSources.load(deps.db, model);
-  const used = [...new Set(model.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
+  const loaded = await datasetModelOf(deps, row);
+  const sources = sourceRows ? DatasetSources.of(loaded, sourceRows) : await DatasetSources.load(deps.db, loaded);
+  const used = [...new Set(loaded.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
   await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
-  return { model, sources };
+  if (loaded.live) return { model: loaded, sources };
+  // Materialised (live = false): the same model over the extract's tables, compiled for and run on DuckDB.
+  const model = extractModelOf(loaded);
+  return { model, sources: sources.onExtract(model, await openExtract(deps, loaded.id)) };
 }
 
 /** Compiles with the dialects of the dataset's sources and runs the query where its objects live. */

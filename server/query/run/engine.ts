@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { ConnectorError } from '../../../adapters/sources';
+import { ConnectorError, type RowStream } from '../../../adapters/sources';
 import type { AppDeps } from '../../app/deps';
 import { asSourceError } from '../../data-sources/connector-errors';
 import { AppError } from '../../kernel/errors';
@@ -76,6 +76,49 @@ export class QueryEngine {
       throw queryFailure(e);
     }
   }
+}
+
+export interface StreamRunOptions {
+  signal?: AbortSignal;
+  /** The whole read's budget; the engine's statement timeout when not given. */
+  timeoutMs?: number;
+}
+
+/**
+ * A compiled query read to its end through the target's cursor (RowStream), rows one by one with bounded memory: not
+ * cached and not shared (a stream is read once), read-only, cancelled at the server by the signal or the time budget.
+ * Errors, at opening or while reading, answer as execute's do (400 with the driver's words).
+ */
+export async function streamQuery(
+  engine: QueryEngine,
+  target: ExecutableTarget,
+  query: CompiledQuery,
+  opts: StreamRunOptions = {},
+): Promise<RowStream> {
+  engine.executions++;
+  let stream: RowStream;
+  try {
+    stream = await target.stream(query.sql, query.params, {
+      timeoutMs: opts.timeoutMs ?? engine.options.timeoutMs,
+      signal: opts.signal,
+      readOnly: true,
+    });
+  } catch (e) {
+    throw queryFailure(e);
+  }
+  return {
+    columns: stream.columns,
+    close: () => stream.close(),
+    async *[Symbol.asyncIterator]() {
+      try {
+        yield* stream;
+      } catch (e) {
+        throw queryFailure(e);
+      } finally {
+        await stream.close();
+      }
+    },
+  };
 }
 
 function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): string {

@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { inArray } from 'drizzle-orm';
-import { sourceKindInfo, type QueryOptions, type QueryResult, type SourceKind } from '../../../adapters/sources';
+import {
+  sourceKindInfo,
+  type QueryOptions,
+  type QueryResult,
+  type RowStream,
+  type SourceKind,
+} from '../../../adapters/sources';
 import type { DbOrTx } from '../../../db/client';
 import { dataSources } from '../../../db/schema';
 import type { DatasetModel, QueryTarget } from '../compile/dataset-model';
@@ -8,14 +14,17 @@ import { connectorForSource, type DataSourceRow } from '../../data-sources/conne
 import type { AppDeps } from '../../app/deps';
 import { datasetProblem } from '../compile/errors';
 import type { Dialect } from '../expr';
+import { notSynchronised, type OpenExtract } from '../../extracts/extracts';
 
 /*
  * Where a compiled query runs. A live dataset runs on its data source's pooled connector. A materialised dataset
- * (live = false) will run on its DuckDB extract: a target with dialect 'duckdb' whose dataKey names the extract file
- * and load, so the compiler and the cache need no change. Until extracts exist, a materialised dataset runs live.
+ * (live = false) runs on its DuckDB extract (server/extracts/extracts.ts): a target with dialect 'duckdb' whose dataKey
+ * names the extract file and load, so the compiler and the cache need no change.
  */
 export interface ExecutableTarget extends QueryTarget {
   run(sql: string, params: unknown[], opts: QueryOptions): Promise<QueryResult>;
+  /** The same query read through the connector's cursor, batch by batch (file exports: server/query/read.ts streamData). */
+  stream(sql: string, params: unknown[], opts: QueryOptions): Promise<RowStream>;
 }
 
 /** The data sources a dataset's objects live on, by id (one metadata query). */
@@ -23,7 +32,13 @@ export class DatasetSources {
   private constructor(
     readonly model: DatasetModel,
     private readonly rows: Map<number, DataSourceRow>,
+    private readonly extract?: OpenExtract,
   ) {}
+
+  /** The same sources with every query compiled for and run on the dataset's extract. */
+  onExtract(model: DatasetModel, extract: OpenExtract): DatasetSources {
+    return new DatasetSources(model, this.rows, extract);
+  }
 
   static async load(db: DbOrTx, model: DatasetModel): Promise<DatasetSources> {
     const ids = [...new Set([...model.dataSourceIds, ...model.objects.map((o) => o.dataSourceId)])];
@@ -43,10 +58,22 @@ export class DatasetSources {
   }
 
   /** For the compiler: the dialect of a source, without connecting to it. */
-  readonly dialectOf = (id: number): Dialect => sourceKindInfo(this.row(id).type as SourceKind).dialect;
+  readonly dialectOf = (id: number): Dialect =>
+    this.extract ? 'duckdb' : sourceKindInfo(this.row(id).type as SourceKind).dialect;
 
   target(deps: AppDeps, dataSourceId: number): ExecutableTarget {
-    // live = false: the extract target goes here once materialisation exists; the live source answers meanwhile.
+    if (this.extract) {
+      const { connector, dataKey } = this.extract;
+      const datasetId = this.model.id;
+      return {
+        dialect: 'duckdb',
+        dataKey,
+        run: (sql, params, opts) =>
+          connector ? connector.query(sql, params, opts) : Promise.reject(notSynchronised(datasetId)),
+        stream: (sql, params, opts) =>
+          connector ? connector.openStream(sql, params, opts) : Promise.reject(notSynchronised(datasetId)),
+      };
+    }
     return liveTarget(deps, this.row(dataSourceId));
   }
 }
@@ -70,5 +97,6 @@ function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
     dataKey,
     // A target only ever reads, whoever calls it.
     run: (sql, params, opts) => connector.query(sql, params, { ...opts, readOnly: true }),
+    stream: (sql, params, opts) => connector.openStream(sql, params, { ...opts, readOnly: true }),
   };
 }

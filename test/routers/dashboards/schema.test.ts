@@ -301,3 +301,28 @@ describe('DELETE /api/widget/{id} and the layouts', () => {
     expect(listed.content.map((d) => d.id)).toEqual(expect.arrayContaining([a.id, b.id]));
   });
 });
+
+describe('PUT /api/widget/{id} onto a dataset of another workspace', () => {
+  it('moves the widget there, and the layouts it leaves behind stop showing it', async () => {
+    const moving = ok<z.output<typeof widgetView>>(
+      await api.post('/api/widget', widgetOver(w.datasetId), cast.tokens.editor),
+    ).id;
+    const d = await postDashboard(api, cast.tokens.editor, cast.workspaceId);
+    ok(
+      await api.put(
+        `/api/dashboard/${d.id}/schema`,
+        {
+          items: [
+            { widget_id: moving, x: 0, y: 0, w: 1, h: 1 },
+            { widget_id: w.widgetId, x: 1, y: 0, w: 1, h: 1 },
+          ],
+        },
+        cast.tokens.editor,
+      ),
+    );
+    const moved = await api.put(`/api/widget/${moving}`, widgetOver(elsewhere.datasetId), cast.tokens.editor);
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    const after = ok<DashboardSchema>(await api.get(`/api/dashboard/${d.id}/schema`, cast.tokens.viewer));
+    expect(after.items.map((i) => i.widget_id)).toEqual([w.widgetId]);
+  });
+});

@@ -24,6 +24,7 @@ function fakeTarget(answer: (sql: string) => Promise<QueryResult> | QueryResult,
       calls.push({ sql, params, opts });
       return answer(sql);
     },
+    stream: () => Promise.reject(new Error('not streamed here')),
   };
   return { target, calls };
 }

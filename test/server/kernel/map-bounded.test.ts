@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mapBounded } from '../../../server/dashboards/pool';
+import { mapBounded } from '../../../server/kernel/map-bounded';
 
 describe('mapBounded', () => {
   it('runs at most `limit` at once and answers in the order of the items', async () => {
