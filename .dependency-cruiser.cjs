@@ -19,16 +19,43 @@ const AREAS = fs
 // operation (revoke a user's tokens, hash a password, look an account up), not row internals. Adding a module here
 // is the reviewed way to widen an area's surface.
 const AREA_SERVICES = {
-  auth: ['actor', 'passwords', 'refresh-tokens', 'api-tokens', 'login-throttle', 'session-tokens'],
+  auth: [
+    'actor',
+    'passwords',
+    'refresh-tokens',
+    'api-tokens',
+    'login-throttle',
+    'session-tokens',
+    'login',
+    'opaque-tokens',
+  ],
   users: ['accounts'],
-  settings: ['dictionary', 'source-network'],
+  settings: ['dictionary', 'source-network', 'installation'],
   // The query run layer and the dataset tools reach a source through its area: a connector for a source row (secrets
   // opened, network policy applied), the one mapping of source failures, the catalogue of a source's tables.
-  'data-sources': ['connection', 'connector-errors', 'metadata'],
+  // Pipelines' substitution rules take settings "of the same make-up as the source of that type": the same
+  // validation, secret rules, masked read and address policy as a source.
+  // The AI assistant and the MCP server check SQL with the console's read-only plan and log what they run.
+  'data-sources': [
+    'connection',
+    'connector-errors',
+    'metadata',
+    'settings',
+    'network-policy',
+    'sql-validation',
+    'access-log',
+  ],
   // The model a query compiles against, loaded by dataset id (the query layer caches it per version).
-  datasets: ['load-model'],
+  // The AI assistant checks formulas as the schema editor does; the MCP server previews a dataset as the REST path.
+  datasets: ['load-model', 'formulas', 'data-reads'],
   // A widget's data as POST /api/widget/{id}/data reads it: dashboard data reads each of its widgets so.
   widgets: ['widget-data'],
+  // The public viewer of a share link reads the dashboard's layout and data as the dashboard area does, and finds the
+  // link (token, grant, unlock) through the share-links area.
+  dashboards: ['data', 'layout'],
+  'share-links': ['link-access'],
+  // Mailings attach the files an export makes (produceExport, with the mailing owner's rights).
+  exports: ['produce'],
 };
 
 // What one area may import of another: its store (tx-first cores), its views and messages, its service module named

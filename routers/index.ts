@@ -11,6 +11,17 @@ import { workspaceRouter } from './workspaces/router';
 import { widgetRouter } from './widgets/router';
 import { dashboardRouter } from './dashboards/router';
 import { accessRouter } from './access/router';
+import { etlRouter } from './extracts/router';
+import { fileExportRouter } from './exports/router';
+import { notificationRouter } from './notifications/router';
+import { ssoRouter } from './sso/router';
+import { ssoProviderRouter } from './sso/provider-router';
+import { shareLinkRouter } from './share-links/router';
+import { publicLinkRouter } from './public/router';
+import { pipelineRouter } from './pipelines/router';
+import { aiRouter } from './ai/router';
+import { mailChannelRouter } from './mail-channels/router';
+import { mailingRouter } from './mailings/router';
 
 export const appRouter = router({
   auth: authRouter,
@@ -25,6 +36,17 @@ export const appRouter = router({
   widget: widgetRouter,
   dashboard: dashboardRouter,
   access: accessRouter,
+  etl: etlRouter,
+  fileExport: fileExportRouter,
+  notification: notificationRouter,
+  sso: ssoRouter,
+  ssoProvider: ssoProviderRouter,
+  shareLink: shareLinkRouter,
+  publicLink: publicLinkRouter,
+  pipeline: pipelineRouter,
+  ai: aiRouter,
+  mailChannel: mailChannelRouter,
+  mailing: mailingRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -37,6 +37,8 @@ const DESCRIPTIONS: Record<number, string> = {
   422: 'Ошибка валидации',
   429: 'Слишком много попыток, повторите позже',
   500: 'Внутренняя ошибка сервера',
+  502: 'Внешний сервис ответил ошибкой',
+  504: 'Внешний сервис не ответил вовремя',
 };
 
 /**
@@ -45,6 +47,8 @@ const DESCRIPTIONS: Record<number, string> = {
  */
 const CREDENTIAL_CHECKS = new Set(['POST /api/auth/login', 'POST /api/auth/refresh']);
 const THROTTLED = new Set(['POST /api/auth/login']);
+/** Operations that wait for the AI provider: 502 when it fails, 504 when it does not answer in time. */
+const UPSTREAM_CALLS = new Set(['POST /api/ai/formula', 'POST /api/ai/sql', 'POST /api/ai/widget-code']);
 
 export interface OperationTraits {
   /** `METHOD /path` */
@@ -66,6 +70,7 @@ export function errorStatuses(op: OperationTraits): number[] {
   if (op.hasInput) statuses.add(422);
   if (op.hasBody) statuses.add(413).add(415);
   if (THROTTLED.has(op.key)) statuses.add(429);
+  if (UPSTREAM_CALLS.has(op.key)) statuses.add(502).add(504);
   return [...statuses].sort((a, b) => a - b);
 }
 

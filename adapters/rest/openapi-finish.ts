@@ -44,12 +44,13 @@ function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; 
   for (const procedure of Object.values(appRouter._def.procedures as Record<string, AnyProcedure>)) {
     const def = procedure._def as unknown as {
       meta?: { openapi?: { method: string; path: string } };
-      middlewares: { _type?: string }[];
+      middlewares: { _type?: string; featureSwitch?: boolean }[];
     };
     const openapi = def.meta?.openapi;
     if (!openapi) continue;
     // tRPC keeps `.use()` middlewares, input/output parsers (marked with _type) and, last, the call of the resolver.
-    const uses = def.middlewares.slice(0, -1).filter((m) => m._type === undefined).length;
+    // A feature switch (server/app/trpc.ts) neither authenticates nor gates a role.
+    const uses = def.middlewares.slice(0, -1).filter((m) => m._type === undefined && !m.featureSwitch).length;
     gates.set(`${openapi.method.toUpperCase()} ${openapi.path}`, { isPublic: uses === 0, hasRoleGate: uses > 1 });
   }
   return gates;

@@ -33,6 +33,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   column: 'Column name',
   limit: 'Largest number of items to return',
   action: 'Only entries of this action',
+  jobId: 'Export job id (job_id from POST /api/exports)',
 };
 
 /** Where a name means something else on one operation: `METHOD /path` -> name -> description. */
@@ -43,6 +44,10 @@ export const PARAMETER_OVERRIDES: Record<string, Record<string, string>> = {
   'GET /api/workspaces': { type: 'Only personal workspaces, or only shared ones («Общее»)' },
   'GET /api/source-types/{type}': { type: 'Source kind' },
   'PUT /api/source-types/{type}': { type: 'Source kind' },
+  'GET /api/mailings': {
+    type: 'Std list parameter; mailings have no kind, so it is accepted and has no effect',
+    status: 'Only active mailings, or only paused ones',
+  },
 };
 
 /** `/api/<segment>/{id}`: what the id is the id of. */
@@ -57,6 +62,9 @@ const PATH_RESOURCES: Record<string, string> = {
   workspaces: 'Workspace id',
   'mcp-tokens': 'API token id',
   files: 'File source id',
+  datasets: 'Dataset id',
+  drivers: 'Connector plugin id',
+  'mail-channels': 'Mail channel id',
   mailings: 'Mailing id',
   notifications: 'Notification id',
 };

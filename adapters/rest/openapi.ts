@@ -28,6 +28,8 @@ export function buildOpenApiDocument(
     baseUrl: '/',
     securitySchemes: {
       bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT session token or apt_ API token' },
+      // The export renderer's pages (/api/render/...): a short-lived token bound to one export job and object.
+      renderToken: { type: 'apiKey', in: 'header', name: 'X-Render-Token' },
     },
   });
   doc.info.license = { name: 'MIT', identifier: 'MIT' };

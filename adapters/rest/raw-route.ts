@@ -28,8 +28,11 @@ interface RawRouteBase<TDeps> {
   method: RawMethod;
   /** Catalogue form: `/api/files/{id}`. */
   path: string;
-  /** The OpenAPI operation; `security` is filled in from `auth`. Must declare `tags` (a catalogue group). */
-  doc: Record<string, unknown>;
+  /**
+   * The OpenAPI operation; `security` is filled in from `auth`. Must declare `tags` (a catalogue group). null: served
+   * but left out of the document (e.g. the 405 of a method an endpoint does not use: an operation without a 2xx).
+   */
+  doc: Record<string, unknown> | null;
   scope?: RawScope<TDeps>;
 }
 
@@ -59,11 +62,18 @@ const BEARER = [{ bearerAuth: [] }];
 
 /** The routes' entries for the OpenAPI document (merged by buildOpenApiDocument). */
 export function rawOperationDocs<TDeps, TActor>(routes: readonly RawRoute<TDeps, TActor>[]): RawOperationDoc[] {
-  return routes.map((route) => ({
-    method: route.method.toLowerCase() as RawOperationDoc['method'],
-    path: route.path,
-    operation: { ...route.doc, security: route.auth === 'bearer' ? BEARER : [] },
-  }));
+  return routes.flatMap((route) =>
+    route.doc === null
+      ? []
+      : [
+          {
+            method: route.method.toLowerCase() as RawOperationDoc['method'],
+            path: route.path,
+            // A route authenticated otherwise (the render pages' X-Render-Token) declares its own security.
+            operation: { security: route.auth === 'bearer' ? BEARER : [], ...route.doc },
+          },
+        ],
+  );
 }
 
 export interface RawRouteOptions<TDeps, TActor> {

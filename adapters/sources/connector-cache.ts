@@ -17,7 +17,19 @@ import {
 
 interface Entry {
   hash: string;
+  kind: SourceKind;
+  /** The driver a saved source's connector was built with; none for the platform's own files (extracts). */
+  driverId?: string;
   connector: PooledConnector;
+}
+
+/**
+ * The driver that builds a saved source's connector: the bundled one of the kind (no `create`), or an uploaded
+ * plugin's factory. Its id is part of the cache key, so a switch of driver never reuses the other driver's pool.
+ */
+export interface ConnectorDriver {
+  id: string;
+  create?: (settings: SourceSettings, options: ConnectorOptions) => Connector;
 }
 
 /**
@@ -31,6 +43,7 @@ class PooledConnector implements Connector {
   private inner: Connector | undefined;
   private running = 0;
   private closed = false;
+  private retiring = false;
   lastUsed = Date.now();
 
   constructor(private readonly create: (owner: object) => Connector) {
@@ -81,6 +94,13 @@ class PooledConnector implements Connector {
     }
   }
 
+  /** Only where the connector has it (PostgreSQL); counts as running until the copy ends. */
+  get copyCsv(): Connector['copyCsv'] {
+    const inner = this.current();
+    if (!inner.copyCsv) return undefined;
+    return (select, out, opts) => this.run((c) => c.copyCsv!(select, out, opts));
+  }
+
   /** The stream counts as running until it is closed or read to the end. */
   async openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream> {
     const done = this.begin();
@@ -110,6 +130,12 @@ class PooledConnector implements Connector {
     };
   }
 
+  /** Closed once no call is running on it (at once when idle): for a pool whose driver was switched away from. */
+  async retire(): Promise<void> {
+    this.retiring = true;
+    if (this.running === 0) await this.close();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const inner = this.inner;
@@ -131,6 +157,7 @@ class PooledConnector implements Connector {
       ended = true;
       this.running--;
       this.lastUsed = Date.now();
+      if (this.retiring && this.running === 0) void this.close().catch(() => undefined);
     };
   }
 
@@ -155,16 +182,31 @@ export class ConnectorCache {
    * The source's connector, reused while its kind and settings stay the same; a changed settings hash (for
    * example after an edit or a pipeline substitution) closes the old pool and starts a new one.
    */
-  get(sourceId: string | number, kind: SourceKind, settings: SourceSettings, options?: ConnectorOptions): Connector {
-    const hash = settingsHash(kind, settings, options);
+  get(
+    sourceId: string | number,
+    kind: SourceKind,
+    settings: SourceSettings,
+    options?: ConnectorOptions,
+    driver?: ConnectorDriver,
+  ): Connector {
+    const hash = settingsHash(kind, settings, options, driver?.id);
     const cached = this.entries.get(sourceId);
     if (cached?.hash === hash) return cached.connector;
     if (cached) void cached.connector.close().catch(() => {});
-    const connector = new PooledConnector((owner) =>
-      createConnector(kind, settings, { ...options, budgetOwner: owner }),
-    );
-    this.entries.set(sourceId, { hash, connector });
+    const build = driver?.create ?? ((s: SourceSettings, o: ConnectorOptions) => createConnector(kind, s, o));
+    const connector = new PooledConnector((owner) => build(settings, { ...options, budgetOwner: owner }));
+    this.entries.set(sourceId, { hash, kind, driverId: driver?.id, connector });
     return connector;
+  }
+
+  /**
+   * Drops the saved sources' connectors of a kind whose driver was switched: each pool is closed once the calls
+   * running on it end, and the next call builds one with the kind's new driver.
+   */
+  async releaseKind(kind: SourceKind): Promise<void> {
+    const gone = [...this.entries].filter(([, e]) => e.kind === kind && e.driverId !== undefined);
+    for (const [id] of gone) this.entries.delete(id);
+    await Promise.allSettled(gone.map(([, e]) => e.connector.retire()));
   }
 
   /** Closes the source's pool (source deleted, or its file replaced). */
@@ -195,9 +237,14 @@ sourceConnectionBudget.setEvictor(async (_server, holders) => {
   return false;
 });
 
-export function settingsHash(kind: SourceKind, settings: SourceSettings, options?: ConnectorOptions): string {
+export function settingsHash(
+  kind: SourceKind,
+  settings: SourceSettings,
+  options?: ConnectorOptions,
+  driverId?: string,
+): string {
   return createHash('sha256')
-    .update(stableJson({ kind, settings, options: options ?? {} }))
+    .update(stableJson({ kind, settings, options: options ?? {}, driver: driverId }))
     .digest('hex');
 }
 

@@ -72,6 +72,14 @@ export interface QueryOptions {
   readOnly?: boolean;
 }
 
+export interface CopyCsvOptions extends QueryOptions {
+  /**
+   * Told the result's columns once they are known and before the first byte is written to `out`; the copy waits
+   * for it (an extract creates its table and opens its loader here, so loading runs while the source sends).
+   */
+  onColumns?: (columns: ResultColumn[]) => Promise<void>;
+}
+
 export interface ResultColumn {
   name: string;
   db_type: string;
@@ -108,6 +116,15 @@ export interface Connector {
   stream(sql: string, params: unknown[], opts?: QueryOptions): AsyncIterable<unknown[]>;
   /** Like stream, with the column metadata (needed to create an extract table before the first row). */
   openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream>;
+  /**
+   * PostgreSQL only (undefined elsewhere): the SELECT's rows as CSV in the server's bulk format (COPY ... TO STDOUT),
+   * written to `out` with backpressure, read-only; for extracts. NULL is an empty field, an empty text "".
+   */
+  copyCsv?(
+    select: string,
+    out: import('node:stream').Writable,
+    opts?: CopyCsvOptions,
+  ): Promise<{ columns: ResultColumn[]; rows: number }>;
   close(): Promise<void>;
 }
 

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { getSourceType, listSourceTypes, updateSourceType } from '../../server/source-types/source-types';
 import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
 import { listSourceTypesOutput, sourceTypeDetails, sourceTypeInput, updateSourceTypeInput } from './schemas';
+import { aiAdminProcedures } from '../ai/admin-procedures';
+import { driverProcedures } from '../drivers/procedures';
 
 const tags = ['Administration'];
 
@@ -34,4 +36,8 @@ export const adminRouter = router({
     .input(updateSourceTypeInput)
     .output(sourceTypeDetails)
     .mutation(({ ctx, input: { type, ...change } }) => updateSourceType(ctx.deps, type, change)),
+
+  // #101, #103 (the upload #102 is a raw route: routers/drivers/raw.ts) and #104-106.
+  ...driverProcedures,
+  ...aiAdminProcedures,
 });

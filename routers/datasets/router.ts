@@ -14,6 +14,7 @@ import { authedProcedure, router } from '../../server/app/trpc';
 import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
 import { datasetSecurityProcedures } from './security-procedures';
+import { datasetExtractProcedures } from '../extracts/router';
 import {
   copyDatasetInput,
   createDatasetInput,
@@ -35,6 +36,7 @@ const tags = ['Datasets'];
 export const datasetRouter = router({
   ...datasetDataProcedures,
   ...datasetSecurityProcedures,
+  ...datasetExtractProcedures,
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/dataset', summary: 'List datasets', tags } })
     .input(listDatasetsInput)

@@ -395,6 +395,7 @@ export const dependenciesOutput = z.object({
   data_sources: z.array(dependent.extend({ type: z.string() })),
   widgets: z.array(dependent),
   dashboards: z.array(dependent),
+  hidden_count: z.number().int().describe('Dependencies the caller cannot read: counted, not named'),
 });
 
 // POST /api/dataset, PUT /api/dataset/{id} and POST /api/dataset/{id}/relations/suggest hand their body (without the

@@ -9,6 +9,7 @@ import {
   updateWorkspace,
 } from '../../server/workspaces/workspaces';
 import { deletedOutput, idInput } from '../common';
+import { transferProcedures } from './transfer-procedure';
 import {
   addMemberInput,
   createWorkspaceInput,
@@ -119,4 +120,5 @@ export const workspaceRouter = router({
     .input(memberIdInput)
     .output(removeMemberOutput)
     .mutation(({ ctx, input }) => removeMember(ctx.deps, ctx.actor, input.id, input.memberId)),
+  ...transferProcedures,
 });

@@ -181,6 +181,21 @@ export function readableInSql(actor: Actor, kind: ObjectKindName): SQL {
 }
 
 /**
+ * Which of `ids` (existing objects of one kind) the caller can read: lists of related objects (a dataset's dependencies, a
+ * source's objects) show only those, so that names the caller may not read never leak through them.
+ */
+export async function readableIds(db: DbOrTx, actor: Actor, kind: ObjectKindName, ids: number[]): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  // Always a query, a system administrator's too: only ids that exist come back.
+  const { table, columns } = OBJECT_KINDS[kind];
+  const rows = await db
+    .select({ id: columns.id })
+    .from(table as PgTable)
+    .where(and(inArray(columns.id, ids), readableInSql(actor, kind)));
+  return new Set(rows.map((r) => r.id as number));
+}
+
+/**
  * SQL: the rank of the caller's role in the workspace of this row of the kind (null: not a member), to select beside
  * the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement.
  */

@@ -1,25 +1,20 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, groupMembers, users, workspaceMembers } from '../../db/schema';
+import { dataSources, groupMembers, objectRights, users, workspaceMembers } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
-import { inVisibleWorkspaces } from './workspace-access';
+import { readableIds } from './object-access';
 
-/** Of the given source ids, those that exist in a workspace the caller can read. */
+/** Of the given source ids, those the caller can read (a role in their workspace or a right on the source). */
 export async function readableSourceIds(db: DbOrTx, actor: Actor, ids: readonly number[]): Promise<Set<number>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .select({ id: dataSources.id })
-    .from(dataSources)
-    .where(and(inArray(dataSources.id, [...ids]), inVisibleWorkspaces(actor, dataSources.workspaceId)));
-  return new Set(rows.map((r) => r.id));
+  return readableIds(db, actor, 'data_source', [...ids]);
 }
 
 /*
  * Which sources a dataset may read. A dataset uses a source of its own workspace, or a source of another workspace
- * that the dataset's author can read right now (a member there, directly or by a group, or a platform
- * administrator, with an active account). The right belongs to the author, not to whoever opens a widget: readers of
+ * that the dataset's author can read right now (a member there, directly or by a group, a `view` or `edit` right on
+ * that source, their own or a group's, or a platform administrator; with an active account). The right belongs to the author, not to whoever opens a widget: readers of
  * the dataset's workspace see data the author brought in. Checked when the schema is saved and on every data read;
  * a refusal is 403 «Нет доступа к источнику данных «…» (id …)». See docs/roles.md.
  */
@@ -40,18 +35,21 @@ export interface SourceRef {
 const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
   new AppError('forbidden', `Нет доступа к источнику данных «${s.name}» (id ${s.id})`);
 
-/** Of the given workspaces, those the user can read now (one metadata query). */
-async function workspacesUserReads(
-  deps: AppDeps,
-  db: DbOrTx,
-  userId: number,
-  workspaceIds: number[],
-): Promise<Set<number>> {
+/** Of the given sources, those the user can read now: by workspace membership or by a right on the source. */
+async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sources: SourceRef[]): Promise<Set<number>> {
+  const workspaceIds = [...new Set(sources.map((s) => s.workspaceId))];
   const userGroups = db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
   const rows = await db
     .select({
       id: workspaceMembers.workspaceId,
       admin: sql<boolean>`exists (select 1 from ${groupMembers} where ${groupMembers.userId} = ${userId} and ${groupMembers.groupId} = ${deps.systemGroups.platformAdmins})`,
+      rights: sql<number[]>`array(select ${objectRights.objectId} from ${objectRights}
+        where ${objectRights.objectType} = 'data_source'
+          and ${objectRights.objectId} in (${sql.join(
+            sources.map((s) => sql`${s.id}`),
+            sql`, `,
+          )})
+          and (${objectRights.userId} = ${userId} or ${objectRights.groupId} in (${userGroups})))`,
     })
     .from(users)
     .leftJoin(
@@ -62,8 +60,10 @@ async function workspacesUserReads(
       ),
     )
     .where(and(eq(users.id, userId), eq(users.active, true)));
-  if (rows.some((r) => r.admin)) return new Set(workspaceIds);
-  return new Set(rows.flatMap((r) => (r.id === null ? [] : [r.id])));
+  if (rows.some((r) => r.admin)) return new Set(sources.map((s) => s.id));
+  const workspaces = new Set(rows.flatMap((r) => (r.id === null ? [] : [r.id])));
+  const withRight = new Set(rows.flatMap((r) => r.rights ?? []));
+  return new Set(sources.filter((s) => workspaces.has(s.workspaceId) || withRight.has(s.id)).map((s) => s.id));
 }
 
 /**
@@ -92,12 +92,10 @@ export async function assertSourcesUsable(
   const unknown = foreign.filter((s) => !allowed.has(s.id));
   if (unknown.length) {
     const readable =
-      dataset.authorId === null
-        ? new Set<number>()
-        : await workspacesUserReads(deps, db, dataset.authorId, [...new Set(unknown.map((s) => s.workspaceId))]);
+      dataset.authorId === null ? new Set<number>() : await sourcesUserReads(deps, db, dataset.authorId, unknown);
     for (const s of unknown) {
-      allowed.set(s.id, readable.has(s.workspaceId));
-      cache.set(key(s), readable.has(s.workspaceId));
+      allowed.set(s.id, readable.has(s.id));
+      cache.set(key(s), readable.has(s.id));
     }
   }
   const denied = foreign.find((s) => !allowed.get(s.id));

@@ -5,13 +5,13 @@ import { AppError, invalid } from '../kernel/errors';
 /*
  * Whose eyes a data read sees through. `actor` is the user whose rights find the objects and whose row filters and
  * column rules apply to the rows: the caller, or the user a system administrator views the data as
- * (`view_as_user_id`, API only), later a share link's owner. `requestedBy` is who asked. Every read of data takes
+ * (`view_as_user_id`, API only), or a share link's owner. `requestedBy` is who asked. Every read of data takes
  * a Viewer (server/query/read.ts), so row- and column-level security have one place to apply.
  */
 export interface Viewer {
   actor: Actor;
   requestedBy: Actor;
-  reason: 'self' | 'view-as';
+  reason: 'self' | 'view-as' | 'share-link';
 }
 
 /**

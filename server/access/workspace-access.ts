@@ -97,16 +97,6 @@ export function inVisibleWorkspaces(actor: Actor, column: AnyColumn | SQL): SQL 
     where ${actorAccessRows(actor)})`;
 }
 
-/** Ids of every workspace the caller can read (all of them for a system administrator), ascending. */
-export async function visibleWorkspaceIds(db: DbOrTx, actor: Actor): Promise<number[]> {
-  const rows = await db
-    .select({ id: workspaces.id })
-    .from(workspaces)
-    .where(inVisibleWorkspaces(actor, workspaces.id))
-    .orderBy(workspaces.id);
-  return rows.map((r) => r.id);
-}
-
 /** The workspace and the caller's role in it; 404 when it does not exist or the caller may not read it. */
 export async function assertWorkspaceReadable(db: DbOrTx, actor: Actor, workspaceId: number): Promise<WorkspaceAccess> {
   const [workspace] = await db.select().from(workspaces).where(eq(workspaces.id, workspaceId));

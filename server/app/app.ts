@@ -11,13 +11,26 @@ import type { AppDeps } from './deps';
 import { ERROR_TABLE } from '../kernel/errors';
 import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';
 import { fileRawRoutes } from '../../routers/data-sources/raw';
+import { viewerPageRoutes } from '../../routers/public/page';
+import { registerPublicRateLimit } from './public-rate-limit';
+import { ssoRawRoutes } from '../../routers/sso/raw';
+import { driverRawRoutes } from '../../routers/drivers/raw';
+import { mcpRawRoutes } from '../../routers/mcp/raw';
+import { exportRawRoutes } from '../../routers/exports/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
 
 export const API_VERSION = '1.0.0';
 
+/**
+ * Connections waiting to be accepted. Node's 511 overflows when a crowd opens a share link at once (200 viewers
+ * with a browser's 6 connections each): the kernel then drops connections, which retry after 1 s and 3 s or are
+ * reset. The kernel caps it at net.core.somaxconn.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Routes that cannot be procedures (multipart uploads, downloads, pages, redirects), each declared in its area. */
-export const rawRoutes = [...fileRawRoutes];
+export const rawRoutes = [...fileRawRoutes, ...ssoRawRoutes, ...driverRawRoutes, ...mcpRawRoutes, ...exportRawRoutes];
 
 export interface BuildAppOptions {
   logger?: boolean | { level: string };
@@ -81,16 +94,21 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
 
   // The app's source connections and running SQL console queries end with it.
   app.addHook('onClose', async () => {
+    await deps.jobs.stop();
     await deps.localQueries.abortAll();
     await deps.connectors.closeAll();
   });
+
+  // Before any route is added: the unauthenticated share-link paths are rate limited per client address.
+  await registerPublicRateLimit(app, deps);
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
   registerRestRoutes(app, appRouter, makeContext, (req, err) =>
     req.log.error({ err, reqId: req.id }, 'procedure failed'),
   );
 
-  registerRawRoutes(app, rawRoutes, {
+  // The share-link viewer page (/s/...) is served like a raw route but is not an API operation: not documented.
+  registerRawRoutes(app, [...rawRoutes, ...viewerPageRoutes], {
     deps,
     authenticate: (req) => authenticate(deps, req.headers.authorization),
     onUnexpected: (req, err) => req.log.error({ err, reqId: req.id }, 'raw route failed'),

@@ -25,6 +25,7 @@ const envSchema = z.object({
   SOURCE_CONNECTIONS_PER_SERVER: z.coerce.number().int().positive().default(10),
   SOURCE_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   SOURCE_CONNECTION_WAIT_MS: z.coerce.number().int().min(0).default(3_000),
+  PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1_200),
 });
 
 export interface AppConfig {
@@ -41,6 +42,8 @@ export interface AppConfig {
   uploadLimitBytes: number;
   /** Connections to source servers: all together, per server, idle lifetime, wait for a free one (connection-budget.ts). */
   sourceConnections: { total: number; perServer: number; idleTimeoutMs: number; waitMs: number };
+  /** Requests a minute per client address on the unauthenticated share-link viewer paths (0: no limit). */
+  publicRateLimitPerMinute: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -70,5 +73,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       idleTimeoutMs: e.SOURCE_IDLE_TIMEOUT_MS,
       waitMs: e.SOURCE_CONNECTION_WAIT_MS,
     },
+    publicRateLimitPerMinute: e.PUBLIC_RATE_LIMIT_PER_MINUTE,
   };
 }

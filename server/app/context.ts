@@ -7,7 +7,11 @@ import type { AppDeps } from './deps';
 export interface Context {
   deps: AppDeps;
   authorization?: string;
+  /** X-Share-Grant: the grant of an unlocked password share link (only the public viewer paths read it). */
+  shareGrant?: string;
   ip: string;
+  /** The Origin header a browser sends with a cross-site or script POST (the SSO code exchange checks it). */
+  origin?: string;
   requestId: string;
   actor?: Actor;
   /** The request's logger, for security events a procedure reports (a replayed refresh token). */
@@ -19,10 +23,14 @@ export function createContext(
   req: { headers: Record<string, string | string[] | undefined>; ip: string; id?: string; log?: SecurityLog },
 ): Context {
   const auth = req.headers.authorization;
+  const grant = req.headers['x-share-grant'];
+  const origin = req.headers.origin;
   return {
     deps,
     authorization: Array.isArray(auth) ? auth[0] : auth,
+    shareGrant: Array.isArray(grant) ? grant[0] : grant,
     ip: req.ip,
+    origin: Array.isArray(origin) ? origin[0] : origin,
     requestId: req.id ?? crypto.randomUUID(),
     log: req.log,
   };

@@ -15,7 +15,9 @@ import type { WorkspaceDeletionGuard } from '../workspaces/deletion-guards';
 import type { WorkspaceStageLookup } from '../workspaces/stage-binding';
 import { SessionTokenCache } from '../auth/session-tokens';
 import { LocalQueries } from '../data-sources/query-runner';
-import { emptyHooks, registerHooks } from './hooks';
+import { emptyHooks, registerHooks, registerJobKinds } from './hooks';
+import { JobRunner } from '../jobs/jobs';
+import type { Pool } from 'pg';
 
 export interface UserStatus {
   username: string;
@@ -50,6 +52,8 @@ export interface AppDeps {
   connectors: ConnectorCache;
   /** The SQL console queries this app runs; aborted when the app closes. */
   localQueries: LocalQueries;
+  /** The app's pg-boss jobs (server/jobs): started with the app or on the first send, stopped when it closes. */
+  jobs: JobRunner;
   caches: {
     userStatus: TtlCache<number, UserStatus | null>;
     apiTokens: TtlCache<string, ApiTokenIdentity | null>;
@@ -118,8 +122,10 @@ export function createAppDeps(base: BaseDeps): AppDeps {
     hooks: emptyHooks(),
     connectors: new ConnectorCache(),
     localQueries: new LocalQueries(base.db),
+    jobs: new JobRunner((base.db as unknown as { $client: Pool }).$client),
     caches: createCaches(),
   };
   registerHooks(deps);
+  registerJobKinds(deps);
   return deps;
 }

@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { buildApp } from './app';
+import { buildApp, LISTEN_BACKLOG } from './app';
 import { startRuntime } from './start';
 
 async function main() {
@@ -46,7 +46,9 @@ async function main() {
   process.on('uncaughtException', fatal('uncaughtException'));
   process.on('unhandledRejection', fatal('unhandledRejection'));
 
-  await app.listen({ port: config.port, host: config.host });
+  await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
+  // Jobs (extract runs, schedules) run on every node; a test app starts them on its first send instead.
+  await runtime.deps.jobs.start();
 }
 
 main().catch((e) => {

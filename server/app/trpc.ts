@@ -6,6 +6,7 @@ import { authenticate } from '../auth/authenticate';
 import type { Context } from './context';
 import { describeError } from '../kernel/error-response';
 import { AppError } from '../kernel/errors';
+import { assertFeatureEnabled, type Feature } from '../settings/installation';
 
 const t = initTRPC
   .context<Context>()
@@ -32,3 +33,24 @@ export const sysadminProcedure = authedProcedure.use(({ ctx, next }) => {
   if (!ctx.actor.isSysadmin) throw new AppError('forbidden');
   return next();
 });
+
+/** Procedures of an area a system administrator can switch off (features of PUT /api/settings): off, they answer 403. */
+const feature = (name: Feature) =>
+  t.middleware(
+    // Marked so that the OpenAPI builder, which tells public from protected procedures by their middlewares
+    // (adapters/rest/openapi-finish.ts), does not count a feature switch as authentication or as a role gate.
+    Object.assign(
+      async ({ ctx, next }: { ctx: Context; next: () => Promise<unknown> }) => {
+        await assertFeatureEnabled(ctx.deps, name);
+        return next();
+      },
+      { featureSwitch: true },
+    ) as Parameters<typeof t.middleware>[0],
+  );
+
+/** /api/pipeline...: after authentication (401 first), the pipelines switch. */
+export const pipelineProcedure = authedProcedure.use(feature('pipelines'));
+/** Share-link management under /api/dashboard/{id}/share-links. */
+export const shareLinkProcedure = authedProcedure.use(feature('public_links'));
+/** The public viewer /api/public/link/{token}/...: no token, the public links switch. */
+export const publicLinkProcedure = publicProcedure.use(feature('public_links'));

@@ -24,7 +24,13 @@ export interface LoginResult {
 
 const BAD_CREDENTIALS = 'Неверное имя пользователя или пароль';
 
-async function sessionFor(deps: AppDeps, db: DbOrTx, userId: number, lineage?: TokenLineage): Promise<LoginResult> {
+/** The login result of POST /api/auth/login for a settled identity; POST /api/auth/sso/exchange answers it too. */
+export async function sessionFor(
+  deps: AppDeps,
+  db: DbOrTx,
+  userId: number,
+  lineage?: TokenLineage,
+): Promise<LoginResult> {
   const groupIds = await userGroupIds(db, userId);
   return {
     token: await issueSessionToken(deps, { userId, groupIds }),

@@ -5,15 +5,14 @@ import {
   type SourceKind,
   type TableInfo,
 } from '../../adapters/sources';
-import { visibleWorkspaceIds } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { escapeLiteral, quoteIdentifier } from '../query/expr/dialect';
-import { readableObject } from '../access/object-access';
+import { readableIds, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource } from './connection';
 import { viaConnector } from './connector-errors';
-import { sourceObjects } from './dependents';
+import { sourceObjects, type SourceObject } from './dependents';
 import { resolveColumn, resolveTable } from './metadata';
 
 const PREVIEW_DEFAULT_LIMIT = 100;
@@ -126,13 +125,20 @@ export async function columnValues(
 }
 
 /**
- * Platform objects built on the source. Those in workspaces the caller cannot see are counted, not shown: the
+ * Platform objects built on the source. Those the caller cannot read (no role in their workspace, no right on them) are counted, not shown: the
  * owner still learns why the source cannot be deleted without learning names they may not read.
  */
+const idsOf = (objects: SourceObject[], type: SourceObject['type']) =>
+  objects.filter((o) => o.type === type).map((o) => o.id);
+
 export async function listSourceObjects(deps: AppDeps, actor: Actor, id: number) {
   await readableObject(deps.db, actor, 'data_source', id);
   const all = await sourceObjects(deps.db, id);
-  const visible = actor.isSysadmin ? null : new Set(await visibleWorkspaceIds(deps.db, actor));
-  const content = visible ? all.filter((o) => visible.has(o.workspace_id)) : all;
+  const readable = {
+    dataset: await readableIds(deps.db, actor, 'dataset', idsOf(all, 'dataset')),
+    widget: await readableIds(deps.db, actor, 'widget', idsOf(all, 'widget')),
+    dashboard: await readableIds(deps.db, actor, 'dashboard', idsOf(all, 'dashboard')),
+  };
+  const content = all.filter((o) => readable[o.type].has(o.id));
   return { content, hidden_count: all.length - content.length };
 }

@@ -1,17 +1,12 @@
-import {
-  ConnectorError,
-  createConnector,
-  type CheckHost,
-  type SourceKind,
-  type SourceSettings,
-} from '../../adapters/sources';
+import { ConnectorError, createConnector, type SourceKind, type SourceSettings } from '../../adapters/sources';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest, invalid } from '../kernel/errors';
 import { assertKindEnabled } from '../source-types/source-types';
 import { readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
-import { connectionSettings, openSecrets } from './connection';
+import { sourceDriver } from '../drivers/drivers';
+import { connectionSettings, guardPluginHosts, openSecrets } from './connection';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets } from './secrets';
 import {
@@ -39,14 +34,14 @@ export interface CheckResult {
  * restarted server is really seen) and runs the kind's trivial query. A failure of the source is a result
  * (`ok: false` with the driver's words), not an error of the call: the call itself succeeded.
  */
-export async function checkConnection(
-  kind: SourceKind,
-  settings: SourceSettings,
-  checkHost?: CheckHost,
-): Promise<CheckResult> {
+export async function checkConnection(deps: AppDeps, kind: SourceKind, settings: SourceSettings): Promise<CheckResult> {
   let connector;
   try {
-    connector = createConnector(kind, settings, { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1, checkHost });
+    // The kind's driver now: an uploaded plugin the administrator picked is what the check must exercise.
+    const driver = await sourceDriver(deps, kind);
+    const options = { connectTimeoutMs: CHECK_CONNECT_TIMEOUT_MS, poolSize: 1, checkHost: sourceHostCheck(deps) };
+    await guardPluginHosts(driver, settings, options.checkHost);
+    connector = driver.create ? driver.create(settings, options) : createConnector(kind, settings, options);
   } catch (err) {
     if (err instanceof ConnectorError) return { ok: false, message: err.message };
     throw err;
@@ -85,7 +80,7 @@ export async function checkSettings(
   const kind = await assertKindEnabled(deps, input.type);
   const plain = normalizeSettings(kind, input.settings);
   await assertSourceAddressAllowed(deps, plain);
-  return checkConnection(kind, mergeSecrets(plain, secretChanges(input.settings).set), sourceHostCheck(deps));
+  return checkConnection(deps, kind, mergeSecrets(plain, secretChanges(input.settings).set));
 }
 
 /**
@@ -114,7 +109,7 @@ export async function checkSavedSource(
   if (!hasOverrides) {
     const settings = connectionSettings(deps, row);
     await assertSourceAddressAllowed(deps, settings);
-    return checkConnection(kind, settings, sourceHostCheck(deps));
+    return checkConnection(deps, kind, settings);
   }
   const saved = row.settings as SourceSettings;
   const plain = normalizeSettings(kind, overrideSettings(saved, overrides));
@@ -123,9 +118,5 @@ export async function checkSavedSource(
   const withheld = withheldSecrets(stored, overrides, plain, saved);
   if (withheld.includes('password')) throw badRequest('Адрес или защита подключения изменены: укажите пароль заново');
   if (withheld.length) throw badRequest('Адрес SSH-сервера изменён: укажите пароль или ключ SSH заново');
-  return checkConnection(
-    kind,
-    mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)),
-    sourceHostCheck(deps),
-  );
+  return checkConnection(deps, kind, mergeSecrets(plain, nextSecrets(stored, overrides, plain, saved)));
 }

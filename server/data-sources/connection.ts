@@ -1,9 +1,19 @@
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import { type Connector, type SourceKind, type SourceSettings } from '../../adapters/sources';
+import {
+  checkSourceHosts,
+  ResolvingConnector,
+  sourceKindInfo,
+  type CheckHost,
+  type Connector,
+  type ConnectorDriver,
+  type SourceKind,
+  type SourceSettings,
+} from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
+import { sourceDriver } from '../drivers/drivers';
 import { badRequest, notFound } from '../kernel/errors';
 import { sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
@@ -34,12 +44,34 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
   }
 }
 
-/** The pooled connector of a saved source (one pool per source and settings version in this app). */
+/**
+ * The pooled connector of a saved source (one pool per source, settings version and driver in this app). Each call
+ * on it asks which driver the source's kind uses now (bundled, or the uploaded plugin an administrator picked), so
+ * a switch applies to the next call.
+ */
 export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
-  return deps.connectors.get(row.id, row.type as SourceKind, connectionSettings(deps, row), {
-    checkHost: sourceHostCheck(deps),
-    idleTimeoutMs: deps.config.sourceConnections.idleTimeoutMs,
+  const kind = row.type as SourceKind;
+  const settings = connectionSettings(deps, row);
+  const options = { checkHost: sourceHostCheck(deps), idleTimeoutMs: deps.config.sourceConnections.idleTimeoutMs };
+  return new ResolvingConnector(kind, sourceKindInfo(kind).dialect, async () => {
+    const driver = await sourceDriver(deps, kind);
+    await guardPluginHosts(driver, settings, options.checkHost);
+    return deps.connectors.get(row.id, kind, settings, options, driver);
   });
+}
+
+/**
+ * A plugin is handed checkHost like a bundled connector, but nothing makes its code call it before opening a
+ * socket; so the network policy is applied to the settings' hosts (SSH server, database server) here, before every
+ * call that reaches a plugin. What the plugin's code then connects to is beyond the platform's reach: uploading
+ * one is for system administrators only.
+ */
+export async function guardPluginHosts(
+  driver: ConnectorDriver,
+  settings: SourceSettings,
+  checkHost: CheckHost,
+): Promise<void> {
+  if (driver.create) await checkSourceHosts(settings, checkHost);
 }
 
 export async function loadDataSourceRow(db: DbOrTx, id: number): Promise<DataSourceRow> {

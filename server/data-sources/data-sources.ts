@@ -18,7 +18,7 @@ import { checkConnection } from './check';
 import { openSecrets, type DataSourceRow } from './connection';
 import { sourceDependents } from './dependents';
 import { removeFileSourceFiles } from './file-storage';
-import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
+import { assertSourceAddressAllowed } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
 import { cloneSource, insertSource, loadFullSource, sourceFileCopies, updateSource, type SourcePatch } from './store';
@@ -79,7 +79,7 @@ export async function getDataSource(deps: AppDeps, actor: Actor, id: number): Pr
 }
 
 async function assertConnects(deps: AppDeps, kind: SourceKind, settings: SourceSettings): Promise<void> {
-  const result = await checkConnection(kind, settings, sourceHostCheck(deps));
+  const result = await checkConnection(deps, kind, settings);
   if (!result.ok) throw badRequest(`Источник не сохранён: ${result.message}`);
 }
 

@@ -90,3 +90,6 @@ export async function cloneSource(
   idMap.dataSources.set(id, copy.id);
   return copy.id;
 }
+
+/** Removes the folder of a file source that no row names any more (a deploy gave the copy a fresh folder). */
+export const removeSourceFolder = (deps: AppDeps, uuid: string): Promise<void> => removeFileSourceFiles(deps, uuid);

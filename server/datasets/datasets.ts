@@ -10,7 +10,7 @@ import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
-import { deletableObject, ownedObject, readableObject } from '../access/object-access';
+import { deletableObject, ownedObject, readableIds, readableObject } from '../access/object-access';
 import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
@@ -197,9 +197,24 @@ export async function datasetDependencies(db: DbOrTx, actor: Actor, id: number) 
     .innerJoin(dataSources, eq(dataSources.id, datasetSources.dataSourceId))
     .where(eq(datasetSources.datasetId, id))
     .orderBy(asc(datasetSources.position), asc(dataSources.id));
-  return {
-    data_sources: sources,
-    widgets: await widgetsUsingDataset(db, id),
-    dashboards: await dashboardsUsingDataset(db, id),
+  const widgets = await widgetsUsingDataset(db, id);
+  const dashboards = await dashboardsUsingDataset(db, id);
+  // Only what the caller can read is named; the rest is counted (the owner still learns why a delete is refused).
+  const readable = async <T extends { id: number }>(kind: 'data_source' | 'widget' | 'dashboard', rows: T[]) => {
+    const ids = await readableIds(
+      db,
+      actor,
+      kind,
+      rows.map((r) => r.id),
+    );
+    return rows.filter((r) => ids.has(r.id));
   };
+  const shown = {
+    data_sources: await readable('data_source', sources),
+    widgets: await readable('widget', widgets),
+    dashboards: await readable('dashboard', dashboards),
+  };
+  const total = sources.length + widgets.length + dashboards.length;
+  const visible = shown.data_sources.length + shown.widgets.length + shown.dashboards.length;
+  return { ...shown, hidden_count: total - visible };
 }

@@ -285,6 +285,13 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
   return result.schema;
 }
 
+/** A field an RLS or CLS rule uses cannot be deleted by a save (and validate says so before the save). */
+async function assertSecurityRuleFieldsKept(tx: DbOrTx, id: number, resolved: { fields: { id: number }[] }) {
+  const kept = resolved.fields.map((f) => f.id);
+  await assertRuleFieldsKept(tx, id, kept);
+  await assertClsFieldsKept(tx, id, kept);
+}
+
 /** PUT /api/dataset/{id}/schema: the whole schema at once; answers the saved schema with real ids. */
 export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input: SchemaInput) {
   return deps.db
@@ -299,16 +306,7 @@ export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input:
       // Column types are filled in before the checks, so calculated fields are typed from them too.
       const typed = await withColumnTypes(deps, tx, actor, id, input);
       const resolved = await resolveFor(tx, actor, id, typed);
-      await assertRuleFieldsKept(
-        tx,
-        id,
-        resolved.fields.map((f) => f.id),
-      );
-      await assertClsFieldsKept(
-        tx,
-        id,
-        resolved.fields.map((f) => f.id),
-      );
+      await assertSecurityRuleFieldsKept(tx, id, resolved);
       await writeSchema(tx, id, resolved);
       const row = await touchDataset(tx, id);
       return datasetDetails(row, await modelOfRow(tx, row));
@@ -328,6 +326,7 @@ export async function validateSchema(deps: AppDeps, actor: Actor, id: number, in
         input.objects.map((o) => o.data_source_id),
       );
       const s = await resolveFor(tx, actor, id, await withColumnTypes(deps, tx, actor, id, input));
+      await assertSecurityRuleFieldsKept(tx, id, s);
       return {
         valid: true as const,
         fields: s.fields.map((f) => ({

@@ -23,6 +23,9 @@ export const ERROR_TABLE = {
     trpc: 'SERVICE_UNAVAILABLE',
     message: 'Сервис временно недоступен, повторите позже',
   },
+  // An upstream service (the AI provider) answered with an error or nothing usable; or did not answer in time.
+  bad_gateway: { status: 502, trpc: 'BAD_GATEWAY', message: 'Внешний сервис ответил ошибкой' },
+  gateway_timeout: { status: 504, trpc: 'GATEWAY_TIMEOUT', message: 'Внешний сервис не ответил вовремя' },
   internal: { status: 500, trpc: 'INTERNAL_SERVER_ERROR', message: 'Внутренняя ошибка сервера' },
 } as const satisfies Record<string, { status: number; trpc: TRPC_ERROR_CODE_KEY; message: string }>;
 

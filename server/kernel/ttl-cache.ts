@@ -1,9 +1,16 @@
 /**
  * A small per-process cache for hot authorisation reads (token status, user status, settings). Entries live a few
  * seconds so that several API nodes converge quickly; the node that makes a change drops its own entry at once.
+ *
+ * getOrLoad is single-flight: when an entry expires under load (200 viewers of one share link), the requests that
+ * arrive while it reloads wait for that one load instead of each sending the same metadata query. A load that started
+ * before a delete or clear of the cache is not stored (its value may predate the change the caller dropped it for).
  */
 export class TtlCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
+  private readonly loading = new Map<K, Promise<V>>();
+  /** Moves on every delete and clear, so that a load started before one is not stored after it. */
+  private generation = 0;
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries = 10_000,
@@ -25,18 +32,35 @@ export class TtlCache<K, V> {
   }
 
   delete(key: K): void {
+    this.generation++;
     this.entries.delete(key);
+    this.loading.delete(key);
   }
 
   clear(): void {
+    this.generation++;
     this.entries.clear();
+    this.loading.clear();
   }
 
   async getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
     const hit = this.get(key);
     if (hit !== undefined) return hit;
-    const value = await load();
-    this.set(key, value);
-    return value;
+    const pending = this.loading.get(key);
+    if (pending) return pending;
+    const generation = this.generation;
+    const loaded = load().then(
+      (value) => {
+        if (this.loading.get(key) === loaded) this.loading.delete(key);
+        if (generation === this.generation) this.set(key, value);
+        return value;
+      },
+      (e: unknown) => {
+        if (this.loading.get(key) === loaded) this.loading.delete(key);
+        throw e;
+      },
+    );
+    this.loading.set(key, loaded);
+    return loaded;
   }
 }

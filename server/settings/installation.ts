@@ -1,5 +1,6 @@
 import type { AppDeps } from '../app/deps';
 import { SESSION_TOKEN_TTL_SECONDS } from '../auth/session-tokens';
+import { AppError } from '../kernel/errors';
 import { readSetting, writeSetting } from './store';
 
 export interface InstallationSettings {
@@ -47,4 +48,25 @@ export async function updateInstallationSettings(
   await writeSetting(deps.db, KEY, next);
   deps.caches.settings.delete(KEY);
   return getInstallationSettings(deps);
+}
+
+/** The switches of `features` that turn a whole area off, with the name a refusal gives. */
+const FEATURE_LABELS = {
+  pipelines: 'Пайплайны',
+  public_links: 'Публичные ссылки',
+  mailings: 'Рассылки',
+  file_export: 'Экспорт в файлы',
+  ai_assistant: 'ИИ-ассистент',
+} as const;
+
+export type Feature = keyof typeof FEATURE_LABELS;
+
+/**
+ * 403 «Функция «…» отключена администратором платформы» when a system administrator switched the feature off
+ * (PUT /api/settings, features). Read from the settings cache: no metadata query on the hot path.
+ */
+export async function assertFeatureEnabled(deps: AppDeps, feature: Feature): Promise<void> {
+  const { features } = await getInstallationSettings(deps);
+  if (features[feature] === false)
+    throw new AppError('forbidden', `Функция «${FEATURE_LABELS[feature]}» отключена администратором платформы`);
 }

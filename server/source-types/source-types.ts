@@ -1,6 +1,6 @@
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
-import { settings } from '../../db/schema';
+import { driverPlugins, settings } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
 import { readSetting } from '../settings/store';
@@ -14,10 +14,10 @@ import { settingsFormOf, type SettingsField } from './settings-form';
 const KEY = 'source_types';
 
 /**
- * The driver each kind uses. Only the bundled connectors exist today; uploaded connector plugins (admin drivers)
- * will add entries here, and then `driver_id` can pick one of them.
+ * The bundled driver of each kind. An uploaded connector plugin (/api/admin/drivers, server/drivers) serving the
+ * kind can be picked instead: its driver_id is the plugin's id.
  */
-const BUNDLED_DRIVERS: Record<SourceKind, string> = {
+export const BUNDLED_DRIVERS: Record<SourceKind, string> = {
   postgresql: 'pg',
   mysql: 'mysql2',
   clickhouse: 'clickhouse-client',
@@ -81,14 +81,40 @@ export async function getSourceType(deps: AppDeps, type: string): Promise<Source
   return { ...viewOf(info, (await stored(deps))[info.type]), fields: settingsFormOf(info) };
 }
 
+/** Ids of the uploaded connector plugins (driver_plugins) that serve the kind, as driver_id strings. */
+async function pluginIdsFor(deps: AppDeps, kind: SourceKind): Promise<string[]> {
+  const rows = await deps.db
+    .select({ id: driverPlugins.id })
+    .from(driverPlugins)
+    .where(eq(driverPlugins.sourceType, kind))
+    .orderBy(driverPlugins.id);
+  return rows.map((r) => String(r.id));
+}
+
+/** The driver_id the kind's saved sources connect with now: the bundled driver's or an uploaded plugin's. */
+export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise<string> {
+  return viewOf(kindInfo(kind), (await stored(deps))[kind]).driver_id;
+}
+
+/** The kinds whose driver is `driverId` (DELETE /api/admin/drivers/{id} is refused while there is one). */
+export async function kindsUsingDriver(deps: AppDeps, driverId: string): Promise<SourceKind[]> {
+  const s = await stored(deps);
+  return SOURCE_KINDS.filter((k) => viewOf(k, s[k.type]).driver_id === driverId).map((k) => k.type);
+}
+
 export async function updateSourceType(
   deps: AppDeps,
   type: string,
   input: { enabled?: boolean; driver_id?: string | null },
 ): Promise<SourceTypeDetails> {
   const info = kindInfo(type);
+  const driverBefore = input.driver_id !== undefined ? await selectedDriverId(deps, info.type) : undefined;
   if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
-    throw invalid({ driverId: `must be a driver installed for ${info.type}: ${BUNDLED_DRIVERS[info.type]}` });
+    const plugins = await pluginIdsFor(deps, info.type);
+    if (!plugins.includes(input.driver_id)) {
+      const installed = [BUNDLED_DRIVERS[info.type], ...plugins].join(', ');
+      throw invalid({ driverId: `must be a driver installed for ${info.type}: ${installed}` });
+    }
   }
   const patch: StoredKindSettings = {};
   if (input.enabled !== undefined) patch.enabled = input.enabled;
@@ -100,6 +126,11 @@ export async function updateSourceType(
       value = ${settings.value} || jsonb_build_object(${info.type}::text, coalesce(${settings.value} -> ${info.type}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
       updated_at = now()`);
   deps.caches.settings.delete(KEY);
+  // The pools of the old driver close as their running calls end; the next call connects with the new driver.
+  // Other app nodes see the switch when their settings cache expires: their pools are keyed by driver too.
+  if (driverBefore !== undefined && driverBefore !== (await selectedDriverId(deps, info.type))) {
+    await deps.connectors.releaseKind(info.type);
+  }
   return getSourceType(deps, type);
 }
 

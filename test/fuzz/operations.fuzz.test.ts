@@ -493,6 +493,12 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
       objectId: '1',
       groupId: '1',
       ruleId: '1',
+      order: '1',
+      providerId: '1',
+      linkId: '1',
+      token: 'not-a-share-link-token',
+      jobId: '1',
+      runId: '1',
     });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { useTestApp } from '../support/app';
 import { createRoleCast, type RoleCast } from '../support/factories';
 import { fillPath, listOperations, minimalValue, type ApiOperation } from '../support/openapi-operations';
-import type { RestResponse } from '../support/rest';
+import { ok, type RestResponse } from '../support/rest';
 import {
   createWorkspaceObjects,
   datasetSchemaOver,
@@ -22,7 +22,8 @@ import {
  */
 
 /** Operations that may be called without a token, by path. */
-const PUBLIC = /^\/api\/auth\/(login|refresh)$|^\/api\/public\//;
+const PUBLIC =
+  /^\/api\/auth\/(login|refresh)$|^\/api\/public\/|^\/api\/auth\/sso\/(providers|exchange|\{providerId\}\/(authorize|callback))$/;
 
 /** Writes by method that only read, so a Наблюдатель may call them (access «any user» in the catalogue). */
 const VIEWER_MAY_CALL = new Set([
@@ -49,6 +50,28 @@ let viewerOwn: WorkspaceObjects;
 beforeAll(async () => {
   cast = await createRoleCast(t.deps, api);
   objects = await createWorkspaceObjects(api, cast.tokens.wsAdmin!, cast.workspaceId, cast.users.viewer.id);
+  // A mailing in W (on its widget, through a channel the system administrator adds): the mailing list has W's object.
+  const channel = ok<{ id: number }>(
+    await api.post(
+      '/api/mail-channels',
+      { name: 'matrix', host: '127.0.0.1', port: 25, from_address: 'm@example.test' },
+      cast.tokens.sysadmin,
+    ),
+  );
+  ok(
+    await api.post(
+      '/api/mailings',
+      {
+        name: 'matrix',
+        workspace_id: cast.workspaceId,
+        widget_ids: [objects.widgetId],
+        format: 'csv',
+        channel_id: channel.id,
+        recipients: { emails: ['m@example.test'] },
+      },
+      cast.tokens.wsAdmin,
+    ),
+  );
   outsiderOwn = await createWorkspaceObjects(api, cast.tokens.plain!, cast.users.plain.personalWorkspaceId);
   viewerOwn = await createWorkspaceObjects(api, cast.tokens.viewer!, cast.users.viewer.personalWorkspaceId);
   QUERY_VALUES = {
@@ -162,6 +185,12 @@ test(
       userId: '1',
       ruleId: '1',
       type: 'postgresql',
+      order: '1',
+      providerId: '1',
+      linkId: '1',
+      token: 'not-a-share-link-token',
+      jobId: '1',
+      runId: '1',
     };
 
     for (const op of operations) {

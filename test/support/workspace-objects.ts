@@ -23,6 +23,8 @@ export interface WorkspaceObjects {
   ruleId: number;
   /** A column-level security rule of the dataset (masks its city field for the author). */
   clsRuleId: number;
+  /** A share link of the dashboard. */
+  linkId: number;
   /** A table of three rows in the test PostgreSQL that the source and dataset read. */
   table: string;
   /** Drops the table (the objects themselves go with the test's database). */
@@ -115,6 +117,10 @@ export async function createWorkspaceObjects(
       token,
     ),
   );
+  const link = data<{ link_id: number }>(
+    'share link',
+    await api.post(`/api/dashboard/${dashboard.id}/share-links`, { name: uniq('link') }, token),
+  );
   const query = data<z.output<typeof queryView>>(
     'query',
     await api.post(`/api/data-source/${source.id}/queries`, { sql: 'select 1 as one' }, token),
@@ -159,6 +165,7 @@ export async function createWorkspaceObjects(
     memberId,
     ruleId: rule.id,
     clsRuleId: clsRule.id,
+    linkId: link.link_id,
     table,
     dispose: () => dropTable('postgresql', table),
   };
@@ -174,6 +181,7 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
   const byId: Record<string, number> = {
     'data-source': o.sourceId,
     dataset: o.datasetId,
+    datasets: o.datasetId,
     widget: o.widgetId,
     dashboard: o.dashboardId,
     workspaces: o.workspaceId,
@@ -181,5 +189,11 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
   };
   if (!path.includes('{id}') || byId[segment] === undefined) return undefined;
   const ruleId = path.includes('/cls-rules/') ? o.clsRuleId : o.ruleId;
-  return { id: String(byId[segment]), queryId: o.queryId, memberId: String(o.memberId), ruleId: String(ruleId) };
+  return {
+    id: String(byId[segment]),
+    queryId: o.queryId,
+    memberId: String(o.memberId),
+    ruleId: String(ruleId),
+    linkId: String(o.linkId),
+  };
 }

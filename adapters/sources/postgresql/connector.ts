@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
-import { batchRowStream, ConnectorBase } from '../connector-base';
+import { batchRowStream, ConnectorBase, quoteIdent } from '../connector-base';
 import { socketWithLookup } from '../budgeted-socket';
 import { budgetedPgClient } from './budgeted-client';
 import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, isNetworkError } from '../driver-errors';
@@ -8,6 +8,7 @@ import { describeServer, Endpoint } from '../endpoint';
 import { RunControl } from '../run-control';
 import { leadingKeyword, splitStatements } from '../split-statements';
 import type {
+  CopyCsvOptions,
   ColumnInfo,
   ConnectorOptions,
   QueryOptions,
@@ -18,6 +19,8 @@ import type {
 } from '../types';
 import { ConnectorError } from '../types';
 import { builtinPgType, pgTypeFromCatalog, pgValueConverter, type PgTypeInfo } from './types';
+import { CopyOut } from './copy-out';
+import type { Writable } from 'node:stream';
 
 const DEFAULT_PORT = 5432;
 /** Rows per FETCH: big enough to amortise the round trip, small enough to bound memory. */
@@ -247,6 +250,69 @@ export class PostgresConnector extends ConnectorBase {
       await release(true);
       control.dispose();
       throw e;
+    }
+  }
+
+  /**
+   * The SELECT's rows as CSV through COPY ... TO STDOUT (the server's bulk format: no per-value work in this process),
+   * written to `out` with backpressure; for extracts. Runs READ ONLY on a connection of its own (pooled clients
+   * pipeline, which a COPY cannot share), counted in the connection budget. Timestamps with a time zone are written
+   * in UTC, as every other read normalises them. Cancelled at the server by the signal, like a stream.
+   */
+  async copyCsv(
+    select: string,
+    out: Writable,
+    opts: CopyCsvOptions = {},
+  ): Promise<{ columns: ResultColumn[]; rows: number }> {
+    this.assertOpen();
+    const control = new RunControl(opts);
+    const port = this.settings.port ?? DEFAULT_PORT;
+    const Client = budgetedPgClient(() => this.takeConnectionSlot(port)) as unknown as new (
+      config: pg.ClientConfig,
+    ) => pg.Client;
+    const { max: _max, idleTimeoutMillis: _idle, ...config } = await this.clientConfig();
+    const client = new Client({ ...config, pipeline: false } as pg.ClientConfig);
+    client.on('error', () => {});
+    let ended = false;
+    try {
+      control.throwIfStopped();
+      try {
+        await client.connect();
+      } catch (err) {
+        throw this.mapError(err, true);
+      }
+      const pid = (client as unknown as { processID: number }).processID;
+      control.onCancel(() => (ended ? undefined : this.cancelBackend(pid)));
+      const initialSql = this.settings.initial_sql?.trim();
+      if (initialSql) await client.query(initialSql);
+      await client.query('BEGIN READ ONLY');
+      await client.query("SET LOCAL datestyle = 'ISO, YMD'");
+      const text = select.trim().replace(/;\s*$/, '');
+      const head = await client.query({
+        text: `SELECT * FROM (\n${text}\n) AS analytics_copy LIMIT 0`,
+        rowMode: 'array',
+      });
+      const { columns } = await this.describe(client as unknown as pg.PoolClient, head.fields);
+      await opts.onColumns?.(columns);
+      control.throwIfStopped();
+      const list = columns.map((c) => {
+        const q = quoteIdent(c.name);
+        return c.db_type === 'timestamp with time zone' ? `(${q} AT TIME ZONE 'UTC') AS ${q}` : q;
+      });
+      const copy = new CopyOut(
+        `COPY (SELECT ${list.join(', ') || '*'} FROM (\n${text}\n) AS analytics_copy) TO STDOUT WITH (FORMAT csv)`,
+        out,
+      );
+      void client.query(copy as unknown as pg.QueryConfig);
+      await copy.done;
+      await client.query('ROLLBACK');
+      return { columns, rows: copy.rows };
+    } catch (err) {
+      throw control.error(err, (x) => this.mapError(x));
+    } finally {
+      ended = true;
+      control.dispose();
+      await client.end().catch(() => {});
     }
   }
 

@@ -64,11 +64,11 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
   it('names what a newly added raw route leaves out', () => {
     const extra: RawOperationDoc = {
       method: 'get',
-      path: '/api/exports/{jobId}/file',
+      path: '/api/exports/{archiveId}/file',
       operation: {
         summary: 'Download',
         tags: ['File export'],
-        parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'integer' } }],
+        parameters: [{ name: 'archiveId', in: 'path', required: true, schema: { type: 'integer' } }],
         responses: { '200': { description: 'The file' } },
       },
     };
@@ -77,11 +77,11 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
       rawOperations: [...rawOperations, extra],
     });
     expect(documentGaps(withExtra)).toEqual([
-      'GET /api/exports/{jobId}/file: no description',
-      'GET /api/exports/{jobId}/file: security not declared',
-      'GET /api/exports/{jobId}/file: parameter path jobId has no description',
+      'GET /api/exports/{archiveId}/file: no description',
+      'GET /api/exports/{archiveId}/file: security not declared',
+      'GET /api/exports/{archiveId}/file: parameter path archiveId has no description',
     ]);
-    expect(op(withExtra, 'get', '/api/exports/{jobId}/file').tags).toEqual(['Экспорт в файл']);
+    expect(op(withExtra, 'get', '/api/exports/{archiveId}/file').tags).toEqual(['Экспорт в файл']);
   });
 
   it('derives security and the error statuses from what each operation is', () => {

@@ -73,6 +73,10 @@ describe('POST /api/dataset', () => {
       'dataSourceIds[1]': 'Источник данных не найден (id 987654)',
       'dataSourceIds[2]': `Источник данных не найден (id ${hiddenSource})`,
     });
+    // A system administrator reads every source, but an unknown one is still unknown (not a 500 at the insert).
+    const asAdmin = await api.post('/api/dataset', { name: 'x', data_source_ids: [987654] }, cast.tokens.sysadmin);
+    expect(asAdmin.status).toBe(422);
+    expect(failure(asAdmin).errors).toEqual({ 'dataSourceIds[0]': 'Источник данных не найден (id 987654)' });
     const blank = await api.post('/api/dataset', { name: '  ', live: 'yes' }, editor);
     expect(blank.status).toBe(422);
     expect(failure(blank).errors).toEqual({ name: 'must not be blank', live: 'must be a boolean' });

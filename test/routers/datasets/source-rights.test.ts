@@ -3,7 +3,16 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import type { listMembersOutput } from '../../../routers/workspaces/schemas';
 import { useTestApp } from '../../support/app';
-import { createSharedWorkspace, createUser, login, loginAdmin, uniq, type TestUser } from '../../support/factories';
+import {
+  addToGroup,
+  createGroup,
+  createSharedWorkspace,
+  createUser,
+  login,
+  loginAdmin,
+  uniq,
+  type TestUser,
+} from '../../support/factories';
 import {
   createPgSource,
   createSalesDataset,
@@ -142,6 +151,35 @@ describe('a dataset on a source of another workspace', () => {
       tokens[author.username],
     );
     forbiddenSource(saved);
+  });
+
+  it("an object right on the source counts like a membership: granted to the author's group it lets the dataset read, revoked it stops reads at once", async () => {
+    const builder = await createUser(t.deps);
+    const group = await createGroup(t.deps);
+    await addToGroup(t.deps, builder.id, group.id);
+    const wsE = await createSharedWorkspace(t.deps, [{ userId: adminA.id, role: 'Администратор' }]);
+    const wsF = await createSharedWorkspace(t.deps, [
+      { userId: builder.id, role: 'Администратор' },
+      { userId: reader.id, role: 'Наблюдатель' },
+    ]);
+    const sourceE = await createPgSource(t.deps, wsE, adminA.id);
+    const grant = await api.put(
+      `/api/access/data_source/${sourceE}/groups/${group.id}`,
+      { right: 'view' },
+      tokens[adminA.username],
+    );
+    expect(grant.status, JSON.stringify(grant.body)).toBe(200);
+    const builderToken = await login(api, builder.username, builder.password);
+    const ds = await createSalesDataset(api, builderToken, { workspaceId: wsF, sourceId: sourceE, tables });
+    const values = () =>
+      api.get(`/api/dataset/${ds.id}/field-values`, tokens[reader.username], {
+        fieldId: String(ds.fieldId('product')),
+      });
+    expect((await values()).status).toBe(200);
+    expect((await values()).status).toBe(200);
+    const revoked = await api.delete(`/api/access/data_source/${sourceE}/groups/${group.id}`, tokens[adminA.username]);
+    expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+    forbiddenSource(await values());
   });
 
   it('stops reading when the author account is switched off', async () => {

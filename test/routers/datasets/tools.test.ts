@@ -255,6 +255,7 @@ describe('GET /api/dataset/{id}/dependencies', () => {
       data_sources: [{ id: sourceId, name: 'Магазин', type: 'postgresql', workspace_id: cast.workspaceId }],
       widgets: [],
       dashboards: [],
+      hidden_count: 0,
     });
     const [w] = await t.deps.db
       .insert(widgets)
@@ -264,6 +265,27 @@ describe('GET /api/dataset/{id}/dependencies', () => {
     expect(res.body.data.widgets).toEqual([{ id: w.id, name: 'KPI', workspace_id: cast.workspaceId }]);
     expect((await api.get(`/api/dataset/${ds.id}/dependencies`, cast.tokens.plain)).status).toBe(404);
     expect((await api.get(`/api/dataset/${ds.id}/dependencies`)).status).toBe(401);
+  });
+
+  it('names only what the caller can read: a view right on the dataset alone shows its users counted, not named', async () => {
+    const ds = await shop();
+    await t.deps.db
+      .insert(widgets)
+      .values({ name: 'Секретный KPI', type: 'kpi', datasetId: ds.id, workspaceId: cast.workspaceId });
+    const granted = await api.put(
+      `/api/access/dataset/${ds.id}/users/${cast.users.plain.id}`,
+      { right: 'view' },
+      editor,
+    );
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
+    const res = await api.get(`/api/dataset/${ds.id}/dependencies`, cast.tokens.plain);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual({ data_sources: [], widgets: [], dashboards: [], hidden_count: 2 });
+    expect(JSON.stringify(res.body)).not.toContain('Секретный');
+    // A member of the workspace reads them all.
+    const member = await api.get(`/api/dataset/${ds.id}/dependencies`, cast.tokens.viewer);
+    expect(member.body.data.widgets.map((w: { name: string }) => w.name)).toEqual(['Секретный KPI']);
+    expect(member.body.data.hidden_count).toBe(0);
   });
 });
 
