@@ -76,6 +76,8 @@ export const ssoLoginStates = pgTable(
     codeVerifier: text('code_verifier'),
     samlRequestId: text('saml_request_id'),
     redirectUri: text('redirect_uri').notNull(),
+    /** SHA-256 of the browser binding cookie the login started with (server/sso/browser-binding.ts). */
+    browserHash: text('browser_hash'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
   },
   (t) => [index('sso_login_states_expires_idx').on(t.expiresAt)],
@@ -83,7 +85,7 @@ export const ssoLoginStates = pgTable(
 
 /**
  * The one-time code a successful callback hands the browser (stored as its SHA-256), traded once by
- * POST /api/auth/sso/exchange for session tokens. Bound to its provider and redirect URI.
+ * POST /api/auth/sso/exchange for session tokens. Bound to its provider, redirect URI and browser.
  */
 export const ssoLoginCodes = pgTable(
   'sso_login_codes',
@@ -97,6 +99,8 @@ export const ssoLoginCodes = pgTable(
       .notNull()
       .references(() => users.id, { onDelete: 'cascade' }),
     redirectUri: text('redirect_uri').notNull(),
+    /** The login state's browser binding: only the browser that started the login may trade the code. */
+    browserHash: text('browser_hash'),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true }),
   },

@@ -35,6 +35,21 @@ const redirect = {
   },
 };
 
+/** GET authorize also sets the browser binding cookie (server/sso/browser-binding.ts). */
+const authorizeRedirect = {
+  ...redirect,
+  '302': {
+    ...redirect['302'],
+    headers: {
+      ...redirect['302'].headers,
+      'Set-Cookie': {
+        description: 'analytics_sso_browser: HttpOnly, SameSite=Lax, Path=/api/auth/sso, Max-Age=600',
+        schema: { type: 'string' },
+      },
+    },
+  },
+};
+
 const queryText = (query: unknown): Record<string, string> =>
   Object.fromEntries(
     Object.entries((query ?? {}) as Record<string, unknown>).filter(
@@ -51,18 +66,21 @@ const authorize = defineRawRoute<AppDeps, Actor>({
     summary: 'Start SSO login at the identity provider',
     description:
       'Redirects (302) to the IdP. redirectUri (default: the installation base URL) must lie under the base URL; ' +
-      'the callback sends the browser there with a one-time `code` for POST /api/auth/sso/exchange.',
+      'the callback sends the browser there with a one-time `code` for POST /api/auth/sso/exchange. Sets an ' +
+      'HttpOnly cookie (path /api/auth/sso) that ties the login to this browser: only a request carrying it may ' +
+      'trade the code.',
     tags,
     parameters: [
       providerIdParameter,
       { name: 'redirectUri', in: 'query', required: false, schema: { type: 'string' }, description: 'Where to land' },
     ],
-    responses: redirect,
+    responses: authorizeRedirect,
   },
   handler: async (req, reply, { deps }) => {
     const { providerId } = providerIdParam.parse(req.params);
     const { redirectUri } = z.object({ redirectUri: wireString().max(2000).optional() }).parse(req.query ?? {});
-    return reply.redirect(await startSsoLogin(deps, providerId, redirectUri), 302);
+    const start = await startSsoLogin(deps, providerId, redirectUri, req.headers.cookie);
+    return reply.header('set-cookie', start.setCookie).redirect(start.url, 302);
   },
 });
 

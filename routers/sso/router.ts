@@ -38,7 +38,8 @@ export const ssoRouter = router({
           'The code the SSO callback appended to the redirect URI: valid for one minute, once, and only while its provider ' +
           'is enabled. It is bound to the redirect URI it was delivered to: that URI must still lie under the ' +
           "installation's base URL, a browser's Origin header must be its origin, and redirect_uri, when sent, must " +
-          'equal it; a refused code is spent. Answers exactly what ' +
+          'equal it. The request must carry the cookie GET /api/auth/sso/{providerId}/authorize set in the same ' +
+          'browser (401 otherwise). A refused code is spent. Answers exactly what ' +
           'POST /api/auth/login answers. Access: public, no token.',
         tags,
         protect: false,
@@ -46,5 +47,5 @@ export const ssoRouter = router({
     })
     .input(exchangeInput)
     .output(loginOutput)
-    .mutation(({ ctx, input }) => exchangeSsoCode(ctx.deps, input, ctx.origin)),
+    .mutation(({ ctx, input }) => exchangeSsoCode(ctx.deps, input, { origin: ctx.origin, cookie: ctx.cookie })),
 });

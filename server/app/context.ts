@@ -12,6 +12,8 @@ export interface Context {
   ip: string;
   /** The Origin header a browser sends with a cross-site or script POST (the SSO code exchange checks it). */
   origin?: string;
+  /** The Cookie header (the SSO code exchange checks the browser binding cookie in it; nothing else reads cookies). */
+  cookie?: string;
   requestId: string;
   actor?: Actor;
   /** The request's logger, for security events a procedure reports (a replayed refresh token). */
@@ -25,12 +27,14 @@ export function createContext(
   const auth = req.headers.authorization;
   const grant = req.headers['x-share-grant'];
   const origin = req.headers.origin;
+  const cookie = req.headers.cookie;
   return {
     deps,
     authorization: Array.isArray(auth) ? auth[0] : auth,
     shareGrant: Array.isArray(grant) ? grant[0] : grant,
     ip: req.ip,
     origin: Array.isArray(origin) ? origin[0] : origin,
+    cookie: Array.isArray(cookie) ? cookie.join('; ') : cookie,
     requestId: req.id ?? crypto.randomUUID(),
     log: req.log,
   };

@@ -6,6 +6,7 @@ import { AppError, badRequest, notFound, unauthorized } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { createUserAccount, findUserByUsername } from '../users/accounts';
 import { callbackUrl, checkedRedirectUri, defaultEntityId, installationBaseUrl } from './base-url';
+import { bindBrowser, sameBrowser } from './browser-binding';
 import { SSO_MESSAGES } from './messages';
 import { oidcAuthorizeUrl, oidcCallbackClaims } from './oidc';
 import { oidcSettingsOf, openProviderSecrets, samlSettingsOf, type ProviderKind } from './provider-settings';
@@ -31,7 +32,8 @@ import {
  *     server-side rather than sealed in a cookie so that it is single-use on every node and dies with its provider.
  *   GET (OIDC) or POST (SAML ACS) /api/auth/sso/{providerId}/callback -> the state spent, the IdP's answer checked,
  *     the user matched, created or refused, the group mappings applied -> 302 to the redirect URI with `code`.
- *   POST /api/auth/sso/exchange -> the one-time code spent for exactly the result of POST /api/auth/login.
+ *   POST /api/auth/sso/exchange -> the one-time code spent for exactly the result of POST /api/auth/login, in the
+ *     browser that started the login only (browser-binding.ts).
  * SSO logins share the password login's throttle (by username and client address) and its refusals.
  */
 
@@ -82,27 +84,41 @@ export function samlEndpoints(base: URL, row: SsoProviderRow): SamlEndpoints {
   };
 }
 
-/** GET /api/auth/sso/{providerId}/authorize: the IdP address to redirect the browser to. */
-export async function startSsoLogin(deps: AppDeps, providerId: number, redirectUri?: string): Promise<string> {
+export interface LoginStart {
+  /** The IdP address to redirect the browser to. */
+  url: string;
+  /** The browser binding cookie the redirect sets. */
+  setCookie: string;
+}
+
+/** GET /api/auth/sso/{providerId}/authorize: where the browser goes, and the cookie that ties the login to it. */
+export async function startSsoLogin(
+  deps: AppDeps,
+  providerId: number,
+  redirectUri: string | undefined,
+  cookieHeader: string | undefined,
+): Promise<LoginStart> {
   const row = await enabledProvider(deps, providerId);
   const base = await installationBaseUrl(deps);
   const redirect = checkedRedirectUri(base, redirectUri);
   const secrets = openProviderSecrets(deps, row);
+  const browser = bindBrowser(cookieHeader, base.protocol === 'https:');
   const state = randomText();
   const stateRow = {
     providerId,
     stateHash: sha256(state),
     redirectUri: redirect,
+    browserHash: browser.hash,
     expiresAt: new Date(Date.now() + STATE_TTL_MS),
   };
   if (row.kind === 'oidc') {
     const start = await oidcAuthorizeUrl(row, oidcSettingsOf(row), secrets, callbackUrl(base, providerId), state);
     await insertLoginState(deps.db, { ...stateRow, nonce: start.nonce, codeVerifier: start.codeVerifier });
-    return start.url;
+    return { url: start.url, setCookie: browser.setCookie };
   }
   const start = await samlAuthorizeUrl(samlSettingsOf(row), secrets, samlEndpoints(base, row), state);
   await insertLoginState(deps.db, { ...stateRow, samlRequestId: start.requestId });
-  return start.url;
+  return { url: start.url, setCookie: browser.setCookie };
 }
 
 /** The state of a callback, spent: an unknown, foreign, expired or reused one is a 401. */
@@ -131,7 +147,7 @@ export async function finishOidcLogin(
     nonce: stateRow.nonce ?? '',
     codeVerifier: stateRow.codeVerifier ?? '',
   });
-  return completeLogin(deps, row, claims, stateRow.redirectUri, ip);
+  return completeLogin(deps, row, claims, stateRow, ip);
 }
 
 /** POST /api/auth/sso/{providerId}/callback (SAML ACS): the redirect URI with the one-time code. */
@@ -156,7 +172,7 @@ export async function finishSamlLogin(
   if (!(await rememberAssertion(deps.db, row.id, login.assertionId, login.validUntil))) {
     throw unauthorized(SSO_MESSAGES.replayedAssertion);
   }
-  return completeLogin(deps, row, login.profile, stateRow.redirectUri, ip);
+  return completeLogin(deps, row, login.profile, stateRow, ip);
 }
 
 const textsOf = (value: unknown): string[] =>
@@ -176,7 +192,7 @@ async function completeLogin(
   deps: AppDeps,
   row: SsoProviderRow,
   claims: Record<string, unknown>,
-  redirectUri: string,
+  { redirectUri, browserHash }: { redirectUri: string; browserHash: string | null },
   ip: string,
 ): Promise<string> {
   const username = textsOf(claims[row.usernameClaim])[0];
@@ -209,6 +225,7 @@ async function completeLogin(
         providerId: row.id,
         userId: user.id,
         redirectUri,
+        browserHash,
         expiresAt: new Date(Date.now() + CODE_TTL_MS),
       });
       return changed;
@@ -244,25 +261,27 @@ function boundHere(redirectUri: string, base: URL, sent: string | undefined, ori
 }
 
 /**
- * POST /api/auth/sso/exchange: the code spent once (concurrent replays included) for the login result. A refused
- * binding spends the code too: whoever tried it elsewhere has seen it.
+ * POST /api/auth/sso/exchange: the code spent once (concurrent replays included) for the login result, in the browser
+ * that started the login. A refused binding spends the code too: whoever tried it elsewhere has seen it.
  */
 export async function exchangeSsoCode(
   deps: AppDeps,
   input: { code: string; redirect_uri?: string },
-  origin?: string,
+  request: { origin?: string; cookie?: string },
 ): Promise<LoginResult> {
   const base = await installationBaseUrl(deps);
   const outcome = await deps.db.transaction(async (tx) => {
     const spent = await spendLoginCode(tx, sha256(input.code));
     if (!spent) return 'bad' as const;
-    if (!boundHere(spent.redirectUri, base, input.redirect_uri, origin)) return 'bad' as const;
+    if (!boundHere(spent.redirectUri, base, input.redirect_uri, request.origin)) return 'bad' as const;
+    if (!sameBrowser(request.cookie, spent.browserHash)) return 'other-browser' as const;
     const provider = await findProvider(tx, spent.providerId);
     if (!provider?.enabled) return 'bad' as const;
     if (!(await userIsActive(tx, spent.userId))) return 'disabled' as const;
     return sessionFor(deps, tx, spent.userId);
   });
   if (outcome === 'bad') throw unauthorized(SSO_MESSAGES.badCode);
+  if (outcome === 'other-browser') throw unauthorized(SSO_MESSAGES.otherBrowser);
   if (outcome === 'disabled') throw unauthorized(SSO_MESSAGES.accountDisabled);
   return outcome;
 }

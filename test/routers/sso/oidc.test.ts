@@ -29,7 +29,15 @@ let admin: string;
 const providers: Record<'auto' | 'manual' | 'disabled' | 'doomed', Provider> = {} as never;
 const groupIds = { default: 0, analysts: 0, leads: 0, unmapped: 0 };
 
-async function http(method: string, path: string, body?: unknown, token?: string, origin?: string) {
+/** A browser's cookie jar, as far as these tests need one: the SSO binding cookie the platform sets. */
+interface Browser {
+  cookie?: string;
+}
+/** The browser the tests log in with, unless a test names another. */
+const browser: Browser = {};
+const BINDING_COOKIE = 'analytics_sso_browser';
+
+async function http(method: string, path: string, body?: unknown, token?: string, origin?: string, jar = browser) {
   const res = await fetch(new URL(path, base), {
     method,
     redirect: 'manual',
@@ -37,9 +45,12 @@ async function http(method: string, path: string, body?: unknown, token?: string
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...(origin ? { origin } : {}),
+      ...(jar.cookie ? { cookie: jar.cookie } : {}),
     },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
+  const set = res.headers.getSetCookie().find((c) => c.startsWith(`${BINDING_COOKIE}=`));
+  if (set) jar.cookie = set.split(';')[0];
   const text = await res.text();
   let json: unknown;
   try {
@@ -51,21 +62,21 @@ async function http(method: string, path: string, body?: unknown, token?: string
 }
 
 /** GET authorize: answers the IdP URL the browser is sent to. */
-async function authorize(providerId: number, redirectUri?: string): Promise<string> {
+async function authorize(providerId: number, redirectUri?: string, jar = browser): Promise<string> {
   const query = redirectUri ? `?redirectUri=${encodeURIComponent(redirectUri)}` : '';
-  const res = await http('GET', `api/auth/sso/${providerId}/authorize${query}`);
+  const res = await http('GET', `api/auth/sso/${providerId}/authorize${query}`, undefined, undefined, undefined, jar);
   if (res.status !== 302 || !res.location) throw new Error(`authorize: ${res.status} ${JSON.stringify(res.body)}`);
   return res.location;
 }
 
 /** The browser up to the platform's callback URL (not yet followed). */
-async function throughIdp(providerId: number, accountId: string, redirectUri?: string): Promise<string> {
-  const callback = await idpLogin(idp, await authorize(providerId, redirectUri), accountId);
+async function throughIdp(providerId: number, accountId: string, redirectUri?: string, jar = browser) {
+  const callback = await idpLogin(idp, await authorize(providerId, redirectUri, jar), accountId);
   expect(callback.startsWith(`${base}api/auth/sso/${providerId}/callback?`)).toBe(true);
   return callback;
 }
 
-const followCallback = (callback: string) => http('GET', callback);
+const followCallback = (callback: string, jar = browser) => http('GET', callback, undefined, undefined, undefined, jar);
 
 /** A whole login: answers the one-time code the platform redirected to. */
 async function ssoCode(providerId: number, accountId: string, redirectUri?: string): Promise<string> {
@@ -76,13 +87,14 @@ async function ssoCode(providerId: number, accountId: string, redirectUri?: stri
   return code;
 }
 
-const exchange = (code: string, redirectUri?: string, origin?: string) =>
+const exchange = (code: string, redirectUri?: string, origin?: string, jar = browser) =>
   http(
     'POST',
     'api/auth/sso/exchange',
     { code, ...(redirectUri ? { redirect_uri: redirectUri } : {}) },
     undefined,
     origin,
+    jar,
   );
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
@@ -249,6 +261,64 @@ describe('OIDC login end to end', () => {
 
     const own = await ssoCode(providers.auto.id, sub, `${base}landing`);
     expect((await exchange(own, undefined, new URL(base).origin)).status).toBe(200);
+  });
+
+  it('authorize ties the login to the browser with an HttpOnly, SameSite=Lax cookie; one browser keeps one secret', async () => {
+    const tab: Browser = {};
+    const first = await http(
+      'GET',
+      `api/auth/sso/${providers.auto.id}/authorize`,
+      undefined,
+      undefined,
+      undefined,
+      tab,
+    );
+    const setCookie = (
+      await fetch(new URL(`api/auth/sso/${providers.auto.id}/authorize`, base), { redirect: 'manual' })
+    ).headers
+      .getSetCookie()
+      .find((c) => c.startsWith(`${BINDING_COOKIE}=`))!;
+    expect(first.status).toBe(302);
+    expect(setCookie.split('; ').slice(1).sort()).toEqual([
+      'HttpOnly',
+      'Max-Age=600',
+      'Path=/api/auth/sso',
+      'SameSite=Lax',
+    ]);
+    // A second login in the same browser (another tab) renews the same secret, so both logins can finish.
+    const secret = tab.cookie;
+    const sub = account(uniq('tabs'));
+    const one = await throughIdp(providers.auto.id, sub, undefined, tab);
+    const two = await throughIdp(providers.auto.id, sub, undefined, tab);
+    expect(tab.cookie).toBe(secret);
+    for (const callback of [two, one]) {
+      const code = new URL((await followCallback(callback, tab)).location!).searchParams.get('code')!;
+      expect((await exchange(code, undefined, undefined, tab)).status).toBe(200);
+    }
+  });
+
+  it("login CSRF: an attacker's login finished in a victim's browser is refused there, and the code is spent", async () => {
+    const attacker: Browser = {};
+    const victim: Browser = {};
+    const username = uniq('attacker');
+    const callback = await throughIdp(providers.auto.id, account(username), undefined, attacker);
+    // The victim opens the attacker's callback link: the callback itself answers (a SAML ACS could not check a
+    // SameSite cookie either), but the code it lands with cannot be traded in the victim's browser.
+    const landed = await followCallback(callback, victim);
+    expect(landed.status).toBe(302);
+    const code = new URL(landed.location!).searchParams.get('code')!;
+    const res = await exchange(code, undefined, new URL(base).origin, victim);
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toBe(SSO_MESSAGES.otherBrowser);
+    expect(res.body.data).toBeUndefined();
+    // Spent: not even the attacker's own browser can trade it now.
+    expect((await exchange(code, undefined, undefined, attacker)).status).toBe(401);
+    // A client that keeps no cookies at all is another browser too; a forged cookie is no better.
+    const bare = await ssoCode(providers.auto.id, account(uniq('bare')));
+    expect((await exchange(bare, undefined, undefined, {})).body.error.message).toBe(SSO_MESSAGES.otherBrowser);
+    const forged = await ssoCode(providers.auto.id, account(uniq('forged')));
+    const other = { cookie: `${BINDING_COOKIE}=${'A'.repeat(43)}` };
+    expect((await exchange(forged, undefined, undefined, other)).body.error.message).toBe(SSO_MESSAGES.otherBrowser);
   });
 
   it('a code whose redirect URI is no longer under the base URL (the base URL moved) is refused', async () => {

@@ -38,6 +38,8 @@ interface Started {
   relayState: string;
   acs: string;
   audience: string;
+  /** The browser binding cookie authorize set (name=value), which the exchange must carry. */
+  cookie: string;
 }
 
 async function startLogin(p: Provider = provider, redirectUri?: string): Promise<Started> {
@@ -48,7 +50,8 @@ async function startLogin(p: Provider = provider, redirectUri?: string): Promise
   expect(location.startsWith('https://idp.test/saml/sso?')).toBe(true);
   const { requestId, relayState, xml } = readAuthnRequest(location);
   expect(xml).toContain(`AssertionConsumerServiceURL="${p.callback_url}"`);
-  return { requestId, relayState, acs: p.callback_url!, audience: `${BASE}api/auth/sso/${p.id}` };
+  const cookie = String(res.headers['set-cookie']).split(';')[0];
+  return { requestId, relayState, acs: p.callback_url!, audience: `${BASE}api/auth/sso/${p.id}`, cookie };
 }
 
 async function post(p: Provider, form: Record<string, string>) {
@@ -126,7 +129,17 @@ describe('SAML login', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(302);
     const target = new URL(res.location!);
     expect(`${target.origin}${target.pathname}`).toBe(landing);
-    const exchanged = await api.post('/api/auth/sso/exchange', { code: target.searchParams.get('code') });
+    // The IdP's cross-site POST carries no SameSite=Lax cookie; the landing page's exchange does.
+    const code = target.searchParams.get('code');
+    const elsewhere = await api.post('/api/auth/sso/exchange', { code });
+    expect(elsewhere.status).toBe(401);
+    expect(failure(elsewhere).message).toBe(SSO_MESSAGES.otherBrowser);
+    const again = await startLogin(provider, landing);
+    const second = await post(provider, { SAMLResponse: response(again, username), RelayState: again.relayState });
+    const exchanged = await api.call('POST', '/api/auth/sso/exchange', {
+      body: { code: new URL(second.location!).searchParams.get('code') },
+      headers: { cookie: again.cookie },
+    });
     const session = ok<LoginResult>(exchanged);
     expect(session).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
     const me = ok<{ username: string }>(await api.get('/api/users/me', session.token));
