@@ -1,25 +1,11 @@
 import ExcelJS from 'exceljs';
 import type { ParsedMail } from 'mailparser';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { pdfPageCount } from '../../../server/exports/render-file';
-import { useTestApp } from '../../support/app';
-import { createDashboardRow, createRoleCast, type RoleCast } from '../../support/factories';
+import { createDashboardRow } from '../../support/factories';
 import { ok } from '../../support/rest';
 import { launchChromium } from '../../web/chromium';
-import { createPgSource, sourceDb } from '../widgets/world';
-import {
-  createChannel,
-  createOrdersDataset,
-  createOrdersTable,
-  ordersWidget,
-  startInbox,
-  toOf,
-  waitRun,
-  type Inbox,
-  type LetterPage,
-  type MailingView,
-} from './world';
+import { ordersWidget, toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
 
 /*
  * Every format of a mailing, sent through the loopback SMTP server and parsed with mailparser: xlsx and csv
@@ -29,16 +15,11 @@ import {
  * (pdf) or its widgets' tables (csv).
  */
 
-const { t, api } = useTestApp();
-let cast: RoleCast;
-let inbox: Inbox;
-let db: pg.Client;
-let table: string;
-let channelId: number;
+const world = useMailingWorld();
+const { t, api, owner } = world;
 let widgetId: number;
 let emailsWidget: number;
 let dashboardId: number;
-const owner = () => cast.tokens.editor!;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const DASHBOARD = 'Сводка заказов';
 
@@ -46,13 +27,7 @@ beforeAll(async () => {
   const browser = await launchChromium();
   await browser.close();
   process.env.RENDER_ORIGIN = await t.app.listen({ port: 0, host: '127.0.0.1' });
-  cast = await createRoleCast(t.deps, api);
-  inbox = await startInbox();
-  db = await sourceDb();
-  table = await createOrdersTable(db);
-  channelId = (await createChannel(api, cast.tokens.sysadmin!, inbox.port)).id;
-  const sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  const ds = await createOrdersDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId, table });
+  const ds = await world.ordersDataset();
   widgetId = await ordersWidget(api, owner(), ds.id);
   emailsWidget = ok<{ id: number }>(
     await api.post(
@@ -73,18 +48,13 @@ beforeAll(async () => {
   const items = [widgetId, emailsWidget].map((id, i) => ({ widget_id: id, tab_id: null, x: 0, y: i * 6, w: 12, h: 6 }));
   dashboardId = (
     await createDashboardRow(t.deps, {
-      workspaceId: cast.workspaceId,
-      authorId: cast.users.editor.id,
+      workspaceId: world.cast.workspaceId,
+      authorId: world.cast.users.editor.id,
       name: DASHBOARD,
       layout: { tabs: [], items, selectors: [], parameters: [] },
     })
   ).id;
 }, 600_000);
-afterAll(async () => {
-  await inbox?.close();
-  await db?.query(`DROP TABLE IF EXISTS ${table}`);
-  await db?.end();
-});
 
 /** Saves a mailing to one address, runs it now and answers the one letter that arrived. */
 async function sendOne(extra: Record<string, unknown>): Promise<ParsedMail> {
@@ -94,8 +64,8 @@ async function sendOne(extra: Record<string, unknown>): Promise<ParsedMail> {
       '/api/mailings',
       {
         name: 'Форматы',
-        workspace_id: cast.workspaceId,
-        channel_id: channelId,
+        workspace_id: world.cast.workspaceId,
+        channel_id: world.channelId,
         subject: 'Заказы',
         body: 'Отчёт за неделю',
         recipients: { emails: [to] },
@@ -104,12 +74,12 @@ async function sendOne(extra: Record<string, unknown>): Promise<ParsedMail> {
       owner(),
     ),
   );
-  const before = inbox.letters.length;
+  const before = world.inbox.letters.length;
   const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
   const run = await waitRun(api, owner(), m.id, run_id, 120_000);
   const letters = ok<LetterPage>(await api.get(`/api/mailings/${m.id}/runs/${run_id}/letters`, owner())).content;
   expect(run, JSON.stringify(letters)).toMatchObject({ state: 'succeeded', letters_sent: 1, letters_failed: 0 });
-  const got = inbox.letters.slice(before);
+  const got = world.inbox.letters.slice(before);
   expect(got.map(toOf)).toEqual([[to]]);
   return got[0];
 }

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
-import { useTestApp } from '../../support/app';
-import { createRoleCast, type RoleCast } from '../../support/factories';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { failure, ok } from '../../support/rest';
 import { MAILING_RUN, MAILING_SCHEDULE } from '../../../server/mailings/run-job';
-import { createPgSource, sourceDb } from '../widgets/world';
 import {
   createChannel,
-  createOrdersDataset,
-  createOrdersTable,
   ordersWidget,
-  startInbox,
   toOf,
+  useMailingWorld,
   waitRun,
-  type Inbox,
   type LetterPage,
   type MailingView,
 } from './world';
@@ -24,45 +17,29 @@ import {
  * slices, recipients and attachment rows all follow the owner's rights.
  */
 
-const { t, api } = useTestApp();
-let cast: RoleCast;
-let inbox: Inbox;
-let db: pg.Client;
-let table: string;
-let channelId: number;
+const world = useMailingWorld();
+const { t, api, owner } = world;
 let ds: { id: number; fieldId: (name: string) => number };
 let widgetId: number;
-const owner = () => cast.tokens.editor!;
 
 beforeAll(async () => {
-  cast = await createRoleCast(t.deps, api);
-  inbox = await startInbox();
-  db = await sourceDb();
-  table = await createOrdersTable(db);
-  channelId = (await createChannel(api, cast.tokens.sysadmin!, inbox.port)).id;
-  const sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  ds = await createOrdersDataset(api, cast.tokens.wsAdmin!, { workspaceId: cast.workspaceId, sourceId, table });
-  const editor = cast.users.editor.id;
+  ds = await world.ordersDataset();
+  const editor = world.cast.users.editor.id;
   ok(
     await api.put(
       `/api/users/${editor}/attributes`,
       { attributes: { region: ['north', 'south'] } },
-      cast.tokens.sysadmin,
+      world.cast.tokens.sysadmin,
     ),
   );
   ok(
     await api.post(
       `/api/dataset/${ds.id}/rls-rules`,
       { field_id: ds.fieldId('region'), attribute: 'region', operator: 'in', user_ids: [editor] },
-      cast.tokens.wsAdmin,
+      world.cast.tokens.wsAdmin,
     ),
   );
   widgetId = await ordersWidget(api, owner(), ds.id);
-});
-afterAll(async () => {
-  await inbox?.close();
-  await db?.query(`DROP TABLE IF EXISTS ${table}`);
-  await db?.end();
 });
 
 const slice = () => ({
@@ -72,10 +49,10 @@ const slice = () => ({
 });
 const body = (extra: Record<string, unknown> = {}) => ({
   name: 'Продажи по регионам',
-  workspace_id: cast.workspaceId,
+  workspace_id: world.cast.workspaceId,
   widget_ids: [widgetId],
   format: 'csv',
-  channel_id: channelId,
+  channel_id: world.channelId,
   subject: 'Продажи: {{slice}}',
   body: 'Отчёт во вложении',
   ...extra,
@@ -92,7 +69,7 @@ async function runOnce(extra: Record<string, unknown>) {
 }
 
 const setEmail = async (userId: number, email: string | null) =>
-  ok(await api.put(`/api/users/${userId}`, { email }, cast.tokens.sysadmin));
+  ok(await api.put(`/api/users/${userId}`, { email }, world.cast.tokens.sysadmin));
 
 /** The pg-boss schedule of a mailing: [cron, time zone] pairs (none when it has no active schedule). */
 async function bossSchedule(mailingId: number) {
@@ -113,12 +90,12 @@ describe('mailings', () => {
 
   it('a sliced run sends one letter per value and recipient, each with its own rows (RLS of the owner)', async () => {
     const m = ok<MailingView>(await api.post('/api/mailings', body({ slice: slice() }), owner()));
-    expect(m).toMatchObject({ status: 'active', author_id: cast.users.editor.id, format: 'csv' });
-    const before = inbox.letters.length;
+    expect(m).toMatchObject({ status: 'active', author_id: world.cast.users.editor.id, format: 'csv' });
+    const before = world.inbox.letters.length;
     const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
     const run = await waitRun(api, owner(), m.id, run_id);
     expect(run).toMatchObject({ state: 'succeeded', letters_sent: 3, letters_failed: 0 });
-    const got = inbox.letters.slice(before);
+    const got = world.inbox.letters.slice(before);
     expect(got.length).toBe(3);
     const byTo = new Map(got.map((l) => [toOf(l)[0], l]));
     expect([...byTo.keys()].sort()).toEqual(['boss-n@example.test', 'boss-s@example.test', 'deputy-n@example.test']);
@@ -139,15 +116,17 @@ describe('mailings', () => {
       ['deputy-n@example.test', 'north', 'sent'],
     ]);
     expect(letters.every((l) => l.sent_at !== null)).toBe(true);
-    const runs = ok<{ content: { run_id: number }[] }>(await api.get(`/api/mailings/${m.id}/runs`, cast.tokens.viewer));
+    const runs = ok<{ content: { run_id: number }[] }>(
+      await api.get(`/api/mailings/${m.id}/runs`, world.cast.tokens.viewer),
+    );
     expect(runs.content.map((r) => r.run_id)).toEqual([run_id]);
     // Letters are the owner's: a viewer of the workspace reads runs, not letters.
-    expect((await api.get(`/api/mailings/${m.id}/runs/${run_id}/letters`, cast.tokens.viewer)).status).toBe(403);
+    expect((await api.get(`/api/mailings/${m.id}/runs/${run_id}/letters`, world.cast.tokens.viewer)).status).toBe(403);
   });
 
   it('a run queued twice is worked on once: every letter sent once and counted', async () => {
     const m = ok<MailingView>(await api.post('/api/mailings', body({ slice: slice() }), owner()));
-    const before = inbox.letters.length;
+    const before = world.inbox.letters.length;
     const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
     // What a start of the jobs does for a run still queued (server/mailings/run-job.ts startMailingJobs).
     await Promise.all([
@@ -158,11 +137,11 @@ describe('mailings', () => {
     expect(run).toMatchObject({ state: 'succeeded', letters_sent: 3, letters_failed: 0 });
     // The other jobs of the run end without sending: give them the time a second pass would take.
     await new Promise((r) => setTimeout(r, 1_500));
-    expect(inbox.letters.length - before).toBe(3);
+    expect(world.inbox.letters.length - before).toBe(3);
   });
 
   it('a refusing recipient is retried a bounded number of times and never blocks the others; the owner is notified', async () => {
-    inbox.refuse.add('boss-s@example.test');
+    world.inbox.refuse.add('boss-s@example.test');
     try {
       const m = ok<MailingView>(await api.post('/api/mailings', body({ slice: slice() }), owner()));
       const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
@@ -177,7 +156,7 @@ describe('mailings', () => {
       );
       expect(notes.content.some((n) => n.kind === 'mailing_failed' && n.object_id === run_id)).toBe(true);
     } finally {
-      inbox.refuse.clear();
+      world.inbox.refuse.clear();
     }
   });
 
@@ -193,17 +172,17 @@ describe('mailings', () => {
         owner(),
       ),
     );
-    const before = inbox.letters.length;
+    const before = world.inbox.letters.length;
     expect(ok(await api.post(`/api/mailings/${m.id}/test`, { emails: ['t@example.test'] }, owner()))).toEqual({
       ok: true,
       recipients: ['t@example.test'],
     });
-    const test = inbox.letters[before];
+    const test = world.inbox.letters[before];
     expect(test.subject).toBe('[Тест] Продажи: ');
     expect(test.attachments[0].filename).toMatch(/\.csv$/);
     expect(ok<MailingView>(await api.post(`/api/mailings/${m.id}/pause`, {}, owner())).status).toBe('paused');
     expect((await api.post(`/api/mailings/${m.id}/pause`, {}, owner())).status).toBe(400);
-    expect((await api.post(`/api/mailings/${m.id}/pause`, {}, cast.tokens.viewer)).status).toBe(403);
+    expect((await api.post(`/api/mailings/${m.id}/pause`, {}, world.cast.tokens.viewer)).status).toBe(403);
     const paused = ok<{ content: MailingView[] }>(await api.get('/api/mailings?status=paused', owner()));
     expect(paused.content.map((x) => x.id)).toContain(m.id);
     expect(ok<MailingView>(await api.post(`/api/mailings/${m.id}/resume`, {}, owner())).status).toBe('active');
@@ -217,36 +196,36 @@ describe('mailings', () => {
       ),
     );
     expect(updated).toMatchObject({ name: 'Другое имя', schedule: null });
-    expect(ok<MailingView>(await api.get(`/api/mailings/${m.id}`, cast.tokens.viewer)).name).toBe('Другое имя');
-    expect((await api.get(`/api/mailings/${m.id}`, cast.tokens.plain)).status).toBe(404);
+    expect(ok<MailingView>(await api.get(`/api/mailings/${m.id}`, world.cast.tokens.viewer)).name).toBe('Другое имя');
+    expect((await api.get(`/api/mailings/${m.id}`, world.cast.tokens.plain)).status).toBe(404);
     expect(ok(await api.delete(`/api/mailings/${m.id}`, owner()))).toEqual({ id: m.id, deleted: true });
     expect((await api.get(`/api/mailings/${m.id}/runs/${run_id}`, owner())).status).toBe(404);
   });
 
   it('users and the members of groups get letters at their e-mail addresses, each address once', async () => {
     const group = ok<{ id: number }>(
-      await api.post('/api/groups', { name: 'Получатели отчёта' }, cast.tokens.sysadmin),
+      await api.post('/api/groups', { name: 'Получатели отчёта' }, world.cast.tokens.sysadmin),
     );
-    const { viewer, plain, manager, wsAdmin } = cast.users;
+    const { viewer, plain, manager, wsAdmin } = world.cast.users;
     ok(
       await api.post(
         `/api/groups/${group.id}/members`,
         { user_ids: [viewer.id, plain.id, wsAdmin.id] },
-        cast.tokens.sysadmin,
+        world.cast.tokens.sysadmin,
       ),
     );
     await setEmail(viewer.id, 'viewer@example.test');
     await setEmail(plain.id, 'Plain@Example.test');
     await setEmail(manager.id, 'manager@example.test');
     // wsAdmin has no address: a member without one is skipped.
-    const before = inbox.letters.length;
+    const before = world.inbox.letters.length;
     const { run, letters } = await runOnce({
       recipients: { user_ids: [manager.id], group_ids: [group.id], emails: ['plain@example.test', 'x@example.test'] },
     });
     expect(run).toMatchObject({ state: 'succeeded', letters_sent: 4, letters_failed: 0 });
     const expected = ['manager@example.test', 'plain@example.test', 'viewer@example.test', 'x@example.test'];
     expect(letters.map((l) => l.recipient).sort()).toEqual(expected);
-    expect(inbox.letters.slice(before).flatMap(toOf).sort()).toEqual(expected);
+    expect(world.inbox.letters.slice(before).flatMap(toOf).sort()).toEqual(expected);
 
     const res = await api.post('/api/mailings', body({ recipients: { group_ids: [group.id, 2147483647] } }), owner());
     expect(res.status).toBe(422);
@@ -257,25 +236,25 @@ describe('mailings', () => {
     const m = ok<MailingView>(
       await api.post('/api/mailings', body({ recipients: { emails: ['one@example.test'] } }), owner()),
     );
-    await setEmail(cast.users.editor.id, 'editor@example.test');
-    const before = inbox.letters.length;
+    await setEmail(world.cast.users.editor.id, 'editor@example.test');
+    const before = world.inbox.letters.length;
     expect(ok(await api.post(`/api/mailings/${m.id}/test`, {}, owner()))).toEqual({
       ok: true,
       recipients: ['editor@example.test'],
     });
-    expect(inbox.letters.slice(before).map((l) => [toOf(l), l.subject])).toEqual([
+    expect(world.inbox.letters.slice(before).map((l) => [toOf(l), l.subject])).toEqual([
       [['editor@example.test'], '[Тест] Продажи: '],
     ]);
     // The workspace's Администратор may send one too, but has no address of their own.
-    const res = await api.post(`/api/mailings/${m.id}/test`, {}, cast.tokens.wsAdmin);
+    const res = await api.post(`/api/mailings/${m.id}/test`, {}, world.cast.tokens.wsAdmin);
     expect(res.status).toBe(400);
     expect(failure(res).message).toBe('Укажите адреса (emails): у вашей учётной записи нет адреса электронной почты');
-    expect(inbox.letters.length).toBe(before + 1);
+    expect(world.inbox.letters.length).toBe(before + 1);
   });
 
   it('a wrong channel password fails every letter with the server reply after 3 attempts; the owner is notified', async () => {
-    const wrong = (await createChannel(api, cast.tokens.sysadmin!, inbox.port, 'не-тот-пароль')).id;
-    const before = inbox.letters.length;
+    const wrong = (await createChannel(api, world.cast.tokens.sysadmin!, world.inbox.port, 'не-тот-пароль')).id;
+    const before = world.inbox.letters.length;
     const { m, run, letters } = await runOnce({
       name: 'Неверный пароль',
       channel_id: wrong,
@@ -292,7 +271,7 @@ describe('mailings', () => {
       ['b@example.test', 'failed', 3, null],
     ]);
     for (const l of letters) expect(l.error).toMatch(/^535 .*Authentication failed: bad credentials/);
-    expect(inbox.letters.length).toBe(before);
+    expect(world.inbox.letters.length).toBe(before);
     const notes = ok<Notes>(await api.get('/api/notifications', owner()));
     expect(notes.content.filter((n) => n.kind === 'mailing_failed' && n.object_id === run.run_id)).toEqual([
       expect.objectContaining({
@@ -303,7 +282,7 @@ describe('mailings', () => {
   });
 
   it('an unreachable SMTP server fails the letters with the connection error after 3 attempts', async () => {
-    const nowhere = (await createChannel(api, cast.tokens.sysadmin!, 1)).id;
+    const nowhere = (await createChannel(api, world.cast.tokens.sysadmin!, 1)).id;
     const { run, letters } = await runOnce({ channel_id: nowhere, recipients: { emails: ['a@example.test'] } });
     expect(run).toMatchObject({ state: 'failed', letters_sent: 0, letters_failed: 1 });
     expect(letters).toHaveLength(1);
@@ -354,11 +333,7 @@ describe('mailings', () => {
   });
 
   it('bad input is a clear 4xx, never a 500', async () => {
-    const other = await createOrdersDataset(api, cast.tokens.wsAdmin!, {
-      workspaceId: cast.workspaceId,
-      sourceId: await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id),
-      table,
-    });
+    const other = await world.ordersDataset();
     const cases: [Record<string, unknown>, string][] = [
       [body({ channel_id: 2147483647 }), 'channel_id'],
       [body({ schedule: '61 * * * *' }), 'schedule'],

@@ -4,7 +4,6 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type pg from 'pg';
 import { connectDatabase } from '../../../db/client';
 import { freePort } from '../../../db/embedded';
 import { buildApp } from '../../../server/app/app';
@@ -17,16 +16,14 @@ import { loadSystemGroupIds } from '../../../server/users/system-groups';
 import { createRoleCast } from '../../support/factories';
 import { ok, rest } from '../../support/rest';
 import { cloneTemplateDatabase } from '../../support/test-database';
-import { createPgSource, sourceDb } from '../widgets/world';
+import { createPgSource } from '../widgets/world';
 import {
   createChannel,
   createOrdersDataset,
-  createOrdersTable,
   ordersWidget,
-  startInbox,
   toOf,
+  useOrdersInbox,
   waitRun,
-  type Inbox,
   type LetterPage,
   type MailingView,
   type RunView,
@@ -41,10 +38,9 @@ import {
  */
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
+// First, so that its afterAll (closing the inbox) runs after this file's, which kills the node still talking to it.
+const orders = useOrdersInbox();
 let clone: { url: string; drop(): Promise<void> };
-let inbox: Inbox;
-let src: pg.Client;
-let table: string;
 let node: ChildProcess | undefined;
 const key = crypto.randomBytes(32);
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'mailing-restart-'));
@@ -110,15 +106,9 @@ const killed = (c: ChildProcess) =>
 
 beforeAll(async () => {
   clone = await cloneTemplateDatabase(inject('databaseUrl'));
-  inbox = await startInbox();
-  src = await sourceDb();
-  table = await createOrdersTable(src);
 });
 afterAll(async () => {
   if (node) await killed(node);
-  await inbox?.close();
-  await src?.query(`DROP TABLE IF EXISTS ${table}`);
-  await src?.end();
   await clone?.drop();
   await fs.rm(dataDir, { recursive: true, force: true });
 });
@@ -132,9 +122,13 @@ it(
     try {
       const cast = await createRoleCast(second.deps, second.api);
       const token = cast.tokens.wsAdmin!;
-      const channelId = (await createChannel(second.api, cast.tokens.sysadmin!, inbox.port)).id;
+      const channelId = (await createChannel(second.api, cast.tokens.sysadmin!, orders.inbox.port)).id;
       const sourceId = await createPgSource(second.deps, cast.workspaceId, cast.users.wsAdmin.id);
-      const ds = await createOrdersDataset(second.api, token, { workspaceId: cast.workspaceId, sourceId, table });
+      const ds = await createOrdersDataset(second.api, token, {
+        workspaceId: cast.workspaceId,
+        sourceId,
+        table: orders.table,
+      });
       const widgetId = await ordersWidget(second.api, token, ds.id);
       const emails = ['r1@example.test', 'r2@example.test', 'r3@example.test', 'r4@example.test', 'r5@example.test'];
       const m = ok<MailingView>(
@@ -152,7 +146,7 @@ it(
         ),
       );
 
-      inbox.hold.add('r3@example.test');
+      orders.inbox.hold.add('r3@example.test');
       const first = await startNode();
       node = first.child;
       const started = await fetch(`${first.url}/api/mailings/${m.id}/run`, {
@@ -162,7 +156,7 @@ it(
       });
       expect(started.status).toBe(200);
       const { run_id } = ((await started.json()) as { data: { run_id: number } }).data;
-      await inbox.held('r3@example.test');
+      await orders.inbox.held('r3@example.test');
       await killed(first.child);
 
       // What the dead node left: two letters sent, the third in flight (`sending`), two pending, the run running.
@@ -176,7 +170,7 @@ it(
         ['r5@example.test', 'pending', 0],
       ]);
       expect(ok<RunView>(await second.api.get(`/api/mailings/${m.id}/runs/${run_id}`, token)).state).toBe('running');
-      expect(inbox.letters.flatMap(toOf)).toEqual(['r1@example.test', 'r2@example.test', 'r3@example.test']);
+      expect(orders.inbox.letters.flatMap(toOf)).toEqual(['r1@example.test', 'r2@example.test', 'r3@example.test']);
 
       await second.deps.jobs.start();
       const run = await waitRun(second.api, token, m.id, run_id, 60_000);
@@ -194,7 +188,7 @@ it(
         ['r5@example.test', 'sent', 1, null],
       ]);
       // Every address got exactly one letter: the one in flight was not sent again.
-      expect(inbox.letters.flatMap(toOf).sort()).toEqual(emails);
+      expect(orders.inbox.letters.flatMap(toOf).sort()).toEqual(emails);
       const notes = ok<{ content: { kind: string; object_id: number; message: string }[] }>(
         await second.api.get('/api/notifications', token),
       );

@@ -1,20 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
-import { useTestApp } from '../../support/app';
-import { createRoleCast, createSharedWorkspace, type RoleCast } from '../../support/factories';
+import { describe, expect, it } from 'vitest';
+import { createSharedWorkspace } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
-import { createPgSource, sourceDb } from '../widgets/world';
-import {
-  createChannel,
-  createOrdersDataset,
-  createOrdersTable,
-  startInbox,
-  toOf,
-  waitRun,
-  type Inbox,
-  type LetterPage,
-  type MailingView,
-} from './world';
+import { toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
 
 /*
  * Whose rights build a mailing's letters (docs/mailings.md): the owner's. The owner's column rules apply to every
@@ -22,40 +9,16 @@ import {
  * owner cannot read is refused when the mailing is saved and fails the letters when the owner loses it afterwards.
  */
 
-const { t, api } = useTestApp();
-let cast: RoleCast;
-let inbox: Inbox;
-let db: pg.Client;
-let table: string;
-let channelId: number;
-const owner = () => cast.tokens.editor!;
+const world = useMailingWorld();
+const { t, api, owner } = world;
 type Notes = { content: { kind: string; object_id: number | null; title: string; message: string }[] };
-
-beforeAll(async () => {
-  cast = await createRoleCast(t.deps, api);
-  inbox = await startInbox();
-  db = await sourceDb();
-  table = await createOrdersTable(db);
-  channelId = (await createChannel(api, cast.tokens.sysadmin!, inbox.port)).id;
-});
-afterAll(async () => {
-  await inbox?.close();
-  await db?.query(`DROP TABLE IF EXISTS ${table}`);
-  await db?.end();
-});
-
-/** The orders dataset in a workspace, saved by its Администратор (wsAdmin). */
-async function ordersIn(workspaceId: number) {
-  const sourceId = await createPgSource(t.deps, workspaceId, cast.users.wsAdmin.id);
-  return createOrdersDataset(api, cast.tokens.wsAdmin!, { workspaceId, sourceId, table });
-}
 
 async function tableWidget(datasetId: number, shelves: Record<string, unknown>) {
   return ok<{ id: number }>(
     await api.post(
       '/api/widget',
       { name: 'Заказы', dataset_id: datasetId, type: 'table', ...shelves },
-      cast.tokens.wsAdmin,
+      world.cast.tokens.wsAdmin,
     ),
   ).id;
 }
@@ -65,7 +28,7 @@ const mailingBody = (workspaceId: number, widgetId: number, extra: Record<string
   workspace_id: workspaceId,
   widget_ids: [widgetId],
   format: 'csv',
-  channel_id: channelId,
+  channel_id: world.channelId,
   recipients: { emails: ['cls@example.test'] },
   ...extra,
 });
@@ -79,12 +42,12 @@ async function runAs(token: string, mailingId: number) {
 
 describe("the owner's column rules", () => {
   it('a masked field shows the mask in the CSV; a hidden one fails the letter and is never sent', async () => {
-    const ds = await ordersIn(cast.workspaceId);
+    const ds = await world.ordersDataset(world.cast.workspaceId);
     const rule = (field: string, action: 'hide' | 'mask') =>
       api.post(
         `/api/dataset/${ds.id}/cls-rules`,
-        { field_ids: [ds.fieldId(field)], action, user_ids: [cast.users.editor.id] },
-        cast.tokens.wsAdmin,
+        { field_ids: [ds.fieldId(field)], action, user_ids: [world.cast.users.editor.id] },
+        world.cast.tokens.wsAdmin,
       );
     ok(await rule('manager_email', 'mask'));
     ok(await rule('amount', 'hide'));
@@ -100,16 +63,16 @@ describe("the owner's column rules", () => {
       columns: [{ id: 's', sql: 'SUM([orders.amount])', alias: 'Сумма' }],
     });
 
-    const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(cast.workspaceId, masked), owner()));
-    const before = inbox.letters.length;
+    const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(world.cast.workspaceId, masked), owner()));
+    const before = world.inbox.letters.length;
     const { run } = await runAs(owner(), m.id);
     expect(run).toMatchObject({ state: 'succeeded', letters_sent: 1 });
-    const [letter] = inbox.letters.slice(before);
+    const [letter] = world.inbox.letters.slice(before);
     const csv = letter.attachments[0].content.toString('utf8').replace(/^\ufeff/, '');
     expect(csv.trim().split(/\r?\n/)).toEqual(['Регион,Почта', 'east,***', 'north,***', 'north,***', 'south,***']);
 
-    const h = ok<MailingView>(await api.post('/api/mailings', mailingBody(cast.workspaceId, hidden), owner()));
-    const at = inbox.letters.length;
+    const h = ok<MailingView>(await api.post('/api/mailings', mailingBody(world.cast.workspaceId, hidden), owner()));
+    const at = world.inbox.letters.length;
     const failed = await runAs(owner(), h.id);
     expect(failed.run).toMatchObject({ state: 'failed', letters_sent: 0, letters_failed: 1 });
     expect(failed.letters.map((l) => [l.recipient, l.status])).toEqual([['cls@example.test', 'failed']]);
@@ -117,9 +80,9 @@ describe("the owner's column rules", () => {
       'Письмо не собрано с правами владельца рассылки: Ошибка валидации: ' +
         'Ошибка в выражении: поле [orders.amount] не найдено в датасете',
     );
-    expect(inbox.letters.length).toBe(at);
+    expect(world.inbox.letters.length).toBe(at);
     // The Администратор (no rule) would see the amounts: the refusal is the owner's rule, not a broken widget.
-    const preview = await api.post(`/api/widget/${hidden}/data`, {}, cast.tokens.wsAdmin);
+    const preview = await api.post(`/api/widget/${hidden}/data`, {}, world.cast.tokens.wsAdmin);
     expect(preview.status).toBe(200);
   });
 });
@@ -127,11 +90,13 @@ describe("the owner's column rules", () => {
 describe('an object the owner cannot read', () => {
   it('is refused when the mailing is saved, by the owner or by an administrator editing it', async () => {
     // A workspace the owner (the editor) is not a member of.
-    const closed = await createSharedWorkspace(t.deps, [{ userId: cast.users.wsAdmin.id, role: 'Администратор' }]);
-    const ds = await ordersIn(closed);
+    const closed = await createSharedWorkspace(t.deps, [
+      { userId: world.cast.users.wsAdmin.id, role: 'Администратор' },
+    ]);
+    const ds = await world.ordersDataset(closed);
     const widget = await tableWidget(ds.id, { rows: [{ id: 'r', sql: '[orders.region]' }] });
     const dashboard = ok<{ id: number }>(
-      await api.post('/api/dashboard', { name: 'Закрытый', workspace_id: closed }, cast.tokens.wsAdmin),
+      await api.post('/api/dashboard', { name: 'Закрытый', workspace_id: closed }, world.cast.tokens.wsAdmin),
     ).id;
     const refused = async (b: Record<string, unknown>, token = owner(), method: 'post' | 'put' = 'post', id = 0) => {
       const res =
@@ -139,12 +104,12 @@ describe('an object the owner cannot read', () => {
       expect(res.status, JSON.stringify(res.body)).toBe(422);
       return failure(res).errors;
     };
-    expect(await refused(mailingBody(cast.workspaceId, widget))).toEqual({
+    expect(await refused(mailingBody(world.cast.workspaceId, widget))).toEqual({
       'widget_ids[0]': `Объект недоступен владельцу рассылки (widget id ${widget})`,
     });
     expect(
       await refused({
-        ...mailingBody(cast.workspaceId, widget),
+        ...mailingBody(world.cast.workspaceId, widget),
         widget_ids: [],
         dashboard_id: dashboard,
         format: 'pdf',
@@ -155,21 +120,21 @@ describe('an object the owner cannot read', () => {
       field_id: ds.fieldId('region'),
       recipient_field_id: ds.fieldId('manager_email'),
     };
-    const own = await ordersIn(cast.workspaceId);
+    const own = await world.ordersDataset(world.cast.workspaceId);
     const ownWidget = await tableWidget(own.id, { rows: [{ id: 'r', sql: '[orders.region]' }] });
-    expect(await refused(mailingBody(cast.workspaceId, ownWidget, { slice }))).toEqual({
+    expect(await refused(mailingBody(world.cast.workspaceId, ownWidget, { slice }))).toEqual({
       'slice.dataset_id': `Объект недоступен владельцу рассылки (dataset id ${ds.id})`,
     });
     // The workspace's Администратор reads the closed widget, but letters are built with the author's rights.
-    const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(cast.workspaceId, ownWidget), owner()));
-    expect(await refused(mailingBody(cast.workspaceId, widget), cast.tokens.wsAdmin, 'put', m.id)).toEqual({
+    const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(world.cast.workspaceId, ownWidget), owner()));
+    expect(await refused(mailingBody(world.cast.workspaceId, widget), world.cast.tokens.wsAdmin, 'put', m.id)).toEqual({
       'widget_ids[0]': `Объект недоступен владельцу рассылки (widget id ${widget})`,
     });
   });
 
   it('lost after saving (owner removed from the workspace): letters fail with the reason, run failed, owner notified', async () => {
-    const ws = await cast.newWorkspace();
-    const ds = await ordersIn(ws);
+    const ws = await world.cast.newWorkspace();
+    const ds = await world.ordersDataset(ws);
     const widget = await tableWidget(ds.id, { rows: [{ id: 'r', sql: '[orders.region]' }] });
     const m = ok<MailingView>(
       await api.post(
@@ -182,13 +147,13 @@ describe('an object the owner cannot read', () => {
       ),
     );
     const members = ok<{ content: { member_id: number; user_id: number | null }[] }>(
-      await api.get(`/api/workspaces/${ws}/members?size=100`, cast.tokens.wsAdmin),
+      await api.get(`/api/workspaces/${ws}/members?size=100`, world.cast.tokens.wsAdmin),
     ).content;
-    const editor = members.find((x) => x.user_id === cast.users.editor.id)!;
-    ok(await api.delete(`/api/workspaces/${ws}/members/${editor.member_id}`, cast.tokens.wsAdmin));
+    const editor = members.find((x) => x.user_id === world.cast.users.editor.id)!;
+    ok(await api.delete(`/api/workspaces/${ws}/members/${editor.member_id}`, world.cast.tokens.wsAdmin));
 
-    const before = inbox.letters.length;
-    const { run, letters } = await runAs(cast.tokens.wsAdmin!, m.id);
+    const before = world.inbox.letters.length;
+    const { run, letters } = await runAs(world.cast.tokens.wsAdmin!, m.id);
     expect(run).toMatchObject({
       state: 'failed',
       letters_sent: 0,
@@ -199,7 +164,7 @@ describe('an object the owner cannot read', () => {
       ['a@example.test', 'failed', `Письмо не собрано с правами владельца рассылки: Виджет не найден (id ${widget})`],
       ['b@example.test', 'failed', `Письмо не собрано с правами владельца рассылки: Виджет не найден (id ${widget})`],
     ]);
-    expect(inbox.letters.slice(before).flatMap(toOf)).toEqual([]);
+    expect(world.inbox.letters.slice(before).flatMap(toOf)).toEqual([]);
     const notes = ok<Notes>(await api.get('/api/notifications', owner()));
     expect(notes.content.filter((n) => n.kind === 'mailing_failed' && n.object_id === run.run_id)).toEqual([
       expect.objectContaining({

@@ -4,11 +4,14 @@ import type { AddressInfo } from 'node:net';
 import type pg from 'pg';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { afterAll, beforeAll } from 'vitest';
 import type { z } from 'zod';
 import type { channelOutput } from '../../../routers/mail-channels/schemas';
 import type { letterPage, mailingOutput, runOutput } from '../../../routers/mailings/schemas';
-import { uniq } from '../../support/factories';
+import { useTestApp, type TestApp } from '../../support/app';
+import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { ok, type Rest } from '../../support/rest';
+import { createPgSource, sourceDb } from '../widgets/world';
 
 /*
  * The world of mailing tests: a real SMTP server on loopback (smtp-server, STARTTLS with the fixed test certificate
@@ -128,7 +131,7 @@ const ORDERS: [string, string, number][] = [
   ['east', 'boss-e@example.test', 3],
 ];
 
-export async function createOrdersTable(c: pg.Client): Promise<string> {
+async function createOrdersTable(c: pg.Client): Promise<string> {
   const name = uniq('m_orders');
   await c.query(`CREATE TABLE ${name} (region text, manager_email text, amount int)`);
   for (const o of ORDERS) await c.query(`INSERT INTO ${name} VALUES ($1, $2, $3)`, o);
@@ -200,4 +203,91 @@ export async function waitRun(api: Rest, token: string, mailingId: number, runId
     if (Date.now() > until) throw new Error(`run ${runId} still ${run.state}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** A handle a fixture's beforeAll fills: reaching it earlier is a clear error, not an undefined deep in a test. */
+function filled<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`${what} is used before its beforeAll has run`);
+  return value;
+}
+
+/**
+ * The inbox and an orders table for one test file, started by a beforeAll and removed by an afterAll registered here.
+ * afterAll hooks run in reverse order, so a file's own afterAll registered after this call runs first (a node still
+ * talking to the inbox is stopped before the inbox closes).
+ */
+export function useOrdersInbox(): { readonly inbox: Inbox; readonly table: string } {
+  let inbox: Inbox | undefined;
+  let db: pg.Client | undefined;
+  let table: string | undefined;
+  beforeAll(async () => {
+    inbox = await startInbox();
+    db = await sourceDb();
+    table = await createOrdersTable(db);
+  });
+  afterAll(async () => {
+    await inbox?.close();
+    await db?.query(`DROP TABLE IF EXISTS ${table}`);
+    await db?.end();
+  });
+  return {
+    get inbox() {
+      return filled(inbox, 'the inbox');
+    },
+    get table() {
+      return filled(table, 'the orders table');
+    },
+  };
+}
+
+export interface MailingWorld {
+  t: TestApp;
+  api: Rest;
+  readonly cast: RoleCast;
+  readonly inbox: Inbox;
+  readonly table: string;
+  /** A channel that sends to the inbox. */
+  readonly channelId: number;
+  /** The token of the mailings' owner, the editor. */
+  owner(): string;
+  /** A dataset over the orders table in a workspace (the cast's by default), saved by its Администратор (wsAdmin). */
+  ordersDataset(workspaceId?: number): ReturnType<typeof createOrdersDataset>;
+}
+
+/**
+ * The world of one mailing test file: its app, a role cast, the inbox, the orders table and a channel to the inbox.
+ * Its handles are read inside hooks and tests (they are filled by the fixture's beforeAll); hooks a file registers
+ * after this call see them ready and run their clean-up before the world is taken down.
+ */
+export function useMailingWorld(): MailingWorld {
+  const { t, api } = useTestApp();
+  const orders = useOrdersInbox();
+  let cast: RoleCast | undefined;
+  let channelId: number | undefined;
+  beforeAll(async () => {
+    cast = await createRoleCast(t.deps, api);
+    channelId = (await createChannel(api, cast.tokens.sysadmin!, orders.inbox.port)).id;
+  });
+  const world: MailingWorld = {
+    t,
+    api,
+    get cast() {
+      return filled(cast, 'the role cast');
+    },
+    get inbox() {
+      return orders.inbox;
+    },
+    get table() {
+      return orders.table;
+    },
+    get channelId() {
+      return filled(channelId, 'the channel');
+    },
+    owner: () => world.cast.tokens.editor!,
+    async ordersDataset(workspaceId = world.cast.workspaceId) {
+      const sourceId = await createPgSource(t.deps, workspaceId, world.cast.users.wsAdmin.id);
+      return createOrdersDataset(api, world.cast.tokens.wsAdmin!, { workspaceId, sourceId, table: orders.table });
+    },
+  };
+  return world;
 }
