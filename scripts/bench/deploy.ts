@@ -6,38 +6,15 @@
  *
  *   npm run bench:deploy     (TEST_DATABASE_URL or DATABASE_URL: the server the throwaway metadata database goes on)
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { sql } from 'drizzle-orm';
-import { buildApp } from '../../server/app/app';
-import { loadConfig } from '../../server/app/config';
-import { startRuntime } from '../../server/app/start';
+import type { AppDeps } from '../../server/app/deps';
+import { startPlatform } from './support';
 
 const SERVER_URL =
   process.env.TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const COUNTS = { sources: 100, datasets: 300, widgets: 500, dashboards: 100 };
-
-async function metadataDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `bench_deploy_meta_${crypto.randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: SERVER_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(SERVER_URL);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    async drop() {
-      const c = new pg.Client({ connectionString: SERVER_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
-}
 
 /** Statements sent by any pg client while `f` runs, by the table they write (or read first). */
 async function counted<T>(
@@ -82,14 +59,8 @@ async function counted<T>(
 }
 
 async function main() {
-  const meta = await metadataDatabase();
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-deploy-'));
-  const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(
-    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }),
-  );
-  const { deps } = runtime;
-  const app = await buildApp(deps);
+  const platform = await startPlatform({ name: 'deploy', server: SERVER_URL, alwaysThrowaway: true });
+  const { deps, app, password } = platform;
   await app.ready();
   const call = async (method: 'GET' | 'POST' | 'PUT', url: string, body?: unknown, token?: string) => {
     const res = await app.inject({
@@ -149,15 +120,11 @@ async function main() {
     const met = first.ms < 2000 && again.ms < 2000;
     console.log(`  goal (each < 2 s): ${met ? 'met' : 'NOT met'}`);
   } finally {
-    await app.close();
-    await runtime.close();
-    await meta.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-    await deps.connectors.closeAll();
+    await platform.close();
   }
 }
 
-type Db = Awaited<ReturnType<typeof startRuntime>>['deps']['db'];
+type Db = AppDeps['db'];
 
 /**
  * The objects, written straight into the metadata store (valid shapes, no source is read): each dataset has two

@@ -18,53 +18,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { dataSources } from '../../db/schema';
-import { buildApp } from '../../server/app/app';
-import { loadConfig } from '../../server/app/config';
-import { configureQueryEngine } from '../../server/query/run/engine';
-import { startRuntime } from '../../server/app/start';
-import { metadataDatabase } from './support';
+import { benchPlatform, call, ensureTable, pgSourceRow, tableDataset } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
 const TABLE = `bench_extract_${ROWS}`;
 const WIDGET_RUNS = Number(process.env.WIDGET_RUNS ?? 7);
-
-async function ensureSourceTable(): Promise<void> {
-  const c = new pg.Client({ connectionString: SOURCE_URL });
-  await c.connect();
-  try {
-    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0]
-      .ok as boolean;
-    if (exists) return;
-    console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
-    const started = Date.now();
-    await c.query(`CREATE TABLE ${TABLE}_tmp AS
-      SELECT g AS id, (g % 1000) AS grp, (((g::bigint * 7919) % 100000) / 100.0)::numeric(10,2) AS amount,
-             (g % 5) + 1 AS qty, DATE '2024-01-01' + (g % 366) AS sold_on
-      FROM generate_series(1, ${ROWS}) AS g`);
-    await c.query(`ANALYZE ${TABLE}_tmp`);
-    await c.query(`ALTER TABLE ${TABLE}_tmp RENAME TO ${TABLE}`);
-    console.log(`created in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  } finally {
-    await c.end();
-  }
-}
-
-async function call(base: URL, method: string, pathname: string, token?: string, body?: unknown): Promise<any> {
-  const res = await fetch(new URL(pathname, base), {
-    method,
-    headers: {
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const json = (await res.json()) as any;
-  if (res.status !== 200) throw new Error(`${method} ${pathname}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
 
 /** Seconds psql takes to copy the table's rows out as CSV into /dev/null: the COPY-out limit of this machine. */
 function copyOutSeconds(): number {
@@ -87,65 +46,39 @@ const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.lengt
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(0)} MB`;
 
 async function main() {
-  await ensureSourceTable();
-  const meta = await metadataDatabase(SOURCE_URL, 'bench_extract_meta');
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-extract-'));
-  const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(
-    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }),
+  await ensureTable(
+    SOURCE_URL,
+    TABLE,
+    ROWS,
+    `SELECT g AS id, (g % 1000) AS grp, (((g::bigint * 7919) % 100000) / 100.0)::numeric(10,2) AS amount,
+             (g % 5) + 1 AS qty, DATE '2024-01-01' + (g % 366) AS sold_on
+      FROM generate_series(1, ${ROWS}) AS g`,
+    { sayTime: true },
   );
-  const { deps } = runtime;
-  configureQueryEngine(deps, { ttlMs: 0, timeoutMs: 600_000 }); // no result cache: every request runs its query
-  const app = await buildApp(deps);
-  const base = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+  const bench = await benchPlatform({
+    name: 'extract',
+    server: SOURCE_URL,
+    engine: { ttlMs: 0, timeoutMs: 600_000 }, // no result cache: every request runs its query
+  });
+  const { deps, base, token, dataDir } = bench;
   try {
-    const token = (await call(base, 'POST', '/api/auth/login', undefined, { username: 'admin', password }))
-      .token as string;
-    const me = await call(base, 'GET', '/api/users/me', token);
-    const u = new URL(SOURCE_URL);
-    const [source] = await deps.db
-      .insert(dataSources)
-      .values({
-        name: 'bench source',
-        type: 'postgresql',
-        workspaceId: me.personal_workspace_id,
-        settings: {
-          host: u.hostname,
-          port: Number(u.port || 5432),
-          username: decodeURIComponent(u.username),
-          db: u.pathname.slice(1),
-        },
-      })
-      .returning();
-    const field = (id: number, name: string, primitive_type: string) => ({
-      id,
-      object_id: -1,
-      name,
-      column: name,
-      primitive_type,
-    });
+    const source = await pgSourceRow(bench, SOURCE_URL);
     const createDataset = async (name: string, live: boolean) => {
-      const { id } = await call(base, 'POST', '/api/dataset', token, {
+      const { id } = await tableDataset(bench, {
         name,
-        workspace_id: me.personal_workspace_id,
         live,
-        data_source_ids: [source.id],
-      });
-      await call(base, 'PUT', `/api/dataset/${id}/schema`, token, {
-        objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
+        sourceId: source.id,
+        object: 'sales',
+        table: TABLE,
         fields: [
-          field(-2, 'id', 'integer'),
-          field(-3, 'grp', 'integer'),
-          field(-4, 'amount', 'float'),
-          field(-5, 'qty', 'integer'),
-          field(-6, 'sold_on', 'date'),
+          ['id', 'integer'],
+          ['grp', 'integer'],
+          ['amount', 'float'],
+          ['qty', 'integer'],
+          ['sold_on', 'date'],
         ],
-        relations: [],
-        hierarchies: [],
-        filters: [],
-        parameters: [],
       });
-      return id as number;
+      return id;
     };
     const liveId = await createDataset('bench live', true);
     const extractId = await createDataset('bench extract', false);
@@ -157,11 +90,11 @@ async function main() {
     const rssBefore = process.memoryUsage().rss;
     let peak = rssBefore;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
-    const started = await call(base, 'POST', `/api/datasets/${extractId}/extracts`, token, {});
+    const started = await call(base, 'POST', `/api/datasets/${extractId}/extracts`, {}, token);
     let run = started;
     while (!['succeeded', 'failed', 'cancelled'].includes(run.state)) {
       await new Promise((r) => setTimeout(r, 200));
-      run = await call(base, 'GET', `/api/etl-jobs/${started.job_id}`, token);
+      run = await call(base, 'GET', `/api/etl-jobs/${started.job_id}`, undefined, token);
     }
     clearInterval(sampler);
     if (run.state !== 'succeeded') throw new Error(`run ${run.state}: ${run.error}`);
@@ -181,11 +114,11 @@ async function main() {
       sorts: [{ field_id: 'grp', direction: 'asc' }],
     };
     const widget = async (datasetId: number) =>
-      (await call(base, 'POST', '/api/widget', token, { name: 'w', dataset_id: datasetId, ...config })).id as number;
+      (await call(base, 'POST', '/api/widget', { name: 'w', dataset_id: datasetId, ...config }, token)).id as number;
     const [liveWidget, extractWidget] = [await widget(liveId), await widget(extractId)];
     const timed = async (w: number) => {
       const at = performance.now();
-      const data = await call(base, 'POST', `/api/widget/${w}/data`, token, { page_size: 10_000 });
+      const data = await call(base, 'POST', `/api/widget/${w}/data`, { page_size: 10_000 }, token);
       if (data.rows.length !== 1000) throw new Error(`widget ${w}: ${data.rows.length} rows`);
       return performance.now() - at;
     };
@@ -211,10 +144,7 @@ async function main() {
     console.log(`  live ${p50(liveMs).toFixed(1)} ms, extract ${p50(extractMs).toFixed(1)} ms`);
     console.log(`  extract is ${(p50(liveMs) / p50(extractMs)).toFixed(1)}x faster`);
   } finally {
-    await app.close();
-    await runtime.close();
-    await meta.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
+    await bench.close();
   }
 }
 

@@ -12,41 +12,17 @@
  * public paths' per-address rate limit is off: every viewer here comes from 127.0.0.1. The source table is the one
  * bench:dashboard uses (created once, reused); the metadata store is a throwaway database on the same server.
  */
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import pg from 'pg';
-import { dataSources } from '../../db/schema';
-import { buildApp, LISTEN_BACKLOG } from '../../server/app/app';
-import { loadConfig } from '../../server/app/config';
-import { startRuntime } from '../../server/app/start';
-import { call, metadataDatabase } from './support';
+import { LISTEN_BACKLOG } from '../../server/app/app';
+import { dashboardSalesDataset, dashboardSalesTable, ensureDashboardSales } from './dashboard-sales';
+import { benchPlatform, call, createWidgets, dashboardOf } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
-const TABLE = `bench_dashboard_${ROWS}`;
+const TABLE = dashboardSalesTable(ROWS);
 const VIEWERS = Number(process.env.VIEWERS ?? 200);
 const SECONDS = Number(process.env.SECONDS ?? 30);
-
-async function ensureSourceTable(): Promise<void> {
-  const c = new pg.Client({ connectionString: SOURCE_URL });
-  await c.connect();
-  try {
-    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0]
-      .ok as boolean;
-    if (exists) return;
-    console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
-    await c.query(`CREATE TABLE ${TABLE}_tmp AS
-      SELECT g AS id, (g % 1000) AS grp, (g % 7) AS region, ((g::bigint * 7919) % 100000) / 100.0 AS amount,
-             (g % 5) + 1 AS qty, DATE '2024-01-01' + (g % 366) AS sold_on
-      FROM generate_series(1, ${ROWS}) AS g`);
-    await c.query(`ANALYZE ${TABLE}_tmp`);
-    await c.query(`ALTER TABLE ${TABLE}_tmp RENAME TO ${TABLE}`);
-  } finally {
-    await c.end();
-  }
-}
 
 // The load generator: plain JavaScript in a worker thread. Each viewer keeps up to 6 connections, as a browser does.
 const LOAD = `
@@ -129,103 +105,35 @@ const pct = (xs: number[], p: number) => {
 const ms = (n: number) => `${n.toFixed(1)} ms`;
 
 async function main() {
-  await ensureSourceTable();
-  const meta = await metadataDatabase(SOURCE_URL, 'bench_viewers_meta');
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-viewers-'));
-  const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(
-    loadConfig({
-      DATA_DIR: dataDir,
-      ADMIN_PASSWORD: password,
-      DATABASE_URL: meta.url,
-      LOG_LEVEL: 'silent',
-      PUBLIC_RATE_LIMIT_PER_MINUTE: '0',
-    }),
-  );
-  const { deps } = runtime;
-  const app = await buildApp(deps);
-  const base = new URL(await app.listen({ port: 0, host: '127.0.0.1', backlog: LISTEN_BACKLOG }));
+  await ensureDashboardSales(SOURCE_URL, ROWS);
+  const bench = await benchPlatform({
+    name: 'viewers',
+    server: SOURCE_URL,
+    config: { PUBLIC_RATE_LIMIT_PER_MINUTE: '0' },
+    backlog: LISTEN_BACKLOG,
+  });
+  const { base, token } = bench;
   try {
-    const token = (await call(base, 'POST', '/api/auth/login', { username: 'admin', password })).token as string;
-    const workspaceId = (await call(base, 'GET', '/api/users/me', undefined, token)).personal_workspace_id as number;
-    const u = new URL(SOURCE_URL);
-    const [source] = await deps.db
-      .insert(dataSources)
-      .values({
-        name: 'bench source',
-        type: 'postgresql',
-        workspaceId,
-        settings: {
-          host: u.hostname,
-          port: Number(u.port || 5432),
-          username: decodeURIComponent(u.username),
-          db: u.pathname.slice(1),
-        },
-      })
-      .returning();
-    const dataset = await call(
-      base,
-      'POST',
-      '/api/dataset',
-      { name: 'bench', workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
-      token,
-    );
-    const field = (id: number, name: string, primitive_type: string) => ({
-      id,
-      object_id: -1,
-      name,
-      column: name,
-      primitive_type,
-    });
-    await call(
-      base,
-      'PUT',
-      `/api/dataset/${dataset.id}/schema`,
-      {
-        objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
-        fields: [
-          field(-2, 'id', 'integer'),
-          field(-3, 'grp', 'integer'),
-          field(-4, 'region', 'integer'),
-          field(-5, 'amount', 'float'),
-          field(-6, 'qty', 'integer'),
-          field(-7, 'sold_on', 'date'),
-        ],
-        relations: [],
-        hierarchies: [],
-        filters: [],
-        parameters: [],
-      },
-      token,
-    );
+    const datasetId = await dashboardSalesDataset(bench, SOURCE_URL, ROWS);
     const kinds = ['bar', 'line', 'pie', 'table', 'kpi', 'bar', 'line', 'table'];
     const measures = ['SUM([sales.amount])', 'AVG([sales.qty])', 'COUNT()', 'MAX([sales.amount])'];
-    const widgetIds: number[] = [];
-    for (const [i, type] of kinds.entries()) {
-      const w = await call(
-        base,
-        'POST',
-        '/api/widget',
-        {
-          name: `w${i}`,
-          type,
-          dataset_id: dataset.id,
-          rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
-          columns: [{ id: 'm', sql: measures[i % 4] }],
-        },
-        token,
-      );
-      widgetIds.push(w.id as number);
-    }
-    const dashboard = await call(base, 'POST', '/api/dashboard', { name: 'bench', workspace_id: workspaceId }, token);
-    await call(
-      base,
-      'PUT',
-      `/api/dashboard/${dashboard.id}/schema`,
-      { items: widgetIds.map((id, i) => ({ widget_id: id, x: (i % 4) * 3, y: Math.floor(i / 4) * 4, w: 3, h: 4 })) },
-      token,
+    const widgetIds = await createWidgets(
+      bench,
+      kinds.map((type, i) => ({
+        name: `w${i}`,
+        type,
+        dataset_id: datasetId,
+        rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
+        columns: [{ id: 'm', sql: measures[i % 4] }],
+      })),
     );
-    const link = await call(base, 'POST', `/api/dashboard/${dashboard.id}/share-links`, { name: 'bench' }, token);
+    const dashboardId = await dashboardOf(bench, widgetIds, (i) => ({
+      x: (i % 4) * 3,
+      y: Math.floor(i / 4) * 4,
+      w: 3,
+      h: 4,
+    }));
+    const link = await call(base, 'POST', `/api/dashboard/${dashboardId}/share-links`, { name: 'bench' }, token);
 
     // Warm-up: one viewer, a few seconds (plans, connections, the result cache).
     await runLoad({ base: base.toString(), token: link.token, widgetIds, viewers: 1, seconds: 2 });
@@ -260,11 +168,7 @@ async function main() {
     console.log(`  goal p95 < 1 s and no errors: ${reqP95 < 1000 && r.errors === 0 ? 'met' : 'NOT met'}`);
     if (r.errorSamples.length) console.log(`  error samples:\n    ${r.errorSamples.join('\n    ')}`);
   } finally {
-    await app.close();
-    await runtime.close();
-    await meta.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-    await deps.connectors.closeAll();
+    await bench.close();
   }
 }
 

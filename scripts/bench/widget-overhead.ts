@@ -18,20 +18,14 @@
  * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
  */
-import fs from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
-import { dataSources } from '../../db/schema';
-import { buildApp } from '../../server/app/app';
-import { loadConfig } from '../../server/app/config';
 import { loadDatasetModel } from '../../server/datasets/load-model';
 import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { configureQueryEngine } from '../../server/query/run/engine';
 import { DatasetSources } from '../../server/query/run/targets';
-import { startRuntime } from '../../server/app/start';
-import { metadataDatabase } from './support';
+import { benchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
@@ -41,29 +35,7 @@ const TINY_RUNS = Number(process.env.TINY_RUNS ?? 600);
 const CACHED_RUNS = Number(process.env.CACHED_RUNS ?? 1000);
 const RLS_RUNS = Number(process.env.RLS_RUNS ?? 600);
 
-async function ensureSourceTable(): Promise<void> {
-  const c = new pg.Client({ connectionString: SOURCE_URL });
-  await c.connect();
-  try {
-    const exists = (await c.query('SELECT to_regclass($1) IS NOT NULL AS ok', [`public.${TABLE}`])).rows[0]
-      .ok as boolean;
-    if (exists) return;
-    console.log(`creating ${TABLE} (${ROWS} rows, once)...`);
-    const started = Date.now();
-    await c.query(`CREATE TABLE ${TABLE}_tmp AS
-      SELECT g AS id, (g % 1000) AS grp, ((g::bigint * 7919) % 100000) / 100.0 AS amount, (g % 5) + 1 AS qty,
-             DATE '2024-01-01' + (g % 366) AS sold_on
-      FROM generate_series(1, ${ROWS}) AS g`);
-    await c.query(`ALTER TABLE ${TABLE}_tmp ADD PRIMARY KEY (id)`);
-    await c.query(`ANALYZE ${TABLE}_tmp`);
-    await c.query(`ALTER TABLE ${TABLE}_tmp RENAME TO ${TABLE}`);
-    console.log(`created in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  } finally {
-    await c.end();
-  }
-}
-
-/** A throwaway metadata database on the source server, unless DATABASE_URL names one. */
+// The measured REST calls go over one kept-alive socket, as the raw side's one kept pg connection.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
 function post(base: URL, pathname: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
@@ -110,77 +82,38 @@ const p50 = (xs: number[]) => {
 const ms = (n: number) => `${n.toFixed(n < 10 ? 3 : 1)} ms`;
 
 async function main() {
-  await ensureSourceTable();
-  const meta = await metadataDatabase(SOURCE_URL, 'bench_widget_meta');
-  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-widget-'));
-  const password = 'Bench-admin-2026';
-  const runtime = await startRuntime(
-    loadConfig({ DATA_DIR: dataDir, ADMIN_PASSWORD: password, DATABASE_URL: meta.url, LOG_LEVEL: 'silent' }),
+  await ensureTable(
+    SOURCE_URL,
+    TABLE,
+    ROWS,
+    `SELECT g AS id, (g % 1000) AS grp, ((g::bigint * 7919) % 100000) / 100.0 AS amount, (g % 5) + 1 AS qty,
+             DATE '2024-01-01' + (g % 366) AS sold_on
+      FROM generate_series(1, ${ROWS}) AS g`,
+    { primaryKey: true, sayTime: true },
   );
-  const { deps } = runtime;
-  configureQueryEngine(deps, { ttlMs: 0 }); // no result cache: every request runs its query
-  const app = await buildApp(deps);
-  const base = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+  const bench = await benchPlatform({
+    name: 'widget',
+    server: SOURCE_URL,
+    engine: { ttlMs: 0 }, // no result cache: every request runs its query
+  });
+  const { deps, base, token, userId: adminId } = bench;
   try {
-    const token = (await post(base, '/api/auth/login', { username: 'admin', password })).json.data.token as string;
-    const me = await fetch(new URL('/api/users/me', base), { headers: { authorization: `Bearer ${token}` } }).then(
-      (r) => r.json() as Promise<any>,
-    );
-    const workspaceId = me.data.personal_workspace_id as number;
-    const adminId = me.data.id as number;
-    const u = new URL(SOURCE_URL);
-    const [source] = await deps.db
-      .insert(dataSources)
-      .values({
-        name: 'bench source',
-        type: 'postgresql',
-        workspaceId,
-        settings: {
-          host: u.hostname,
-          port: Number(u.port || 5432),
-          username: decodeURIComponent(u.username),
-          db: u.pathname.slice(1),
-        },
-      })
-      .returning();
+    const source = await pgSourceRow(bench, SOURCE_URL);
     // Two identical datasets over the same table: the second gets the RLS rule, the first stays without one.
-    const field = (id: number, name: string, primitive_type: string) => ({
-      id,
-      object_id: -1,
-      name,
-      column: name,
-      primitive_type,
-    });
-    const createDataset = async (name: string) => {
-      const dataset = await post(
-        base,
-        '/api/dataset',
-        { name, workspace_id: workspaceId, live: true, data_source_ids: [source.id] },
-        token,
-      );
-      const id = dataset.json.data.id as number;
-      const schema = await put(
-        base,
-        `/api/dataset/${id}/schema`,
-        {
-          objects: [{ id: -1, data_source_id: source.id, name: 'sales', schema: 'public', table: TABLE }],
-          fields: [
-            field(-2, 'id', 'integer'),
-            field(-3, 'grp', 'integer'),
-            field(-4, 'amount', 'float'),
-            field(-5, 'qty', 'integer'),
-            field(-6, 'sold_on', 'date'),
-          ],
-          relations: [],
-          hierarchies: [],
-          filters: [],
-          parameters: [],
-        },
-        token,
-      );
-      if (schema.status !== 200) throw new Error(`schema: ${JSON.stringify(schema.json)}`);
-      return { id, fields: schema.json.data.fields as { id: number; name: string }[] };
-    };
+    const createDataset = (name: string) =>
+      tableDataset(bench, {
+        name,
+        sourceId: source.id,
+        object: 'sales',
+        table: TABLE,
+        fields: [
+          ['id', 'integer'],
+          ['grp', 'integer'],
+          ['amount', 'float'],
+          ['qty', 'integer'],
+          ['sold_on', 'date'],
+        ],
+      });
     const { id: datasetId } = await createDataset('bench');
     const rlsDataset = await createDataset('bench rls');
 
@@ -358,11 +291,7 @@ async function main() {
     await client.end();
   } finally {
     agent.destroy();
-    await app.close();
-    await runtime.close();
-    await meta.drop();
-    await fs.rm(dataDir, { recursive: true, force: true });
-    await deps.connectors.closeAll();
+    await bench.close();
   }
 }
 

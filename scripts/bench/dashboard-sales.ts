@@ -1,0 +1,39 @@
+import { type BenchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
+
+/*
+ * The sales table bench:dashboard and bench:viewers both read: one table per row count, made by whichever runs first,
+ * and the same live dataset over it in each.
+ */
+
+export const dashboardSalesTable = (rows: number) => `bench_dashboard_${rows}`;
+
+export function ensureDashboardSales(sourceUrl: string, rows: number): Promise<void> {
+  return ensureTable(
+    sourceUrl,
+    dashboardSalesTable(rows),
+    rows,
+    `SELECT g AS id, (g % 1000) AS grp, (g % 7) AS region, ((g::bigint * 7919) % 100000) / 100.0 AS amount,
+             (g % 5) + 1 AS qty, DATE '2024-01-01' + (g % 366) AS sold_on
+      FROM generate_series(1, ${rows}) AS g`,
+  );
+}
+
+/** A source row for the URL and a live dataset `bench` over the table, its object named sales: answers the dataset id. */
+export async function dashboardSalesDataset(bench: BenchPlatform, sourceUrl: string, rows: number): Promise<number> {
+  const source = await pgSourceRow(bench, sourceUrl);
+  const { id } = await tableDataset(bench, {
+    name: 'bench',
+    sourceId: source.id,
+    object: 'sales',
+    table: dashboardSalesTable(rows),
+    fields: [
+      ['id', 'integer'],
+      ['grp', 'integer'],
+      ['region', 'integer'],
+      ['amount', 'float'],
+      ['qty', 'integer'],
+      ['sold_on', 'date'],
+    ],
+  });
+  return id;
+}
