@@ -219,6 +219,34 @@ export const savedCalculatedField = z.object({
   sql: z.string(),
 });
 
+/** A value as reads answer it: selector values, parameter values, field values. */
+export const scalarOut = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+/** A dashboard selector as saved. */
+export const savedSelector = z.object({
+  id: z.string(),
+  name: z.string(),
+  field_id: z.number().int(),
+  op: z.string(),
+  values: z.array(scalarOut),
+  widget_ids: z.array(z.number().int()),
+});
+/** A dashboard layout as saved: GET /api/dashboard/{id}/schema, and the public viewer's dashboard. */
+export const savedDashboardLayout = {
+  tabs: z.array(z.object({ id: z.string(), name: z.string() })),
+  items: z.array(
+    z.object({
+      widget_id: z.number().int(),
+      tab_id: z.string().nullable(),
+      x: z.number().int(),
+      y: z.number().int(),
+      w: z.number().int(),
+      h: z.number().int(),
+    }),
+  ),
+  selectors: z.array(savedSelector),
+  parameters: z.array(z.object({ name: z.string(), value: scalarOut, widget_ids: z.array(z.number().int()) })),
+};
+
 // What the engine's types hold (a saved configuration) is what the read shapes describe.
 const _savedShelfField: Accepts<z.output<typeof savedShelfField>, ShelfField> = true;
 const _savedFilter: Accepts<z.output<typeof savedFilter>, FilterSpec> = true;

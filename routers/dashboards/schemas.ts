@@ -6,7 +6,16 @@ import type { DashboardLayout } from '../../server/dashboards/layout';
 import type { DashboardData, DashboardDataRequest } from '../../server/dashboards/data';
 import { widgetDataOutput } from '../widgets/schemas';
 import type { DashboardDetails, DashboardSchemaView, DashboardView } from '../../server/dashboards/views';
-import { entityId, nonBlank, pageSchema, stdListQuery, wireString, type Accepts, type Mirrors } from '../common';
+import {
+  entityId,
+  nonBlank,
+  pageSchema,
+  savedDashboardLayout,
+  stdListQuery,
+  wireString,
+  type Accepts,
+  type Mirrors,
+} from '../common';
 
 const id = entityId();
 const ownId = nonBlank(200);
@@ -87,37 +96,7 @@ const layoutFields = {
 };
 export const saveDashboardSchemaInput = z.strictObject({ id, ...layoutFields });
 
-const savedLayout = {
-  tabs: z.array(z.object({ id: z.string(), name: z.string() })),
-  items: z.array(
-    z.object({
-      widget_id: z.number().int(),
-      tab_id: z.string().nullable(),
-      x: z.number().int(),
-      y: z.number().int(),
-      w: z.number().int(),
-      h: z.number().int(),
-    }),
-  ),
-  selectors: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      field_id: z.number().int(),
-      op: z.string(),
-      values: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])),
-      widget_ids: z.array(z.number().int()),
-    }),
-  ),
-  parameters: z.array(
-    z.object({
-      name: z.string(),
-      value: z.union([z.string(), z.number(), z.boolean(), z.null()]),
-      widget_ids: z.array(z.number().int()),
-    }),
-  ),
-};
-export const dashboardSchemaView = z.object({ id: z.number().int(), ...savedLayout, updated_at: z.string() });
+export const dashboardSchemaView = z.object({ id: z.number().int(), ...savedDashboardLayout, updated_at: z.string() });
 
 // The server takes exactly what the bodies carry, and its views are what the outputs describe.
 const _create: Mirrors<DashboardInput, z.output<typeof createDashboardInput>> = true;

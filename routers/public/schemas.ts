@@ -7,7 +7,16 @@ import type {
 } from '../../server/public-viewer/public-viewer';
 import type { LinkState } from '../../server/share-links/link-access';
 import { MAX_PAGE_SIZE } from '../../server/query/compile/types';
-import { entityId, nonBlank, wireString, type Accepts, type Mirrors } from '../common';
+import {
+  entityId,
+  nonBlank,
+  savedDashboardLayout,
+  savedSelector,
+  scalarOut,
+  wireString,
+  type Accepts,
+  type Mirrors,
+} from '../common';
 
 /*
  * Wire shapes of the public viewer of a share link. The token is taken as any text: a malformed one is looked up no
@@ -66,7 +75,7 @@ export const fieldValuesInput = z.strictObject({
 });
 export const fieldValuesOutput = z.object({
   field_id: z.number().int(),
-  values: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])),
+  values: z.array(scalarOut),
   has_more: z.boolean(),
 });
 
@@ -81,34 +90,14 @@ export const publicWidgetOutput = z.object({
   columns: shelf,
 });
 
-const scalarOut = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 export const publicDashboardOutput = z.object({
   id: z.number().int(),
   name: z.string(),
   description: z.string(),
-  tabs: z.array(z.object({ id: z.string(), name: z.string() })),
-  items: z.array(
-    z.object({
-      widget_id: z.number().int(),
-      tab_id: z.string().nullable(),
-      x: z.number().int(),
-      y: z.number().int(),
-      w: z.number().int(),
-      h: z.number().int(),
-    }),
-  ),
+  ...savedDashboardLayout,
   selectors: z.array(
-    z.object({
-      id: z.string(),
-      name: z.string(),
-      field_id: z.number().int(),
-      dataset_id: z.number().int().nullable(),
-      op: z.string(),
-      values: z.array(scalarOut),
-      widget_ids: z.array(z.number().int()),
-    }),
+    savedSelector.extend({ dataset_id: z.number().int().nullable().describe('The dataset of the selector field') }),
   ),
-  parameters: z.array(z.object({ name: z.string(), value: scalarOut, widget_ids: z.array(z.number().int()) })),
   widgets: z.array(publicWidgetOutput).describe('The widgets the layout shows, enough to draw them'),
   updated_at: z.string(),
 });
