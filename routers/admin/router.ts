@@ -37,7 +37,7 @@ export const adminRouter = router({
     .output(sourceTypeDetails)
     .mutation(({ ctx, input: { type, ...change } }) => updateSourceType(ctx.deps, type, change)),
 
-  // #101, #103 (the upload #102 is a raw route: routers/drivers/raw.ts) and #104-106.
+  // GET and DELETE /api/admin/drivers (the upload is a raw route: routers/drivers/raw.ts) and /api/admin/ai-provider.
   ...driverProcedures,
   ...aiAdminProcedures,
 });

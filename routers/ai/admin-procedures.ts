@@ -5,7 +5,7 @@ import { aiProviderView, checkAiProviderInput, checkOutput, updateAiProviderInpu
 
 const tags = ['Administration'];
 
-/** admin.getAiProvider, admin.updateAiProvider, admin.checkAiProvider (#104-106): spread into the admin router. */
+/** admin.getAiProvider, admin.updateAiProvider, admin.checkAiProvider (/api/admin/ai-provider): spread into the admin router. */
 export const aiAdminProcedures = {
   getAiProvider: sysadminProcedure
     .meta({ openapi: { method: 'GET', path: '/api/admin/ai-provider', summary: 'AI provider settings', tags } })

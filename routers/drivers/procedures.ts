@@ -6,7 +6,10 @@ import { listDriversOutput } from './schemas';
 
 const tags = ['Administration'];
 
-/** admin.listDrivers and admin.deleteDriver (#101, #103): spread into the admin router. The upload is raw.ts. */
+/**
+ * admin.listDrivers and admin.deleteDriver (GET /api/admin/drivers, DELETE /api/admin/drivers/{id}): spread into the
+ * admin router. The upload is raw.ts.
+ */
 export const driverProcedures = {
   listDrivers: sysadminProcedure
     .meta({ openapi: { method: 'GET', path: '/api/admin/drivers', summary: 'Installed database drivers', tags } })

@@ -8,7 +8,7 @@ import { multipartScope, requireFile, withUpload } from '../data-sources/file-up
 import { driverView, uploadDriverFields } from './schemas';
 
 /*
- * POST /api/admin/drivers (admin.uploadDriver, #102): a multipart upload cannot be a tRPC procedure. System
+ * POST /api/admin/drivers (admin.uploadDriver): a multipart upload cannot be a tRPC procedure. System
  * administrators only, settled before a byte of the file is read.
  */
 

@@ -10,7 +10,7 @@ import {
 import { deletedOutput, idInput } from '../common';
 import { channelInput, channelListOutput, channelOutput, channelUpdate, testInput, testOutput } from './schemas';
 
-/* SMTP mail channels: /api/mail-channels (rows #187-192 of the catalogue). */
+/* SMTP mail channels: /api/mail-channels. */
 
 const tags = ['Mail channels'];
 

@@ -35,7 +35,7 @@ import {
   testOutput,
 } from './schemas';
 
-/* Mailings: /api/mailings (rows #174-186 of the catalogue). */
+/* Mailings: /api/mailings. */
 
 const tags = ['Mailings'];
 const op = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: `/${string}`, summary: string): OpenApiMeta => ({

@@ -8,13 +8,13 @@ import {
 import { groups } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { AppError, invalid } from '../kernel/errors';
+import { AppError, badRequest, invalid } from '../kernel/errors';
 import { AI_MSG } from './messages';
 import { saveAiProvider, storedAiProvider, type StoredAiProvider } from './provider-settings';
 
 /*
- * The AI provider administration (/api/admin/ai-provider, #104-106) and who may use the assistant (/api/ai/access,
- * #165). Every generation asks the provider through `askProvider`, which turns its failures into the error table's
+ * The AI provider administration (/api/admin/ai-provider) and who may use the assistant (/api/ai/access).
+ * Every generation asks the provider through `askProvider`, which turns its failures into the error table's
  * 502 (an error answer, unreachable) and 504 (no answer in time): never a 500, never the provider's raw text.
  */
 
@@ -163,7 +163,7 @@ export async function aiAccess(deps: AppDeps, actor: Actor): Promise<{ enabled: 
 }
 
 /** One completion for a generation: 403 with the reason when the caller may not use the assistant. */
-export async function askProvider(deps: AppDeps, actor: Actor, messages: ChatMessage[]): Promise<string> {
+async function askProvider(deps: AppDeps, actor: Actor, messages: ChatMessage[]): Promise<string> {
   const s = await storedAiProvider(deps);
   const reason = refusal(s, actor);
   if (reason) throw new AppError('forbidden', reason);
@@ -175,8 +175,34 @@ export async function askProvider(deps: AppDeps, actor: Actor, messages: ChatMes
   }
 }
 
+/** What a generation makes of one answer: the accepted result, or why it was refused. */
+export type Judged<T> = { accepted: T } | { problem: string };
+
+/**
+ * Asks, judges the answer (without its Markdown fence), and on a refusal asks once more with the reason (one repair
+ * round, as every generation of POST /api/ai/... promises); a second refusal is a 400 with the reason.
+ */
+export async function askUntilAccepted<T>(
+  deps: AppDeps,
+  actor: Actor,
+  messages: ChatMessage[],
+  judge: (answer: string) => Judged<T>,
+  repair: (problem: string) => string,
+  failed: (problem: string) => string,
+): Promise<T> {
+  let problem = '';
+  for (let round = 0; round < 2; round++) {
+    const answer = await askProvider(deps, actor, messages);
+    const judged = judge(stripFence(answer));
+    if ('accepted' in judged) return judged.accepted;
+    problem = judged.problem;
+    messages.push({ role: 'assistant', content: answer }, { role: 'user', content: repair(problem) });
+  }
+  throw badRequest(failed(problem));
+}
+
 /** The answer's text without a Markdown fence around it (models often add one). */
-export function stripFence(text: string): string {
+function stripFence(text: string): string {
   const fenced = /```[a-zA-Z]*\s*\n?([\s\S]*?)```/.exec(text);
   return (fenced ? fenced[1] : text).trim();
 }

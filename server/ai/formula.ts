@@ -1,11 +1,10 @@
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
-import { badRequest } from '../kernel/errors';
 import type { ChatMessage } from '../../adapters/ai/chat-client';
 import { checkFormula, envOfModel } from '../datasets/formulas';
 import { loadDatasetModel } from '../datasets/load-model';
-import { askProvider, stripFence } from './ai';
+import { askUntilAccepted } from './ai';
 import { datasetFieldLines, functionLines, GUARD } from './grounding';
 import { AI_MSG } from './messages';
 
@@ -37,17 +36,15 @@ export async function generateFormula(
     },
     { role: 'user', content: input.prompt },
   ];
-  let problem = '';
-  for (let round = 0; round < 2; round++) {
-    const answer = await askProvider(deps, actor, messages);
-    const formula = stripFence(answer);
-    const result = checkFormula(formula, env);
-    if (result.ok) return { formula, primitive_type: result.type };
-    problem = result.error.message;
-    messages.push(
-      { role: 'assistant', content: answer },
-      { role: 'user', content: `Валидатор отклонил формулу: ${problem}. Исправь её и ответь только формулой.` },
-    );
-  }
-  throw badRequest(AI_MSG.formulaFailed(problem));
+  return askUntilAccepted<{ formula: string; primitive_type: string }>(
+    deps,
+    actor,
+    messages,
+    (formula) => {
+      const result = checkFormula(formula, env);
+      return result.ok ? { accepted: { formula, primitive_type: result.type } } : { problem: result.error.message };
+    },
+    (problem) => `Валидатор отклонил формулу: ${problem}. Исправь её и ответь только формулой.`,
+    AI_MSG.formulaFailed,
+  );
 }

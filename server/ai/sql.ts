@@ -6,7 +6,7 @@ import { readableObject } from '../access/object-access';
 import { badRequest } from '../kernel/errors';
 import { listColumns, listTables } from '../data-sources/metadata';
 import { readOnlyQueryProblem, validationPlan } from '../data-sources/sql-validation';
-import { askProvider, stripFence } from './ai';
+import { askUntilAccepted } from './ai';
 import { GUARD } from './grounding';
 import { AI_MSG } from './messages';
 
@@ -60,17 +60,16 @@ export async function generateSql(
     },
     { role: 'user', content: input.prompt },
   ];
-  let problem = '';
-  for (let round = 0; round < 2; round++) {
-    const answer = await askProvider(deps, actor, messages);
-    const sql = stripFence(answer).replace(/;\s*$/, '');
-    const found = problemOf(dialect, sql, tables);
-    if (found === null) return { sql };
-    problem = found;
-    messages.push(
-      { role: 'assistant', content: answer },
-      { role: 'user', content: `Запрос отклонён: ${problem}. Исправь его и ответь только текстом запроса.` },
-    );
-  }
-  throw badRequest(AI_MSG.sqlFailed(problem));
+  return askUntilAccepted<{ sql: string }>(
+    deps,
+    actor,
+    messages,
+    (answer) => {
+      const sql = answer.replace(/;\s*$/, '');
+      const problem = problemOf(dialect, sql, tables);
+      return problem === null ? { accepted: { sql } } : { problem };
+    },
+    (problem) => `Запрос отклонён: ${problem}. Исправь его и ответь только текстом запроса.`,
+    AI_MSG.sqlFailed,
+  );
 }

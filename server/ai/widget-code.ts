@@ -2,10 +2,9 @@ import type { ChatMessage } from '../../adapters/ai/chat-client';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
-import { badRequest } from '../kernel/errors';
 import { checkFormula, envOfModel } from '../datasets/formulas';
 import { loadDatasetModel } from '../datasets/load-model';
-import { askProvider, stripFence } from './ai';
+import { askUntilAccepted } from './ai';
 import { datasetFieldLines, functionLines, GUARD } from './grounding';
 import { AI_MSG } from './messages';
 
@@ -96,16 +95,15 @@ export async function generateWidgetCode(
     },
     { role: 'user', content: input.prompt },
   ];
-  let problem = '';
-  for (let round = 0; round < 2; round++) {
-    const answer = await askProvider(deps, actor, messages);
-    const outcome = bodyProblem(parse, stripFence(answer), input, env);
-    if ('code' in outcome) return outcome;
-    problem = outcome.problem;
-    messages.push(
-      { role: 'assistant', content: answer },
-      { role: 'user', content: `Тело виджета отклонено: ${problem}. Исправь и ответь только JSON-объектом.` },
-    );
-  }
-  throw badRequest(AI_MSG.widgetFailed(problem));
+  return askUntilAccepted<{ code: Record<string, unknown> }>(
+    deps,
+    actor,
+    messages,
+    (answer) => {
+      const outcome = bodyProblem(parse, answer, input, env);
+      return 'code' in outcome ? { accepted: outcome } : outcome;
+    },
+    (problem) => `Тело виджета отклонено: ${problem}. Исправь и ответь только JSON-объектом.`,
+    AI_MSG.widgetFailed,
+  );
 }

@@ -20,7 +20,7 @@ import { BUNDLED_DRIVERS, kindsUsingDriver, selectedDriverId } from '../source-t
 import { buildPluginConnector, loadConnectorPlugin, pluginFactory } from './plugin-loader';
 
 /*
- * Database drivers of the installation (/api/admin/drivers, #101-103, system administrators only): the bundled
+ * Database drivers of the installation (/api/admin/drivers, system administrators only): the bundled
  * connectors with the versions of their npm packages, and uploaded connector plugins stored as
  * DATA_DIR/drivers/<sha256>.mjs. A source kind picks a plugin with PUT /api/source-types/{type} (driver_id = the
  * plugin's id); from then on every new connection of the kind's sources is built by the plugin's createConnector
