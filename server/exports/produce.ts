@@ -6,7 +6,10 @@ import { actorOfUser } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { ExportLimitError, exportLimits, LIMIT_MSG } from './limits';
 import { renderToFile } from './render-file';
-import type { FilterSpec, ParameterValues } from '../query/compile/types';
+import type { ParameterValues } from '../query/compile/types';
+import type { ExportFilter } from './filters';
+
+export type { ExportFilter } from './filters';
 import { widgetRows } from './widget-rows';
 import { writeCsv, writeXlsx } from './write-table';
 
@@ -18,6 +21,7 @@ import { writeCsv, writeXlsx } from './write-table';
  */
 
 export type ExportFormat = 'csv' | 'xlsx' | 'pdf' | 'png';
+
 export type ExportObjectType = 'widget' | 'dashboard';
 
 export interface ExportSpec {
@@ -25,7 +29,7 @@ export interface ExportSpec {
   objectType: ExportObjectType;
   objectId: number;
   format: ExportFormat;
-  filters?: FilterSpec[];
+  filters?: ExportFilter[];
   parameters?: ParameterValues;
   /** A system administrator's export as another user (POST /api/exports view_as_user_id): that user's rights. */
   viewAsUserId?: number;

@@ -2,8 +2,9 @@ import { readableObject } from '../access/object-access';
 import type { AppDeps } from '../app/deps';
 import { notFound } from '../kernel/errors';
 import { layoutOf } from '../dashboards/layout';
-import type { FilterSpec, ParameterValues } from '../query/compile/types';
+import type { ParameterValues } from '../query/compile/types';
 import { widgetDataAs, type WidgetData } from '../widgets/widget-data';
+import { filtersForDataset, type ExportFilter } from './filters';
 import { viewerFor } from './produce';
 import { jobOfRenderToken } from './render-token';
 import type { ExportJobRow } from './store';
@@ -83,8 +84,9 @@ export async function renderWidgetData(
   const { ids } = await widgetIdsOfJob(deps, job);
   if (!ids.includes(widgetId)) throw notFound('Объект рендеринга не найден');
   const viewer = await jobViewer(deps, job);
+  const { row } = await readableObject(deps.db, viewer.actor, 'widget', widgetId);
   return widgetDataAs(deps, viewer, widgetId, {
-    filters: job.filters as FilterSpec[],
+    filters: filtersForDataset((job.filters ?? []) as ExportFilter[], row.datasetId),
     parameters: job.parameters as ParameterValues,
     page: 1,
     page_size: RENDER_ROWS,

@@ -7,11 +7,12 @@ import type { AppDeps } from '../app/deps';
 import { scopeFor } from '../query/compile/compile-widget';
 import type { DatasetModel } from '../query/compile/dataset-model';
 import { analyzeShelves } from '../query/compile/shelves';
-import type { FilterSpec, ParameterValues, ShelfField, WidgetQueryInput } from '../query/compile/types';
+import type { ParameterValues, ShelfField, WidgetQueryInput } from '../query/compile/types';
 import type { PrimitiveType } from '../query/expr';
 import { configOf } from '../widgets/views';
 import { streamData } from '../query/read';
 import { widgetReadOf } from '../widgets/widget-data';
+import { filtersForDataset, type ExportFilter } from './filters';
 
 /*
  * The rows of one widget for a file export (POST /api/exports, mailings' attachments), streamed: one read of all the
@@ -52,7 +53,7 @@ export interface RowsReadOptions {
 }
 
 export interface ExportInputs {
-  filters?: FilterSpec[];
+  filters?: ExportFilter[];
   parameters?: ParameterValues;
 }
 
@@ -61,6 +62,7 @@ export interface WidgetDrawing {
   id: number;
   name: string;
   type: string;
+  dataset_id: number;
   rows: { id: string; title: string }[];
   series: { id: string; title: string }[];
   columns: { id: string; title: string }[];
@@ -100,6 +102,7 @@ export async function widgetDrawing(deps: AppDeps, actor: Actor, widgetId: numbe
     id: row.id,
     name: row.name,
     type: row.type,
+    dataset_id: row.datasetId,
     rows: shelf(config.rows),
     series: shelf(config.series),
     columns: shelf(config.columns),
@@ -135,7 +138,7 @@ export async function widgetRows(
     async *batches({ maxRows, signal, timeoutMs }) {
       signal?.throwIfAborted();
       const { dataset, sources, query } = await widgetReadOf(deps, viewer, widgetId, {
-        filters: inputs.filters,
+        filters: filtersForDataset(inputs.filters ?? [], drawing.dataset_id),
         parameters: inputs.parameters,
         page: 1,
         page_size: 1, // not used: the stream reads every row

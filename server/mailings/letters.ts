@@ -4,8 +4,7 @@ import { readableObject } from '../access/object-access';
 import type { Viewer } from '../access/viewer';
 import type { AppDeps } from '../app/deps';
 import { layoutOf, widgetIdsOf } from '../dashboards/layout';
-import { produceExport, type ExportFormat } from '../exports/produce';
-import type { FilterSpec } from '../query/compile/types';
+import { produceExport, type ExportFilter, type ExportFormat } from '../exports/produce';
 import type { MailingRow } from './store';
 
 /*
@@ -51,8 +50,11 @@ export async function buildLetter(
   const images: string[] = [];
   try {
     for (const target of await targetsOf(deps, viewer, mailing, format)) {
-      const filters: FilterSpec[] =
-        slice && target.datasetId === slice.datasetId ? [{ sql: slice.fieldRef, op: 'eq', values: [slice.value] }] : [];
+      // A widget of the slice dataset is filtered to the slice value; a dashboard page filters those of its widgets.
+      const filters: ExportFilter[] =
+        slice && (target.datasetId === slice.datasetId || target.type === 'dashboard')
+          ? [{ sql: slice.fieldRef, op: 'eq', values: [slice.value], dataset_id: slice.datasetId }]
+          : [];
       const file = await produceExport(deps, {
         ownerUserId: viewer.actor.userId,
         objectType: target.type,

@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import ExcelJS from 'exceljs';
 import type { ParsedMail } from 'mailparser';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +8,7 @@ import { pdfPageCount } from '../../../server/exports/render-file';
 import { createDashboardRow } from '../../support/factories';
 import { ok } from '../../support/rest';
 import { launchChromium } from '../../web/chromium';
+import { pdfPages } from '../exports/pdf-text';
 import { ordersWidget, toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
 
 /*
@@ -20,6 +24,9 @@ const { t, api, owner } = world;
 let widgetId: number;
 let emailsWidget: number;
 let dashboardId: number;
+/** A dashboard of a widget of the orders dataset and a total over another dataset of the same table. */
+let slicedDashboardId: number;
+let ordersDs: { id: number; fieldId: (name: string) => number };
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const DASHBOARD = 'Сводка заказов';
 
@@ -28,6 +35,7 @@ beforeAll(async () => {
   await browser.close();
   process.env.RENDER_ORIGIN = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const ds = await world.ordersDataset();
+  ordersDs = ds;
   widgetId = await ordersWidget(api, owner(), ds.id);
   emailsWidget = ok<{ id: number }>(
     await api.post(
@@ -52,6 +60,32 @@ beforeAll(async () => {
       authorId: world.cast.users.editor.id,
       name: DASHBOARD,
       layout: { tabs: [], items, selectors: [], parameters: [] },
+    })
+  ).id;
+  const other = await world.ordersDataset();
+  const totalWidget = ok<{ id: number }>(
+    await api.post(
+      '/api/widget',
+      {
+        name: 'Итог',
+        dataset_id: other.id,
+        type: 'table',
+        columns: [{ id: 't', sql: 'SUM([orders.amount])', alias: 'Всего заказов' }],
+      },
+      owner(),
+    ),
+  ).id;
+  slicedDashboardId = (
+    await createDashboardRow(t.deps, {
+      workspaceId: world.cast.workspaceId,
+      authorId: world.cast.users.editor.id,
+      name: 'Срезы',
+      layout: {
+        tabs: [],
+        items: [widgetId, totalWidget].map((id, i) => ({ widget_id: id, tab_id: null, x: 0, y: i * 6, w: 12, h: 6 })),
+        selectors: [],
+        parameters: [],
+      },
     })
   ).id;
 }, 600_000);
@@ -132,6 +166,57 @@ describe('mailing formats', () => {
     expect(pdf.subarray(0, 5).toString('latin1')).toBe('%PDF-');
     expect(pdfPageCount(pdf)).toBeGreaterThanOrEqual(1);
   });
+
+  it(
+    'a sliced dashboard pdf: each page shows its own slice of the slice dataset, other datasets whole',
+    { timeout: 240_000 },
+    async () => {
+      const m = ok<MailingView>(
+        await api.post(
+          '/api/mailings',
+          {
+            name: 'Срезы дашборда',
+            workspace_id: world.cast.workspaceId,
+            dashboard_id: slicedDashboardId,
+            format: 'pdf',
+            channel_id: world.channelId,
+            subject: 'Регион {{slice}}',
+            slice: {
+              dataset_id: ordersDs.id,
+              field_id: ordersDs.fieldId('region'),
+              recipient_field_id: ordersDs.fieldId('manager_email'),
+            },
+          },
+          owner(),
+        ),
+      );
+      const before = world.inbox.letters.length;
+      const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
+      const run = await waitRun(api, owner(), m.id, run_id, 200_000);
+      expect(run).toMatchObject({ state: 'succeeded', letters_failed: 0 });
+      const dir = await mkdtemp(path.join(tmpdir(), 'sliced-pdf-'));
+      try {
+        const pages = new Map<string, string>();
+        for (const mail of world.inbox.letters.slice(before)) {
+          const file = path.join(dir, `${pages.size}.pdf`);
+          await writeFile(file, mail.attachments[0].content);
+          pages.set(String(mail.subject), (await pdfPages(file)).join('\n').replace(/\s+/g, ' '));
+        }
+        expect([...pages.keys()].sort()).toEqual(['Регион east', 'Регион north', 'Регион south']);
+        const sums: Record<string, number> = { east: 3, north: 15, south: 7 };
+        for (const [region, sum] of Object.entries(sums)) {
+          const text = pages.get(`Регион ${region}`)!;
+          // The sliced widget: its own region and sum only.
+          expect(text).toMatch(new RegExp(`${region} ${sum}\\b`));
+          for (const other of Object.keys(sums).filter((r) => r !== region)) expect(text).not.toContain(other);
+          // The widget of another dataset is not the slice's: the total of every region.
+          expect(text).toMatch(/Всего заказов 25\b/);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('png of a widget: an image drawn by Chromium', { timeout: 180_000 }, async () => {
     const mail = await sendOne({ widget_ids: [widgetId], format: 'png' });
