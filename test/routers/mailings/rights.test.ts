@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createSharedWorkspace } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
-import { toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
+import { createPgSource } from '../widgets/world';
+import { createOrdersDataset, toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
 
 /*
  * Whose rights build a mailing's letters (docs/mailings.md): the owner's. The owner's column rules apply to every
@@ -125,11 +126,53 @@ describe('an object the owner cannot read', () => {
     expect(await refused(mailingBody(world.cast.workspaceId, ownWidget, { slice }))).toEqual({
       'slice.dataset_id': `Объект недоступен владельцу рассылки (dataset id ${ds.id})`,
     });
-    // The workspace's Администратор reads the closed widget, but letters are built with the author's rights.
+    // The workspace's Администратор reads the closed widget and may put it in the author's mailing: editing makes them
+    // its owner, so its letters are then built with their rights.
     const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(world.cast.workspaceId, ownWidget), owner()));
-    expect(await refused(mailingBody(world.cast.workspaceId, widget), world.cast.tokens.wsAdmin, 'put', m.id)).toEqual({
-      'widget_ids[0]': `Объект недоступен владельцу рассылки (widget id ${widget})`,
+    expect(m.author_id).toBe(world.cast.users.editor.id);
+    const edited = ok<MailingView>(
+      await api.put(`/api/mailings/${m.id}`, mailingBody(world.cast.workspaceId, widget), world.cast.tokens.wsAdmin),
+    );
+    expect(edited.author_id).toBe(world.cast.users.wsAdmin.id);
+  });
+
+  it("an administrator cannot route what only the author reads: an edit is checked with the editor's rights, a test letter is built with the caller's", async () => {
+    // A workspace only the author (the editor) is a member of, and the author's mailing on a widget there.
+    const authorOnly = await createSharedWorkspace(t.deps, [
+      { userId: world.cast.users.editor.id, role: 'Администратор' },
+    ]);
+    const sourceId = await createPgSource(t.deps, authorOnly, world.cast.users.editor.id);
+    const ds = await createOrdersDataset(api, owner(), { workspaceId: authorOnly, sourceId, table: world.table });
+    const closed = ok<{ id: number }>(
+      await api.post(
+        '/api/widget',
+        { name: 'Только автору', dataset_id: ds.id, type: 'table', rows: [{ id: 'r', sql: '[orders.region]' }] },
+        owner(),
+      ),
+    ).id;
+    const m = ok<MailingView>(await api.post('/api/mailings', mailingBody(world.cast.workspaceId, closed), owner()));
+    const admin = world.cast.tokens.wsAdmin;
+    const before = world.inbox.letters.length;
+    // Redirected to the administrator's own address: refused, the widget is not theirs to read.
+    const redirected = await api.put(
+      `/api/mailings/${m.id}`,
+      mailingBody(world.cast.workspaceId, closed, { recipients: { emails: ['admin@example.test'] } }),
+      admin,
+    );
+    expect(redirected.status).toBe(422);
+    expect(failure(redirected).errors).toEqual({
+      'widget_ids[0]': `Объект недоступен владельцу рассылки (widget id ${closed})`,
     });
+    // A test letter to the administrator is built with the administrator's rights: the widget is not found.
+    const test = await api.post(`/api/mailings/${m.id}/test`, { emails: ['admin@example.test'] }, admin);
+    expect(test.status).toBe(404);
+    expect(world.inbox.letters.length).toBe(before);
+    // Unchanged: still the author's mailing, to the author's recipients.
+    const kept = ok<MailingView>(await api.get(`/api/mailings/${m.id}`, admin));
+    expect(kept).toMatchObject({ author_id: world.cast.users.editor.id, recipients: { emails: ['cls@example.test'] } });
+    // The author's own test letter is built with the author's rights and arrives.
+    ok(await api.post(`/api/mailings/${m.id}/test`, { emails: ['author@example.test'] }, owner()));
+    expect(world.inbox.letters.slice(before).map(toOf)).toEqual([['author@example.test']]);
   });
 
   it('lost after saving (owner removed from the workspace): letters fail with the reason, run failed, owner notified', async () => {
