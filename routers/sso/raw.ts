@@ -43,7 +43,9 @@ const authorizeRedirect = {
     headers: {
       ...redirect['302'].headers,
       'Set-Cookie': {
-        description: 'analytics_sso_browser: HttpOnly, SameSite=Lax, Path=/api/auth/sso, Max-Age=600',
+        description:
+          'analytics_sso_browser: HttpOnly, SameSite=Lax, Path=api/auth/sso under the base URL path ' +
+          '(/api/auth/sso, or /analytics/api/auth/sso for a base URL ending in /analytics/), Max-Age=600',
         schema: { type: 'string' },
       },
     },
@@ -67,8 +69,8 @@ const authorize = defineRawRoute<AppDeps, Actor>({
     description:
       'Redirects (302) to the IdP. redirectUri (default: the installation base URL) must lie under the base URL; ' +
       'the callback sends the browser there with a one-time `code` for POST /api/auth/sso/exchange. Sets an ' +
-      'HttpOnly cookie (path /api/auth/sso) that ties the login to this browser: only a request carrying it may ' +
-      'trade the code.',
+      'HttpOnly cookie (path: api/auth/sso under the base URL path, e.g. /analytics/api/auth/sso) that ties the ' +
+      'login to this browser: only a request carrying it may trade the code.',
     tags,
     parameters: [
       providerIdParameter,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACCOUNT_TYPES } from '../../server/users/accounts';
+import { ACCOUNT_TYPES, usernameText } from '../../server/users/accounts';
 import { USER_GROUP_SORT_FIELDS, USER_SORT_FIELDS } from '../../server/users/user-queries';
 import type { CreateUserInput, UpdateUserInput } from '../../server/users/user-admin';
 import type { ChangeOwnPasswordInput, ResetPasswordInput } from '../../server/users/password-changes';
@@ -7,7 +7,6 @@ import {
   entityId,
   INVALID_TEXT_MESSAGE,
   isWireText,
-  nonBlank,
   pagedQueryOver,
   pageSchema,
   wireString,
@@ -16,8 +15,7 @@ import {
 
 const id = entityId();
 
-// Names people type and others pick from lists: letters of any script, digits and a few separators, no spaces.
-const username = nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may contain only letters, digits and . _ @ -' });
+const username = usernameText();
 const password = wireString().min(1).max(1024);
 const email = z.email().max(320).refine(isWireText, { error: INVALID_TEXT_MESSAGE });
 

@@ -11,10 +11,11 @@ import { parseCookie, stringifySetCookie } from 'cookie';
  * carries the same secret. The check sits at the exchange, not the callback, because a SAML ACS is a cross-site POST
  * that a SameSite=Lax cookie does not reach, while the exchange is the landing page's own same-origin request.
  * A browser keeps one secret for all its logins (it is reused while valid), so two logins in two tabs both work.
+ * The cookie's Path is the SSO routes under the installation's base URL: behind a proxy that serves the platform at
+ * /analytics/, the browser asks for /analytics/api/auth/sso/exchange and would not send a cookie of /api/auth/sso.
  */
 
 const COOKIE = 'analytics_sso_browser';
-const COOKIE_PATH = '/api/auth/sso';
 /** As long as a login state lives: the cookie is only needed between authorize and exchange. */
 const MAX_AGE_S = 10 * 60;
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
@@ -35,18 +36,21 @@ export interface BrowserBinding {
   setCookie: string;
 }
 
+/** {base path}/api/auth/sso, with exactly one slash between. */
+const cookiePath = (base: URL) => `${base.pathname.replace(/\/+$/, '')}/api/auth/sso`;
+
 /** The binding of a login starting now: the browser's secret when it has one, else a new one. */
-export function bindBrowser(cookieHeader: string | undefined, secure: boolean): BrowserBinding {
+export function bindBrowser(cookieHeader: string | undefined, base: URL): BrowserBinding {
   const secret = browserSecret(cookieHeader) ?? crypto.randomBytes(32).toString('base64url');
   return {
     hash: sha256(secret),
     setCookie: stringifySetCookie({
       name: COOKIE,
       value: secret,
-      path: COOKIE_PATH,
+      path: cookiePath(base),
       maxAge: MAX_AGE_S,
       httpOnly: true,
-      secure,
+      secure: base.protocol === 'https:',
       sameSite: 'lax',
     }),
   };

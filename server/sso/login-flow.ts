@@ -4,7 +4,7 @@ import { sessionFor, type LoginResult } from '../auth/login';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../auth/login-throttle';
 import { AppError, badRequest, notFound, unauthorized } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { createUserAccount, findUserByUsername } from '../users/accounts';
+import { createUserAccount, findUserByUsername, usernameText } from '../users/accounts';
 import { callbackUrl, checkedRedirectUri, defaultEntityId, installationBaseUrl } from './base-url';
 import { bindBrowser, sameBrowser } from './browser-binding';
 import { SSO_MESSAGES } from './messages';
@@ -16,6 +16,7 @@ import {
   insertLoginCode,
   insertLoginState,
   listProviderRows,
+  lockAccountName,
   missingGroupIds,
   rememberAssertion,
   spendLoginCode,
@@ -40,6 +41,7 @@ import {
 const STATE_TTL_MS = 10 * 60_000;
 const CODE_TTL_MS = 60_000;
 
+const accountName = usernameText();
 const randomText = () => crypto.randomBytes(32).toString('base64url');
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
@@ -102,7 +104,7 @@ export async function startSsoLogin(
   const base = await installationBaseUrl(deps);
   const redirect = checkedRedirectUri(base, redirectUri);
   const secrets = openProviderSecrets(deps, row);
-  const browser = bindBrowser(cookieHeader, base.protocol === 'https:');
+  const browser = bindBrowser(cookieHeader, base);
   const state = randomText();
   const stateRow = {
     providerId,
@@ -197,12 +199,20 @@ async function completeLogin(
 ): Promise<string> {
   const username = textsOf(claims[row.usernameClaim])[0];
   if (!username) throw unauthorized(SSO_MESSAGES.noUsername(row.usernameClaim));
+  // The rule of POST /api/users, before any database work: a name with NUL would fail there, an overlong or spaced one
+  // would become an account no administrator could have made.
+  if (!accountName.safeParse(username).success) {
+    throw new AppError('forbidden', SSO_MESSAGES.badUsername(row.usernameClaim));
+  }
   const attempt = await reserveLoginAttempt(deps.db, username, ip);
   const idpGroups = textsOf(claims[groupsClaimOf(row)]);
   const code = randomText();
   let groupsChanged = false;
   try {
     groupsChanged = await deps.db.transaction(async (tx) => {
+      // Two first logins of one new user at once (a double click, two tabs): the second finds the account the first
+      // made instead of failing on the unique username.
+      await lockAccountName(tx, username);
       let user = await findUserByUsername(tx, username);
       if (!user) {
         if (!row.autoCreateUsers) throw new AppError('forbidden', SSO_MESSAGES.noAccount(username));

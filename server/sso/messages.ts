@@ -9,7 +9,11 @@ export const SSO_MESSAGES = {
   idpRefused: (reason: string) => `Провайдер удостоверений отклонил вход: ${reason}`,
   idpAnswerInvalid: (reason: string) => `Ответ провайдера удостоверений не принят: ${reason}`,
   idpUnreachable: (reason: string) => `Провайдер удостоверений недоступен: ${reason}`,
+  insecureIdpUrl:
+    'Адрес провайдера удостоверений должен быть https: http допустим только на локальном адресе (127.0.0.1, [::1], localhost)',
   noUsername: (claim: string) => `Ответ провайдера не содержит имя пользователя (${claim})`,
+  badUsername: (claim: string) =>
+    `Имя пользователя в ответе провайдера (${claim}) недопустимо: не более 100 символов, только буквы, цифры и . _ @ -`,
   noAccount: (username: string) =>
     `Учётная запись «${username}» не найдена, а автоматическое создание пользователей для этого провайдера выключено`,
   notSsoAccount: (username: string) =>

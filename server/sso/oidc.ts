@@ -1,5 +1,6 @@
 import * as client from 'openid-client';
 import { AppError, badRequest, unauthorized } from '../kernel/errors';
+import { isLoopback } from './idp-address';
 import { SSO_MESSAGES } from './messages';
 import type { OidcSettings, ProviderSecrets } from './provider-settings';
 import type { SsoProviderRow } from './store';
@@ -7,13 +8,11 @@ import type { SsoProviderRow } from './store';
 /*
  * OpenID Connect with openid-client: discovery, authorization code with PKCE (S256), state and nonce, the ID token
  * verified against the keys of the discovery document, then the userinfo claims. Plain http is allowed only for an
- * issuer on the loopback interface (a local IdP in development and tests).
+ * issuer on the loopback interface (idp-address.ts).
  */
 
 const DISCOVERY_TTL_MS = 5 * 60_000;
 const discovered = new Map<string, { config: client.Configuration; at: number }>();
-
-const isLoopback = (url: URL) => ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
 
 async function discover(settings: OidcSettings, secrets: ProviderSecrets): Promise<client.Configuration> {
   const issuer = new URL(settings.issuer_url);

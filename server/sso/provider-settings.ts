@@ -1,6 +1,8 @@
 import type { AppDeps } from '../app/deps';
 import { invalid, type FieldErrors } from '../kernel/errors';
+import { isAllowedIdpAddress } from './idp-address';
 import { parseIdpMetadata } from './idp-metadata';
+import { SSO_MESSAGES } from './messages';
 import { createSelfSignedCertificate } from './self-signed-cert';
 import type { SsoProviderRow } from './store';
 
@@ -91,6 +93,7 @@ export async function buildSettings(
   const xml = input.idp_metadata_xml?.trim() || null;
   if (!url && !xml) errors['settings.idpMetadataUrl'] = 'Нужен адрес или XML метаданных IdP';
   if (url && !isHttpUrl(url)) errors['settings.idpMetadataUrl'] = 'Ожидается адрес http(s)';
+  else if (url && !isAllowedIdpAddress(new URL(url))) errors['settings.idpMetadataUrl'] = SSO_MESSAGES.insecureIdpUrl;
   if (xml) {
     const parsed = parseIdpMetadata(xml);
     if ('error' in parsed) errors['settings.idpMetadataXml'] = parsed.error;

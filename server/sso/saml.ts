@@ -5,7 +5,8 @@ import {
   type CacheProvider,
   type Profile,
 } from '@node-saml/node-saml';
-import { AppError, unauthorized } from '../kernel/errors';
+import { AppError, badRequest, unauthorized } from '../kernel/errors';
+import { isAllowedIdpAddress } from './idp-address';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata';
 import { SSO_MESSAGES } from './messages';
 import type { ProviderSecrets, SamlSettings } from './provider-settings';
@@ -32,6 +33,8 @@ export async function idpMetadataOf(settings: SamlSettings, opts: { fresh?: bool
   let xml = settings.idp_metadata_xml;
   const url = settings.idp_metadata_url;
   if (!xml && url) {
+    // Checked at save too; a provider stored before that rule must not be fetched over plain http either.
+    if (!isAllowedIdpAddress(new URL(url))) throw badRequest(SSO_MESSAGES.insecureIdpUrl);
     const hit = fetchedMetadata.get(url);
     if (hit && !opts.fresh && Date.now() - hit.at < METADATA_TTL_MS) return hit.meta;
     try {

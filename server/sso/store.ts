@@ -168,3 +168,11 @@ export async function userIsActive(db: DbOrTx, userId: number): Promise<boolean 
   const [row] = await db.select({ active: users.active }).from(users).where(eq(users.id, userId));
   return row ? row.active : null;
 }
+
+/**
+ * Queues the transactions that match or create the account of one username (case-insensitive, as usernames are
+ * unique) until the holder commits or rolls back.
+ */
+export async function lockAccountName(db: DbOrTx, username: string): Promise<void> {
+  await db.execute(sql`select pg_advisory_xact_lock(hashtext('sso-account:' || lower(${username})))`);
+}

@@ -2,12 +2,21 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groupMembers, users, workspaces } from '../../db/schema';
 import { AppError } from '../kernel/errors';
+import { nonBlank } from '../kernel/validation';
 import { hashPassword } from '../auth/passwords';
 import { insertWorkspace } from '../workspaces/store';
 import { insertUser } from './store';
 
 export const ACCOUNT_TYPES = ['local', 'sso', 'service'] as const;
 export type AccountType = (typeof ACCOUNT_TYPES)[number];
+
+/**
+ * The rule of a username: names people type and others pick from lists, so letters of any script, digits and a few
+ * separators, no spaces. POST /api/users takes only such names, and an SSO login refuses any other before it matches
+ * or creates an account.
+ */
+export const usernameText = () =>
+  nonBlank(100).regex(/^[\p{L}\p{N}._@-]+$/u, { error: 'may contain only letters, digits and . _ @ -' });
 
 export interface NewAccount {
   username: string;

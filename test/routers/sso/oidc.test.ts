@@ -502,6 +502,25 @@ describe('OIDC bad input: a clear refusal, no session, no account', () => {
     expect(await userRow(username)).toBeUndefined();
   });
 
+  it('a username POST /api/users would refuse (too long, a space, a NUL) is refused before any account is made', async () => {
+    const prefix = uniq('badname');
+    for (const username of [`${prefix}_${'x'.repeat(5000)}`, `${prefix} with space`, `${prefix}\u0000nul`]) {
+      const res = await followCallback(await throughIdp(providers.auto.id, account(username)));
+      expect(res.status, JSON.stringify(res.body)).toBe(403);
+      expect(res.body.error.message).toBe(SSO_MESSAGES.badUsername('preferred_username'));
+      expect(res.location).toBeNull();
+    }
+    const made = await t.deps.db
+      .select({ id: users.id })
+      .from(users)
+      .where(sql`starts_with(${users.username}, ${prefix})`);
+    expect(made).toEqual([]);
+    // The rule's own edges still log in: 100 characters, letters of any script, digits and . _ @ -
+    const edge = `${prefix}.Ёж@x-1_`.padEnd(100, 'я');
+    expect((await followCallback(await throughIdp(providers.auto.id, account(edge)))).status).toBe(302);
+    expect((await userRow(edge)).username).toBe(edge);
+  });
+
   it('a deactivated user cannot log in through SSO', async () => {
     const user = await createUser(t.deps, { accountType: 'sso' });
     await t.deps.db.update(users).set({ active: false }).where(eq(users.id, user.id));

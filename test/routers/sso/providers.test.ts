@@ -174,6 +174,37 @@ describe('provider validation', () => {
     expect(failure(broken).errors).toHaveProperty('settings.idpMetadataXml');
   });
 
+  it('SAML metadata over plain http only from the loopback interface, as OIDC issuers', async () => {
+    const insecure = { 'settings.idpMetadataUrl': SSO_MESSAGES.insecureIdpUrl };
+    const create = (url: string) =>
+      api.post('/api/sso-providers', { name: uniq('x'), kind: 'saml', settings: { idp_metadata_url: url } }, admin);
+    for (const url of ['http://idp.example.com/metadata', 'http://10.0.0.5/metadata', 'HTTP://IDP.EXAMPLE.COM/m']) {
+      const res = await create(url);
+      expect(res.status, url).toBe(422);
+      expect(failure(res).errors).toEqual(insecure);
+    }
+    for (const url of ['https://idp.example.com/metadata', `${metadataBase}/metadata`, 'http://localhost:1/m']) {
+      expect((await create(url)).status, url).toBe(200);
+    }
+    const p = ok<Provider>(await create(`${metadataBase}/metadata`));
+    const update = await api.put(
+      `/api/sso-providers/${p.id}`,
+      { settings: { idp_metadata_url: 'http://idp.example.com/metadata' } },
+      admin,
+    );
+    expect(update.status).toBe(422);
+    expect(failure(update).errors).toEqual(insecure);
+
+    // A stored address from before the rule is refused when fetched, not fetched.
+    const [row] = await t.deps.db.select().from(ssoProviders).where(eq(ssoProviders.id, p.id));
+    await t.deps.db
+      .update(ssoProviders)
+      .set({ settings: { ...(row.settings as object), idp_metadata_url: 'http://idp.example.com/metadata' } })
+      .where(eq(ssoProviders.id, p.id));
+    const answer = ok<TestResult>(await api.post(`/api/sso-providers/${p.id}/test`, undefined, admin));
+    expect(answer).toEqual({ ok: false, message: SSO_MESSAGES.insecureIdpUrl });
+  });
+
   it('unknown kind, unknown group, unknown settings key, duplicate name, kind change', async () => {
     expect((await api.post('/api/sso-providers', { ...oidcBody(), kind: 'ldap' }, admin)).status).toBe(422);
     const unknownGroup = await api.post('/api/sso-providers', oidcBody({ default_group_ids: [2147483000] }), admin);

@@ -40,6 +40,8 @@ interface Started {
   audience: string;
   /** The browser binding cookie authorize set (name=value), which the exchange must carry. */
   cookie: string;
+  /** The whole Set-Cookie header of authorize, attributes included. */
+  setCookie: string;
 }
 
 async function startLogin(p: Provider = provider, redirectUri?: string): Promise<Started> {
@@ -50,8 +52,21 @@ async function startLogin(p: Provider = provider, redirectUri?: string): Promise
   expect(location.startsWith('https://idp.test/saml/sso?')).toBe(true);
   const { requestId, relayState, xml } = readAuthnRequest(location);
   expect(xml).toContain(`AssertionConsumerServiceURL="${p.callback_url}"`);
-  const cookie = String(res.headers['set-cookie']).split(';')[0];
-  return { requestId, relayState, acs: p.callback_url!, audience: `${BASE}api/auth/sso/${p.id}`, cookie };
+  const setCookie = String(res.headers['set-cookie']);
+  const cookie = setCookie.split(';')[0];
+  return { requestId, relayState, acs: p.callback_url!, audience: `${BASE}api/auth/sso/${p.id}`, cookie, setCookie };
+}
+
+/**
+ * The cookie a browser sends to `url` (RFC 6265 path-match): fastify.inject sends whatever it is given, while a real
+ * browser under the base URL's path sends the binding cookie only when its Path covers that path.
+ */
+function cookieSentTo(setCookie: string, url: string): string | undefined {
+  const path = /;\s*Path=([^;]*)/i.exec(setCookie)?.[1] ?? '/';
+  const requested = new URL(url).pathname;
+  const covered =
+    requested === path || (requested.startsWith(path) && (path.endsWith('/') || requested[path.length] === '/'));
+  return covered ? setCookie.split(';')[0] : undefined;
 }
 
 async function post(p: Provider, form: Record<string, string>) {
@@ -153,6 +168,39 @@ describe('SAML login', () => {
     expect(groups.map((g) => g.id).sort((a, b) => a - b)).toEqual(
       [groupIds.default, groupIds.analysts].sort((a, b) => a - b),
     );
+  });
+
+  it('the binding cookie lives under the base URL path, so a browser sends it to the exchange there', async () => {
+    const username = uniq('saml_path');
+    const started = await startLogin(provider);
+    expect(started.setCookie).toMatch(/; Path=\/analytics\/api\/auth\/sso(;|$)/);
+    const res = await post(provider, { SAMLResponse: response(started, username), RelayState: started.relayState });
+    expect(res.status, JSON.stringify(res.body)).toBe(302);
+    // The browser asks for the exchange under the base URL; the proxy in front hands the app /api/auth/sso/exchange.
+    const cookie = cookieSentTo(started.setCookie, `${BASE}api/auth/sso/exchange`);
+    expect(cookie).toBe(started.cookie);
+    const exchanged = await api.call('POST', '/api/auth/sso/exchange', {
+      body: { code: new URL(res.location!).searchParams.get('code') },
+      headers: { cookie: cookie! },
+    });
+    expect(ok<LoginResult>(exchanged).token_type).toBe('Bearer');
+  });
+
+  it('parallel first logins of one new user (double click, two tabs) all succeed with one account', async () => {
+    const username = uniq('saml_twice');
+    const logins = [];
+    for (let i = 0; i < 4; i++) logins.push(await startLogin(provider));
+    const answers = await Promise.all(
+      logins.map((started) =>
+        post(provider, { SAMLResponse: response(started, username), RelayState: started.relayState }),
+      ),
+    );
+    expect(answers.map((a) => [a.status, a.body?.error?.message])).toEqual(logins.map(() => [302, undefined]));
+    const accounts = await t.deps.db
+      .select({ id: users.id })
+      .from(users)
+      .where(sql`lower(${users.username}) = lower(${username})`);
+    expect(accounts).toHaveLength(1);
   });
 
   it('serves the SP metadata with entity id, ACS URL and the signing certificate (administrators only)', async () => {
