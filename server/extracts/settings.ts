@@ -60,16 +60,37 @@ export async function updateExtraction(
   if (!isTimeZone(input.timezone)) errors.timezone = MSG.unknownTimezone(input.timezone);
   if (Object.keys(errors).length) throw invalid(errors);
 
-  const row = await saveExtraction(deps.db, {
+  const values = {
     datasetId,
     mode: input.mode,
     incrementalFieldId: input.incremental_field_id,
     schedule,
     timezone: input.timezone,
     enabled: input.enabled,
-  });
-  if (row.enabled && row.schedule)
-    await deps.jobs.schedule(EXTRACT_SCHEDULE, scheduleKey(datasetId), row.schedule, row.timezone, { datasetId });
-  else await deps.jobs.unschedule(EXTRACT_SCHEDULE, scheduleKey(datasetId));
+  };
+  // pg-boss first: a schedule it refuses leaves the saved settings as they were. A save that fails after it puts
+  // pg-boss back on the previous settings, so the row and the schedule never disagree.
+  const previous = await extractionOf(deps.db, datasetId);
+  await applySchedule(deps, datasetId, values);
+  let row: ExtractionRow;
+  try {
+    row = await saveExtraction(deps.db, values);
+  } catch (e) {
+    await applySchedule(deps, datasetId, previous).catch(() => undefined);
+    throw e;
+  }
   return extractionView(datasetId, row, nextOf(row), await lastRunOf(deps.db, datasetId));
+}
+
+/** Makes pg-boss hold the settings' schedule: the cron when it is enabled, none otherwise. */
+async function applySchedule(
+  deps: AppDeps,
+  datasetId: number,
+  settings: Pick<ExtractionRow, 'enabled' | 'schedule' | 'timezone'> | null,
+): Promise<void> {
+  if (settings?.enabled && settings.schedule)
+    await deps.jobs.schedule(EXTRACT_SCHEDULE, scheduleKey(datasetId), settings.schedule, settings.timezone, {
+      datasetId,
+    });
+  else await deps.jobs.unschedule(EXTRACT_SCHEDULE, scheduleKey(datasetId));
 }

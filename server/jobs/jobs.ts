@@ -1,4 +1,4 @@
-import { Cron } from 'croner';
+import { CronExpressionParser } from 'cron-parser';
 import { PgBoss, type Job } from 'pg-boss';
 import type pg from 'pg';
 import type { z } from 'zod';
@@ -154,7 +154,7 @@ export class JobRunner {
   /**
    * A cron schedule (5 fields, in the given IANA time zone) that sends `payload` to the kind; `key` tells schedules of
    * one kind apart (e.g. the dataset id). pg-boss fires it on one node only. Check the expression first with
-   * server/jobs/cron.ts: pg-boss's own refusal is not a message for the caller.
+   * cronProblem (below): pg-boss's own refusal is not a message for the caller.
    */
   async schedule<P>(kind: JobKindRef<P>, key: string, cron: string, timezone: string, payload: P): Promise<void> {
     const boss = this.boss ?? (await this.start());
@@ -216,17 +216,22 @@ export class JobRunner {
 }
 
 /*
- * Cron expressions and time zones of schedules (PUT /api/dataset/{id}/extraction and, later, mailings): checked and
- * computed here with croner, so a refusal is the caller's message (422) and never pg-boss's.
+ * Cron expressions and time zones of schedules (PUT /api/dataset/{id}/extraction and mailings): checked and computed
+ * here with cron-parser, the parser pg-boss's schedule() validates with and its cron pass fires by, so whatever passes
+ * the check pg-boss stores (a refusal is the caller's 422, never pg-boss's 500) and the next run shown is the one
+ * pg-boss fires.
  */
 
-/** Five fields (minute hour day month weekday): what pg-boss schedules and the interface offers. */
+/** Five fields (minute hour day month weekday): what the interface offers (pg-boss would take six, with seconds). */
 const FIVE_FIELDS = /^\S+(\s+\S+){4}$/;
 
+/** An IANA zone both Intl and pg-boss take ('Factory' passes Intl, and pg-boss's schedule() refuses it). */
 export function isTimeZone(tz: string): boolean {
   if (!tz || tz.length > 64) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    // pg-boss's own zone check (timezone.js, assertTimezone): a zone is read only once a date is built in it.
+    CronExpressionParser.parse('* * * * *', { tz, strict: false, currentDate: new Date() });
     return true;
   } catch {
     return false;
@@ -238,15 +243,24 @@ export function cronProblem(expression: string): string | null {
   const text = expression.trim();
   if (!FIVE_FIELDS.test(text)) return 'Расписание должно состоять из пяти полей: минута час день месяц день_недели';
   try {
-    new Cron(text, { paused: true });
+    // The call pg-boss's schedule() makes first (timekeeper.js, parseRecurrence), with the same options.
+    CronExpressionParser.parse(text, { tz: 'UTC', strict: false });
     return null;
   } catch (e) {
     return `Некорректное выражение cron: ${e instanceof Error ? e.message : String(e)}`;
   }
 }
 
-/** The next time the schedule fires after `from`, in the given time zone (null when it never fires again). */
+/**
+ * The next time the schedule fires after `from`, in the given time zone; null when it never fires again, or when the
+ * expression no longer parses (a row saved before the check matched pg-boss's), so reading the settings never fails.
+ */
 export function nextRunAt(expression: string, timezone: string, from: Date = new Date()): Date | null {
-  const job = new Cron(expression.trim(), { paused: true, timezone });
-  return job.nextRun(from) ?? null;
+  try {
+    return CronExpressionParser.parse(expression.trim(), { tz: timezone, strict: false, currentDate: from })
+      .next()
+      .toDate();
+  } catch {
+    return null;
+  }
 }

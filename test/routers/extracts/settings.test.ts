@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type pg from 'pg';
 import { Cron } from 'croner';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
-import { nextRunAt } from '../../../server/jobs/jobs';
+import { cronProblem, nextRunAt } from '../../../server/jobs/jobs';
 import { EXTRACT_SCHEDULE } from '../../../server/extracts/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';
 import {
@@ -206,5 +206,94 @@ describe('a schedule firing', () => {
       await new Promise((r) => setTimeout(r, 100));
     expect((await boss.getJobById(EXTRACT_SCHEDULE.name, jobId))?.state).toBe('completed');
     expect(await runs()).toEqual(before);
+  });
+});
+
+describe('the schedule check is the one pg-boss applies', () => {
+  const scheduleOf = async () => {
+    const boss = await t.deps.jobs.start();
+    return (await boss.getSchedules('extract-schedule', `dataset-${mat.id}`)).map((s) => [s.cron, s.timezone]);
+  };
+  const saved = async () => ok<ExtractionView>(await api.get(path(), owner()));
+  const before = { mode: 'full', schedule: '0 4 * * *', timezone: 'Europe/Moscow', enabled: true };
+
+  it('expressions croner takes and pg-boss refuses are a 422 on schedule; settings and schedule stay', async () => {
+    ok(await api.put(path(), before, owner()));
+    for (const schedule of ['0 0 15W * *', '0 0 LW * *', '0 0 31 2 *', '0 0 31 4 *']) {
+      const res = await api.put(path(), { ...before, schedule }, owner());
+      expect(res.status, schedule).toBe(422);
+      expect(Object.keys(failure(res).errors ?? {}), schedule).toEqual(['schedule']);
+      expect(failure(res).errors?.schedule, schedule).toMatch(/^Некорректное выражение cron/);
+    }
+    // A zone Intl knows and pg-boss refuses.
+    expect(
+      Object.keys(failure(await api.put(path(), { ...before, timezone: 'Factory' }, owner())).errors ?? {}),
+    ).toEqual(['timezone']);
+    expect(await saved()).toMatchObject({ schedule: '0 4 * * *', timezone: 'Europe/Moscow' });
+    expect(await scheduleOf()).toEqual([['0 4 * * *', 'Europe/Moscow']]);
+  });
+
+  it('accepts exactly the five-field expressions pg-boss accepts, and shows the next run pg-boss fires', async () => {
+    const boss = await t.deps.jobs.start();
+    const from = new Date('2026-03-01T00:00:00Z');
+    for (const e of [
+      '0 0 L * *',
+      '0 0 * * 5L',
+      '0 0 * * MON#2',
+      '0 0 ? * *',
+      '0 0 */40 * *',
+      '0 0 * 1/13 *',
+      '0 0 29 2 *',
+      '0 0 * * 7',
+      '0 0 W * *',
+      '0 0 15W * *',
+      '0 0 LW * *',
+      '0 0 31 2 *',
+      '0 0 L-2 * *',
+      '0 0 * * 1#6',
+      '0 0 * * MON-FRI#2',
+      '1-60/5 * * * *',
+      '*/0 * * * *',
+      '60 * * * *',
+    ]) {
+      let preview: Date | null = null;
+      try {
+        [preview] = boss.previewSchedule(e, { tz: 'Asia/Vladivostok', from, count: 1 });
+      } catch {
+        preview = null;
+      }
+      expect(cronProblem(e) === null, e).toBe(preview !== null);
+      if (preview) expect(nextRunAt(e, 'Asia/Vladivostok', from)?.toISOString(), e).toBe(preview.toISOString());
+    }
+  });
+
+  it('a schedule pg-boss fails to store leaves the previous settings saved', async () => {
+    ok(await api.put(path(), before, owner()));
+    const spy = vi.spyOn(t.deps.jobs, 'schedule').mockRejectedValueOnce(new Error('pg-boss is down'));
+    try {
+      const res = await api.put(path(), { ...before, schedule: '0 5 * * *' }, owner());
+      expect(res.status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await saved()).toMatchObject({ schedule: '0 4 * * *', timezone: 'Europe/Moscow', enabled: true });
+    expect(await scheduleOf()).toEqual([['0 4 * * *', 'Europe/Moscow']]);
+  });
+
+  it('settings that fail to save put pg-boss back on the previous schedule', async () => {
+    ok(await api.put(path(), before, owner()));
+    const spy = vi.spyOn(t.deps.db, 'insert').mockImplementationOnce(() => {
+      throw new Error('metadata database is down');
+    });
+    try {
+      const res = await api.put(path(), { ...before, schedule: '0 6 * * *' }, owner());
+      expect(res.status).toBe(500);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await saved()).toMatchObject({ schedule: '0 4 * * *', enabled: true });
+    expect(await scheduleOf()).toEqual([['0 4 * * *', 'Europe/Moscow']]);
+    ok(await api.put(path(), { schedule: null, enabled: false }, owner()));
+    expect(await scheduleOf()).toEqual([]);
   });
 });
