@@ -3,7 +3,9 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
 import { viewerOf } from '../access/viewer';
-import { notFound } from '../kernel/errors';
+import { invalid, notFound } from '../kernel/errors';
+import { checkWholeRead } from '../query/read';
+import { widgetReadOf } from '../widgets/widget-data';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
 import { CONTENT_TYPES, type ExportFormat, type ExportObjectType } from './produce';
 import { cleanExpiredExports, EXPORT_RUN } from './run-job';
@@ -24,12 +26,25 @@ export interface StartExportInput {
   view_as_user_id?: number;
 }
 
+const DASHBOARD_TABLE_FORMAT = 'Дашборд выгружается в PDF или PNG; для CSV и XLSX выберите виджет';
 const JOB_NOT_FOUND = (id: number) => `Задание экспорта не найдено (id ${id})`;
 
 export async function startExport(deps: AppDeps, actor: Actor, input: StartExportInput): Promise<{ job_id: number }> {
   const viewer = await viewerOf(deps, actor, input.view_as_user_id);
   // The object must be readable by whoever the data is read as: else a 404, nothing queued.
   await readableObject(deps.db, viewer.actor, input.object_type, input.object_id);
+  if (input.object_type === 'dashboard' && (input.format === 'csv' || input.format === 'xlsx'))
+    throw invalid({ format: DASHBOARD_TABLE_FORMAT });
+  if (input.object_type === 'widget') {
+    // A filter or parameter the read would refuse is refused now, naming its field, instead of a failed job.
+    const read = await widgetReadOf(deps, viewer, input.object_id, {
+      filters: input.filters,
+      parameters: input.parameters,
+      page: 1,
+      page_size: 1,
+    });
+    await checkWholeRead(deps, viewer, read.dataset, { kind: 'widget', query: read.query }, read.sources);
+  }
   const row = await insertExportJob(deps.db, {
     ownerId: actor.userId,
     objectType: input.object_type,

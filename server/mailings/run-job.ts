@@ -112,7 +112,7 @@ async function runMailing(deps: AppDeps, runId: number, ctx: JobContext): Promis
 }
 
 /** The owner's viewer: letters are built with the owner's rights, row and column rules (docs/mailings.md). */
-export async function ownerViewer(deps: AppDeps, mailing: MailingRow): Promise<Viewer> {
+async function ownerViewer(deps: AppDeps, mailing: MailingRow): Promise<Viewer> {
   const owner = mailing.authorId === null ? null : await actorOfUser(deps, mailing.authorId);
   if (!owner) throw new Error('Владелец рассылки удалён: рассылка не может читать данные');
   return { actor: owner, requestedBy: owner, reason: 'self' };

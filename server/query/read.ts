@@ -208,12 +208,7 @@ export async function streamData(
   sources?: DataSourceRow[],
   opts: StreamDataOptions = {},
 ): Promise<DataStream> {
-  const ctx = await datasetQueryContext(deps, dataset, sources);
-  const cls = await columnGuard(deps, viewer, ctx.model, request);
-  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
-  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
-  cls.validate(ctx.sources.dialectOf);
-  const query = compileWidgetQuery(rowFiltered, request.query, ctx.sources.dialectOf, { allRows: true });
+  const { ctx, cls, query } = await compileWholeRead(deps, viewer, dataset, request, sources);
   const target = ctx.sources.target(deps, query.dataSourceId);
   const rows = await streamQuery(queryEngineFor(deps), target, query, opts);
   const cap = opts.maxRows === undefined ? Infinity : opts.maxRows + 1;
@@ -239,6 +234,37 @@ export async function streamData(
       }
     },
   };
+}
+
+/** A widget query compiled for a whole read as the viewer (rights, column and row rules applied), nothing run. */
+async function compileWholeRead(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  request: { kind: 'widget'; query: WidgetQueryInput },
+  sources?: DataSourceRow[],
+) {
+  const ctx = await datasetQueryContext(deps, dataset, sources);
+  const cls = await columnGuard(deps, viewer, ctx.model, request);
+  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
+  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
+  cls.validate(ctx.sources.dialectOf);
+  const query = compileWidgetQuery(rowFiltered, request.query, ctx.sources.dialectOf, { allRows: true });
+  return { ctx, cls, query };
+}
+
+/**
+ * Whether streamData would accept this read (POST /api/exports checks before queuing a job): the same checks and
+ * compilation, nothing run; a refusal throws the error the read would (a 422 naming the request's field).
+ */
+export async function checkWholeRead(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  request: { kind: 'widget'; query: WidgetQueryInput },
+  sources?: DataSourceRow[],
+): Promise<void> {
+  await compileWholeRead(deps, viewer, dataset, request, sources);
 }
 
 function compileRequest(

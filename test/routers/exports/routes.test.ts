@@ -61,6 +61,31 @@ describe('POST /api/exports, GET /api/exports/{jobId}, GET /api/exports/{jobId}/
     expect(asViewer.state).toBe('succeeded');
   });
 
+  it('refused before a job is queued: a dashboard as csv or xlsx, a filter or parameter the read would refuse', async () => {
+    const token = w.cast.tokens.editor!;
+    const dashboard = ok<{ id: number }>(
+      await api.post('/api/dashboard', { name: 'Экспорт', workspace_id: w.cast.workspaceId }, token),
+    ).id;
+    const jobsBefore = (await t.deps.db.select({ id: exportJobs.id }).from(exportJobs)).length;
+    for (const format of ['csv', 'xlsx']) {
+      const res = await api.post('/api/exports', { object_type: 'dashboard', object_id: dashboard, format }, token);
+      expect(res.status).toBe(422);
+      expect(failure(res).errors).toEqual({
+        format: 'Дашборд выгружается в PDF или PNG; для CSV и XLSX выберите виджет',
+      });
+    }
+    const badFilter = await api.post(
+      '/api/exports',
+      { ...csvBody(), filters: [{ sql: '[sales.nope]', op: 'eq', values: [1] }] },
+      token,
+    );
+    expect(badFilter.status).toBe(422);
+    expect(Object.keys(failure(badFilter).errors ?? {})).toEqual([expect.stringMatching(/^filters\[0\]/)]);
+    expect(JSON.stringify(failure(badFilter).errors)).toContain('nope');
+    // Nothing was queued for any of them.
+    expect((await t.deps.db.select({ id: exportJobs.id }).from(exportJobs)).length).toBe(jobsBefore);
+  });
+
   it('limits: anyone reads them, only a system administrator changes them; max_rows fails the job naming it', async () => {
     expect(ok(await api.get('/api/exports/limits', w.cast.tokens.plain))).toMatchObject({ max_rows: 1_000_000 });
     expect((await api.put('/api/exports/limits', { max_rows: 5 }, w.cast.tokens.wsAdmin)).status).toBe(403);
