@@ -19,6 +19,10 @@ import {
 
 const tags = ['Sources'];
 
+const RAW_READ =
+  'Reads the table as it is, outside any dataset (no RLS or CLS applies), so it needs the right to edit the source: ' +
+  'Редактор or Администратор of its workspace, the edit right on it, or a system administrator (else 403).';
+
 /** Metadata (from the cache), platform objects on the source, and reads of its data. */
 export const browseProcedures = {
   listSchemas: authedProcedure
@@ -76,7 +80,13 @@ export const browseProcedures = {
 
   preview: authedProcedure
     .meta({
-      openapi: { method: 'POST', path: '/api/data-source/{id}/preview', summary: 'First rows of a table', tags },
+      openapi: {
+        method: 'POST',
+        path: '/api/data-source/{id}/preview',
+        summary: 'First rows of a table',
+        description: RAW_READ,
+        tags,
+      },
     })
     .input(previewInput)
     .output(previewOutput)
@@ -88,6 +98,7 @@ export const browseProcedures = {
         method: 'GET',
         path: '/api/data-source/{id}/column-values',
         summary: 'Distinct values of one column',
+        description: RAW_READ,
         tags,
       },
     })

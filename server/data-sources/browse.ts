@@ -8,7 +8,7 @@ import {
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { escapeLiteral, quoteIdentifier } from '../query/expr/dialect';
-import { readableIds, readableObject } from '../access/object-access';
+import { rawReadableObject, readableIds, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource } from './connection';
 import { viaConnector } from './connector-errors';
@@ -78,13 +78,17 @@ export interface PreviewResult {
   limit: number;
 }
 
+/*
+ * Preview and column values read the source's rows as they are, outside any dataset: no RLS or CLS rule narrows
+ * them, so only those who may edit the source run them (rawReadableObject); a reader reads through datasets.
+ */
 export async function previewTable(
   deps: AppDeps,
   actor: Actor,
   id: number,
   input: { schema?: string; table: string; limit?: number },
 ): Promise<PreviewResult> {
-  const { row } = await readableObject(deps.db, actor, 'data_source', id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `просмотр ${input.schema ?? ''}.${input.table}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   const limit = input.limit ?? PREVIEW_DEFAULT_LIMIT;
@@ -112,7 +116,7 @@ export async function columnValues(
   id: number,
   input: { schema?: string; table: string; column: string; query?: string; limit?: number },
 ): Promise<{ column: string; values: unknown[]; truncated: boolean }> {
-  const { row } = await readableObject(deps.db, actor, 'data_source', id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `значения ${input.schema ?? ''}.${input.table}.${input.column}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   const column = await resolveColumn(deps, row, table, input.column);

@@ -16,7 +16,7 @@ import {
  * without editing this file):
  *   - anonymous: 401 everywhere except the operations documented as public (login, refresh, /api/public/*);
  *   - a user who is not a member of workspace W, on W's objects: 403 or 404, never a success;
- *   - a Наблюдатель of W, on every write to W's objects: 403.
+ *   - a Наблюдатель of W, on every write to W's objects and on the reads reserved to editors and owners: 403.
  * Requests carry the smallest body the operation's schema accepts, so that they get past validation to the access
  * check (a 422 would prove nothing about access, and fails the cell).
  */
@@ -25,16 +25,30 @@ import {
 const PUBLIC =
   /^\/api\/auth\/(login|refresh)$|^\/api\/public\/|^\/api\/auth\/sso\/(providers|exchange|\{providerId\}\/(authorize|callback))$/;
 
-/** Writes by method that only read, so a Наблюдатель may call them (access «any user» in the catalogue). */
+/**
+ * Writes by method that only read, so a Наблюдатель may call them (access «any user» in the catalogue). Not the
+ * source's preview: it reads rows outside any dataset, beyond RLS and CLS (RESERVED_READS).
+ */
 const VIEWER_MAY_CALL = new Set([
   'POST /api/data-source/{id}/check',
-  'POST /api/data-source/{id}/preview',
   'POST /api/dataset/{id}/preview',
   'POST /api/widget/{id}/data',
   'POST /api/dashboard/{id}/data',
 ]);
 
 const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+/**
+ * Reads a Наблюдатель may not call: a source's rows outside any dataset (no RLS or CLS narrows them) are for those
+ * who may edit the source, its SQL console and access log for its owners.
+ */
+const RESERVED_READS = new Set([
+  'POST /api/data-source/{id}/preview',
+  'GET /api/data-source/{id}/column-values',
+  'GET /api/data-source/{id}/queries',
+  'GET /api/data-source/{id}/queries/{queryId}',
+  'GET /api/data-source/{id}/access-log',
+]);
 
 /** Body fields that point at another object, and the object of W each one is pointed at. */
 const REFERENCES = ['workspace_id', 'dataset_id', 'data_source_ids'] as const;
@@ -197,6 +211,7 @@ test(
       const own = valuesFor(op.path);
       const values = { ...placeholder, ...own };
       const isWrite = WRITES.has(op.method) && !VIEWER_MAY_CALL.has(op.key);
+      const viewerRefused = isWrite || RESERVED_READS.has(op.key);
 
       // The document's own claim: only the public operations go without a token.
       cells++;
@@ -212,7 +227,7 @@ test(
         cells++;
         const outsider = await call(op, cast.tokens.plain, values);
         if (!refused(outsider.status)) wrong.push(`${op.key} non-member: ${describe(outsider)}`);
-        if (isWrite) {
+        if (viewerRefused) {
           cells++;
           const viewer = await call(op, cast.tokens.viewer, values);
           if (viewer.status !== 403) wrong.push(`${op.key} Наблюдатель: ${describe(viewer)}`);

@@ -42,6 +42,10 @@ let cast: RoleCast;
 let rightHolder: TestUser & { token: string };
 let db: pg.Client;
 let tables: { sales: string; regions: string };
+let sourceId: number;
+/** Non-members holding a `view` and an `edit` right on the data source (and nothing else). */
+let sourceViewer: TestUser & { token: string };
+let sourceEditor: TestUser & { token: string };
 let datasetId: number;
 let fieldId: (name: string) => number;
 let widgetId: number;
@@ -154,6 +158,7 @@ beforeAll(async () => {
   tables = await createSourceTables(db, SALES);
   const owner = cast.tokens.wsAdmin!;
   const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+  sourceId = source;
   const ds = await createSalesDataset(api, owner, {
     workspaceId: cast.workspaceId,
     sourceId: source,
@@ -213,6 +218,13 @@ beforeAll(async () => {
     ['dashboard', dashboardId],
   ] as const)
     ok(await api.put(`/api/access/${type}/${id}/users/${rightHolder.id}`, { right: 'view' }, owner));
+  const withSourceRight = async (right: 'view' | 'edit') => {
+    const user = await createUser(t.deps);
+    ok(await api.put(`/api/access/data-source/${sourceId}/users/${user.id}`, { right }, owner));
+    return { ...user, token: await login(api, user.username, user.password) };
+  };
+  sourceViewer = await withSourceRight('view');
+  sourceEditor = await withSourceRight('edit');
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -377,5 +389,61 @@ describe('the hidden field, named in a request', () => {
           const [unknown, hidden] = probe.names();
           sameErrorAs(res, await probe.call(v, false), unknown, hidden);
         });
+    });
+});
+
+/*
+ * A source's own rows (POST /api/data-source/{id}/preview, GET /api/data-source/{id}/column-values) are read outside
+ * any dataset, so no RLS or CLS rule narrows them: they are for those who may edit the source (an editing role in its
+ * workspace, the `edit` right on it, a system administrator). The restricted Наблюдатель must not get round the
+ * dataset's rules there, nor may a reader who holds only a `view` right.
+ */
+describe("the source's own rows, outside any dataset", () => {
+  const RAW_READERS: { name: string; token: () => string | undefined; status: 200 | 401 | 403 | 404 }[] = [
+    { name: 'anonymous', token: () => undefined, status: 401 },
+    { name: 'a user of another workspace', token: () => cast.tokens.plain, status: 404 },
+    { name: 'Наблюдатель (restricted by RLS and CLS)', token: () => cast.tokens.viewer, status: 403 },
+    { name: 'Редактор', token: () => cast.tokens.editor, status: 200 },
+    { name: 'Администратор', token: () => cast.tokens.wsAdmin, status: 200 },
+    {
+      name: 'a non-member with view rights on the dataset, widget and dashboard',
+      token: () => rightHolder.token,
+      status: 404,
+    },
+    { name: 'a non-member with the view right on the source', token: () => sourceViewer.token, status: 403 },
+    { name: 'a non-member with the edit right on the source', token: () => sourceEditor.token, status: 200 },
+    { name: 'system administrator', token: () => cast.tokens.sysadmin, status: 200 },
+  ];
+  const base = () => `/api/data-source/${sourceId}`;
+  const expectRefused = (res: RestResponse, status: number) => {
+    expect(res.status).toBe(status);
+    expect(failure(res).code).toBe(status);
+    if (status === 403) expect(failure(res).message).toBe('Доступ запрещён');
+    expect(res.body).not.toHaveProperty('data');
+  };
+
+  for (const r of RAW_READERS)
+    describe(r.name, () => {
+      it(`POST /api/data-source/{id}/preview: ${r.status}`, async () => {
+        const res = await api.post(
+          `${base()}/preview`,
+          { schema: 'public', table: tables.sales, limit: 100 },
+          r.token(),
+        );
+        if (r.status !== 200) return expectRefused(res, r.status);
+        const data = ok<{ columns: { name: string }[]; rows: unknown[][] }>(res);
+        expect(data.columns.map((c) => c.name)).toContain('amount');
+        expect(data.rows).toHaveLength(SALES.length);
+      });
+      it(`GET /api/data-source/{id}/column-values: ${r.status}`, async () => {
+        const res = await api.get(`${base()}/column-values`, r.token(), {
+          schema: 'public',
+          table: tables.sales,
+          column: 'product',
+        });
+        if (r.status !== 200) return expectRefused(res, r.status);
+        const products = new Set(SALES.map((s) => s.product));
+        expect(ok<{ values: unknown[] }>(res).values).toHaveLength(products.size);
+      });
     });
 });

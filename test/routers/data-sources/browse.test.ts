@@ -72,7 +72,7 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
   });
 
   it('previews the first rows with quoted names (default 100, at most 1000)', async () => {
-    const all = ok<Preview>(await api.post(`${base}/preview`, { schema, table }, cast.tokens.viewer));
+    const all = ok<Preview>(await api.post(`${base}/preview`, { schema, table }, cast.tokens.editor));
     expect(all).toMatchObject({ schema, table, limit: 100, truncated: false });
     expect(all.columns.map((c) => c.name)).toEqual(['id', 'city', 'amount']);
     expect([...all.rows].sort((a, b) => (a[0] as number) - (b[0] as number))).toEqual([
@@ -80,24 +80,24 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
       [2, 'Казань', 20],
       [3, 'Самара', null],
     ]);
-    const two = ok<Preview>(await api.post(`${base}/preview`, { schema, table, limit: 2 }, cast.tokens.viewer));
+    const two = ok<Preview>(await api.post(`${base}/preview`, { schema, table, limit: 2 }, cast.tokens.editor));
     expect(two.rows).toHaveLength(2);
     expect(two.truncated).toBe(true);
-    expect((await api.post(`${base}/preview`, { schema, table, limit: 1001 }, cast.tokens.viewer)).status).toBe(422);
-    expect((await api.post(`${base}/preview`, { schema, table, limit: 0 }, cast.tokens.viewer)).status).toBe(422);
+    expect((await api.post(`${base}/preview`, { schema, table, limit: 1001 }, cast.tokens.editor)).status).toBe(422);
+    expect((await api.post(`${base}/preview`, { schema, table, limit: 0 }, cast.tokens.editor)).status).toBe(422);
   });
 
   it('gives distinct column values, searched case-insensitively', async () => {
     const all = ok<ColumnValues>(
-      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' }),
+      await api.get(`${base}/column-values`, cast.tokens.editor, { schema, table, column: 'city' }),
     );
     expect(all).toEqual({ column: 'city', values: ['Казань', 'Москва', 'Самара'], truncated: false });
     const searched = ok<ColumnValues>(
-      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city', query: 'КА' }),
+      await api.get(`${base}/column-values`, cast.tokens.editor, { schema, table, column: 'city', query: 'КА' }),
     );
     expect(searched.values).toEqual(['Казань']);
     const quote = ok<ColumnValues>(
-      await api.get(`${base}/column-values`, cast.tokens.viewer, {
+      await api.get(`${base}/column-values`, cast.tokens.editor, {
         schema,
         table,
         column: 'city',
@@ -106,20 +106,20 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     );
     expect(quote.values).toEqual([]);
     const one = ok<ColumnValues>(
-      await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'amount', limit: '1' }),
+      await api.get(`${base}/column-values`, cast.tokens.editor, { schema, table, column: 'amount', limit: '1' }),
     );
     expect(one).toEqual({ column: 'amount', values: [10.5], truncated: true });
   });
 
   it('refuses names the source does not have: 404 for schema and table, 422 for a column', async () => {
-    const noTable = await api.post(`${base}/preview`, { schema, table: `${table}; DROP TABLE x` }, cast.tokens.viewer);
+    const noTable = await api.post(`${base}/preview`, { schema, table: `${table}; DROP TABLE x` }, cast.tokens.editor);
     expect(noTable.status).toBe(404);
     expect(failure(noTable).message).toMatch(/^Таблица не найдена/);
-    expect((await api.post(`${base}/preview`, { schema: 'no_such_schema_x', table }, cast.tokens.viewer)).status).toBe(
+    expect((await api.post(`${base}/preview`, { schema: 'no_such_schema_x', table }, cast.tokens.editor)).status).toBe(
       404,
     );
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema, table: 'no_such_table' })).status).toBe(404);
-    const noColumn = await api.get(`${base}/column-values`, cast.tokens.viewer, {
+    const noColumn = await api.get(`${base}/column-values`, cast.tokens.editor, {
       schema,
       table,
       column: 'city" FROM x --',
@@ -129,10 +129,17 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
     expect((await api.get(`${base}/columns`, cast.tokens.viewer, { schema })).status).toBe(422);
   });
 
-  it('is for readers of the workspace; refreshing the cache is for owners', async () => {
+  it('is for readers of the workspace; raw rows are for editors; refreshing the cache is for owners', async () => {
     expect((await api.get(`${base}/schemas`)).status).toBe(401);
     expect((await api.get(`${base}/schemas`, cast.tokens.plain)).status).toBe(404);
     expect((await api.post(`${base}/preview`, { schema, table }, cast.tokens.plain)).status).toBe(404);
+    // Rows read outside any dataset escape its RLS and CLS: a Наблюдатель reads through datasets only.
+    const viewerPreview = await api.post(`${base}/preview`, { schema, table }, cast.tokens.viewer);
+    expect(viewerPreview.status).toBe(403);
+    expect(failure(viewerPreview).message).toBe('Доступ запрещён');
+    const viewerValues = await api.get(`${base}/column-values`, cast.tokens.viewer, { schema, table, column: 'city' });
+    expect(viewerValues.status).toBe(403);
+    expect(ok<Preview>(await api.post(`${base}/preview`, { schema, table }, cast.tokens.wsAdmin)).rows).toHaveLength(3);
     expect((await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.viewer)).status).toBe(403);
     const refreshed = ok<MetadataRefresh>(await api.post(`${base}/metadata/refresh`, undefined, cast.tokens.wsAdmin));
     expect(refreshed.schemas).toContain(schema);
@@ -143,7 +150,7 @@ describe.each(DB_KINDS)('metadata and data of a %s source', (kind) => {
       .from(dataSourceAccessLog)
       .where(and(eq(dataSourceAccessLog.dataSourceId, id), eq(dataSourceAccessLog.action, 'read')));
     expect(reads.length).toBeGreaterThanOrEqual(8);
-    expect(reads.some((r) => r.userId === cast.users.viewer.id && r.detail.startsWith('просмотр'))).toBe(true);
+    expect(reads.some((r) => r.userId === cast.users.editor.id && r.detail.startsWith('просмотр'))).toBe(true);
   });
 
   it('reports a dropped table in the driver words, and forgets it after a refresh', async () => {

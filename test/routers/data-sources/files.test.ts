@@ -114,7 +114,7 @@ describe('POST /api/files', () => {
       workspace_id: cast.workspaceId,
       settings: { file: { delimiter: ';', has_header: true } },
     });
-    const rows = ok<Preview>(await preview(src.id, 'cp1251', cast.tokens.viewer));
+    const rows = ok<Preview>(await preview(src.id, 'cp1251'));
     expect(rows.columns.map((c) => [c.name, c.primitive_type])).toEqual([
       ['Город', 'string'],
       ['Сумма', 'float'],

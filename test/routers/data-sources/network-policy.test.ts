@@ -79,7 +79,7 @@ describe('enforcement', () => {
     await createCitiesTable('postgresql', table);
     const src = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId });
     const base = `/api/data-source/${src.id}`;
-    const preview = () => api.post(`${base}/preview`, { schema: 'public', table }, cast.tokens.viewer);
+    const preview = () => api.post(`${base}/preview`, { schema: 'public', table }, cast.tokens.editor);
     expect(ok<Preview>(await preview()).rows).toHaveLength(3); // its pool is open now
 
     await setPolicy({ allow: [], deny: ['127.0.0.0/8', '::1'] });
