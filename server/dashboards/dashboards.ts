@@ -10,7 +10,14 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import { layoutOf, layoutProblems, referencedWidgetIds, type DashboardLayout } from './layout';
-import { cloneDashboard, insertDashboard, layoutRefs, loadFullDashboard, updateDashboard } from './store';
+import {
+  cloneDashboard,
+  insertDashboard,
+  layoutRefs,
+  loadFullDashboard,
+  lockWorkspaceLayouts,
+  updateDashboard,
+} from './store';
 import {
   dashboardDetails,
   dashboardSchemaView,
@@ -106,6 +113,8 @@ export async function saveDashboardSchema(
 ): Promise<DashboardSchemaView> {
   return deps.db
     .transaction(async (tx) => {
+      const { row: current } = await ownedObject(tx, actor, 'dashboard', id);
+      await lockWorkspaceLayouts(tx, current.workspaceId);
       const { row } = await ownedObject(tx, actor, 'dashboard', id, { forUpdate: true });
       const refs = await layoutRefs(
         tx,

@@ -106,6 +106,17 @@ export async function dashboardsNamingWidgets(
 }
 
 /**
+ * Serialises the changes of which widgets a workspace's layouts name: a layout save (PUT /api/dashboard/{id}/schema)
+ * against a widget's delete or move. Without it a save that checked a widget still there could commit after the
+ * delete had cleaned the layouts, and the layout would name a widget that is gone. A layout names widgets of its own
+ * workspace only, so the workspace is the key. Take it before any dashboard row lock (the delete locks the layouts
+ * after it), so the two never wait on each other in opposite orders.
+ */
+export async function lockWorkspaceLayouts(tx: DbOrTx, workspaceId: number): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${'layouts:' + workspaceId}))`);
+}
+
+/**
  * Takes a widget out of every layout that names it (the widget is being deleted, or moved to another workspace): its tiles go, selectors and
  * parameters stop driving it. Each changed dashboard is a save, so its edit time moves.
  */

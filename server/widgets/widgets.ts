@@ -13,7 +13,7 @@ import { datasetQueryContext } from '../query/run/dataset-context';
 import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types';
 import { widgetView, type WidgetConfig, type WidgetView } from './views';
 import { insertWidget, updateWidget as updateWidgetRow } from './store';
-import { dropWidgetFromLayouts } from '../dashboards/store';
+import { dropWidgetFromLayouts, lockWorkspaceLayouts } from '../dashboards/store';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -95,8 +95,10 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
           : await editableDataset(tx, actor, input.dataset_id);
       await validateWidgetConfig(deps, dataset, input);
       // On a dataset of another workspace the widget moves there: layouts it leaves behind stop showing it.
-      if (dataset.workspaceId !== current.workspaceId)
+      if (dataset.workspaceId !== current.workspaceId) {
+        await lockWorkspaceLayouts(tx, current.workspaceId);
         await dropWidgetFromLayouts(tx, id, { keepInWorkspace: dataset.workspaceId });
+      }
       const row = await updateWidgetRow(tx, id, {
         name: input.name,
         type: input.type,
@@ -112,8 +114,9 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
 export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
   await deps.db
     .transaction(async (tx) => {
-      await deletableObject(tx, actor, 'widget', id);
+      const { row } = await deletableObject(tx, actor, 'widget', id);
       // A layout never names a widget that is gone: its tiles go, selectors and parameters stop driving it.
+      await lockWorkspaceLayouts(tx, row.workspaceId);
       await dropWidgetFromLayouts(tx, id);
       await tx.delete(widgets).where(eq(widgets.id, id));
     })

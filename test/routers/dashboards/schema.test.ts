@@ -303,6 +303,26 @@ describe('DELETE /api/widget/{id} and the layouts', () => {
 });
 
 describe('PUT /api/widget/{id} onto a dataset of another workspace', () => {
+  it('a layout saved while its widget is deleted never keeps the deleted widget', async () => {
+    // Both requests at once, many times: either the save sees the widget gone (422) or the delete cleans the saved
+    // layout; never both 200 with the widget left in the layout.
+    const dashboard = await postDashboard(api, cast.tokens.editor, cast.workspaceId);
+    for (let round = 0; round < 15; round++) {
+      const doomed = ok<z.output<typeof widgetView>>(
+        await api.post('/api/widget', widgetOver(w.datasetId), cast.tokens.editor),
+      ).id;
+      const body = { items: [{ widget_id: doomed, x: 0, y: 0, w: 1, h: 1 }] };
+      const [saved, deleted] = await Promise.all([
+        api.put(`/api/dashboard/${dashboard.id}/schema`, body, cast.tokens.editor),
+        api.delete(`/api/widget/${doomed}`, cast.tokens.editor),
+      ]);
+      expect(deleted.status).toBe(200);
+      expect([200, 422]).toContain(saved.status);
+      const now = ok<DashboardSchema>(await api.get(`/api/dashboard/${dashboard.id}/schema`, cast.tokens.editor));
+      expect(now.items.map((i) => i.widget_id)).not.toContain(doomed);
+    }
+  });
+
   it('moves the widget there, and the layouts it leaves behind stop showing it', async () => {
     const moving = ok<z.output<typeof widgetView>>(
       await api.post('/api/widget', widgetOver(w.datasetId), cast.tokens.editor),
