@@ -3,8 +3,9 @@ import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
 import { uploadDriver } from '../../server/drivers/drivers';
-import { AppError } from '../../server/kernel/errors';
-import { multipartScope, requireFile, withUpload } from '../data-sources/file-upload';
+import { AppError, invalid } from '../../server/kernel/errors';
+import { INVALID_TEXT_MESSAGE, isWireText } from '../common';
+import { multipartScope, requireFile, withUpload, type Received } from '../data-sources/file-upload';
 import { driverView, uploadDriverFields } from './schemas';
 
 /*
@@ -19,6 +20,30 @@ const jsonSchema = (schema: z.ZodType) => {
   >;
   return rest;
 };
+
+const nameRule = uploadDriverFields.shape.name.unwrap();
+
+/**
+ * The file and the fields to save. Without `name` the file name is the driver's name, so it is held to the rule of
+ * `name`: the multipart parser bounds neither its length nor its characters, and a NUL fails in the database as a
+ * 500. A NUL is refused even beside `name`: such a file name is no file name.
+ */
+function uploadOf(received: Received) {
+  const file = requireFile(received);
+  const fields = uploadDriverFields.parse(received.fields);
+  if (!isWireText(file.filename)) {
+    throw invalid({ file: `file name ${INVALID_TEXT_MESSAGE}` }, 'Имя файла содержит недопустимые символы');
+  }
+  if (fields.name !== undefined) return { file, fields };
+  const name = nameRule.safeParse(file.filename);
+  if (!name.success) {
+    throw invalid(
+      { file: `file name as the driver name: ${name.error.issues[0].message}` },
+      'Имя файла не подходит как название драйвера: задайте название в поле name',
+    );
+  }
+  return { file, fields: { ...fields, name: name.data } };
+}
 
 const uploadDriverRoute = defineRawRoute<AppDeps, Actor>({
   method: 'POST',
@@ -48,7 +73,7 @@ const uploadDriverRoute = defineRawRoute<AppDeps, Actor>({
               file: { type: 'string', format: 'binary' },
               source_type: { type: 'string', description: 'postgresql, mysql, clickhouse or file' },
               version: { type: 'string' },
-              name: { type: 'string', description: 'Default: the file name' },
+              name: { type: 'string', description: 'Default: the file name, held to the same rules' },
             },
           },
         },
@@ -63,9 +88,10 @@ const uploadDriverRoute = defineRawRoute<AppDeps, Actor>({
   },
   handler: async (req, _reply, { deps, actor }) => {
     if (!actor.isSysadmin) throw new AppError('forbidden');
-    return withUpload(req, deps, (received) =>
-      uploadDriver(deps, actor, requireFile(received), uploadDriverFields.parse(received.fields)),
-    );
+    return withUpload(req, deps, (received) => {
+      const { file, fields } = uploadOf(received);
+      return uploadDriver(deps, actor, file, fields);
+    });
   },
 });
 

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../server/app/deps';
 import { AppError } from '../../server/kernel/errors';
 import { createMcpServer } from '../../server/mcp/mcp-server';
 import { MCP_TOOLS } from '../../server/mcp/tools';
+import { mcpToolInputs } from './schemas';
 
 /*
  * POST /mcp: the MCP server (Model Context Protocol, Streamable HTTP, stateless: no session id, every request stands
@@ -25,7 +26,7 @@ const mcpDoc = (method: string) => ({
     'per the Accept header). Not an envelope route. Authorization: Bearer <API token> only — a session token is ' +
     'refused with 401, a suspended or revoked token with 401, API tokens switched off by the administrator with 403 ' +
     '«Выпуск и работа MCP-токенов отключены администратором платформы». The tools act with the token owner’s rights ' +
-    `(RLS and CLS apply): ${MCP_TOOLS.map((t) => t.name).join(', ')}. run_sql is for source owners and runs one ` +
+    `(RLS and CLS apply): ${Object.keys(MCP_TOOLS).join(', ')}. run_sql is for source owners and runs one ` +
     'read-only SELECT.',
   tags,
   requestBody:
@@ -59,6 +60,7 @@ const mcpPost = defineRawRoute<AppDeps, Actor>({
     const server = createMcpServer(
       deps,
       actor,
+      mcpToolInputs,
       (err) => req.log.error({ err, reqId: req.id }, 'mcp tool failed'),
       MCP_VERSION,
     );

@@ -16,7 +16,7 @@ import { driverPlugins } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
-import { BUNDLED_DRIVERS, kindsUsingDriver, selectedDriverId } from '../source-types/source-types';
+import { BUNDLED_DRIVERS, kindsUsingDriver, kindsUsingDriverNow, selectedDriverId } from '../source-types/source-types';
 import { buildPluginConnector, loadConnectorPlugin, pluginFactory } from './plugin-loader';
 
 /*
@@ -163,18 +163,25 @@ export async function uploadDriver(
 
 const driverNotFound = (id: number) => notFound(`Драйвер не найден (id ${id})`);
 
-/** DELETE /api/admin/drivers/{id}: 400 while a source kind uses it. */
+/**
+ * DELETE /api/admin/drivers/{id}: 400 while a source kind uses it. The row is locked before the kinds are read:
+ * PUT /api/source-types/{type} holds the rows of the kind's plugins FOR SHARE while it switches, so a switch to this
+ * plugin either commits first (and is seen here) or waits and finds the plugin gone.
+ */
 export async function deleteDriver(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
-  const [row] = await deps.db.select().from(driverPlugins).where(eq(driverPlugins.id, id));
-  if (!row) throw driverNotFound(id);
-  const kinds = await kindsUsingDriver(deps, String(id));
-  if (kinds.length) {
-    const names = kinds.map((k) => SOURCE_KINDS.find((i) => i.type === k)?.name ?? k);
-    throw badRequest(
-      `Драйвер используется типом источника: ${names.join(', ')}. Сначала выберите для него другой драйвер`,
-    );
-  }
-  await deps.db.delete(driverPlugins).where(eq(driverPlugins.id, id));
+  const row = await deps.db.transaction(async (tx) => {
+    const [row] = await tx.select().from(driverPlugins).where(eq(driverPlugins.id, id)).for('update');
+    if (!row) throw driverNotFound(id);
+    const kinds = await kindsUsingDriverNow(tx, String(id));
+    if (kinds.length) {
+      const names = kinds.map((k) => SOURCE_KINDS.find((i) => i.type === k)?.name ?? k);
+      throw badRequest(
+        `Драйвер используется типом источника: ${names.join(', ')}. Сначала выберите для него другой драйвер`,
+      );
+    }
+    await tx.delete(driverPlugins).where(eq(driverPlugins.id, id));
+    return row;
+  });
   await removeFileIfUnused(deps, row.sha256, path.resolve(deps.config.dataDir, row.filePath));
   return { id, deleted: true };
 }

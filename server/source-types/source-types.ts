@@ -1,5 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
+import type { DbOrTx, Tx } from '../../db/client';
 import { driverPlugins, settings } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
@@ -81,13 +82,19 @@ export async function getSourceType(deps: AppDeps, type: string): Promise<Source
   return { ...viewOf(info, (await stored(deps))[info.type]), fields: settingsFormOf(info) };
 }
 
-/** Ids of the uploaded connector plugins (driver_plugins) that serve the kind, as driver_id strings. */
-async function pluginIdsFor(deps: AppDeps, kind: SourceKind): Promise<string[]> {
-  const rows = await deps.db
+/**
+ * Ids of the uploaded connector plugins (driver_plugins) that serve the kind, as driver_id strings, their rows held
+ * FOR SHARE until the transaction ends: DELETE /api/admin/drivers/{id} takes its row FOR UPDATE before it looks for
+ * kinds using it, so a switch to a plugin and the plugin's delete run one after the other, the second seeing what
+ * the first did.
+ */
+async function lockPluginIdsFor(tx: Tx, kind: SourceKind): Promise<string[]> {
+  const rows = await tx
     .select({ id: driverPlugins.id })
     .from(driverPlugins)
     .where(eq(driverPlugins.sourceType, kind))
-    .orderBy(driverPlugins.id);
+    .orderBy(driverPlugins.id)
+    .for('share');
   return rows.map((r) => String(r.id));
 }
 
@@ -96,10 +103,20 @@ export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise
   return viewOf(kindInfo(kind), (await stored(deps))[kind]).driver_id;
 }
 
-/** The kinds whose driver is `driverId` (DELETE /api/admin/drivers/{id} is refused while there is one). */
+const kindsUsing = (s: StoredSettings, driverId: string): SourceKind[] =>
+  SOURCE_KINDS.filter((k) => viewOf(k, s[k.type]).driver_id === driverId).map((k) => k.type);
+
+/** The kinds whose driver is `driverId`, as the settings cache has them (the drivers list). */
 export async function kindsUsingDriver(deps: AppDeps, driverId: string): Promise<SourceKind[]> {
-  const s = await stored(deps);
-  return SOURCE_KINDS.filter((k) => viewOf(k, s[k.type]).driver_id === driverId).map((k) => k.type);
+  return kindsUsing(await stored(deps), driverId);
+}
+
+/**
+ * The kinds whose driver is `driverId`, read past the cache in `db`: DELETE /api/admin/drivers/{id} asks inside its
+ * transaction, after it has locked the plugin's row, so that a switch to the plugin committed meanwhile is seen.
+ */
+export async function kindsUsingDriverNow(db: DbOrTx, driverId: string): Promise<SourceKind[]> {
+  return kindsUsing((await readSetting<StoredSettings>(db, KEY)) ?? {}, driverId);
 }
 
 export async function updateSourceType(
@@ -109,22 +126,24 @@ export async function updateSourceType(
 ): Promise<SourceTypeDetails> {
   const info = kindInfo(type);
   const driverBefore = input.driver_id !== undefined ? await selectedDriverId(deps, info.type) : undefined;
-  if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
-    const plugins = await pluginIdsFor(deps, info.type);
-    if (!plugins.includes(input.driver_id)) {
-      const installed = [BUNDLED_DRIVERS[info.type], ...plugins].join(', ');
-      throw invalid({ driverId: `must be a driver installed for ${info.type}: ${installed}` });
-    }
-  }
   const patch: StoredKindSettings = {};
   if (input.enabled !== undefined) patch.enabled = input.enabled;
   if (input.driver_id !== undefined) patch.driver_id = input.driver_id;
-  // One statement: two administrators switching different kinds at once must not undo each other.
-  await deps.db.execute(sql`
-    insert into ${settings} (key, value) values (${KEY}, ${JSON.stringify({ [info.type]: patch })}::jsonb)
-    on conflict (key) do update set
-      value = ${settings.value} || jsonb_build_object(${info.type}::text, coalesce(${settings.value} -> ${info.type}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
-      updated_at = now()`);
+  await deps.db.transaction(async (tx) => {
+    if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
+      const plugins = await lockPluginIdsFor(tx, info.type);
+      if (!plugins.includes(input.driver_id)) {
+        const installed = [BUNDLED_DRIVERS[info.type], ...plugins].join(', ');
+        throw invalid({ driverId: `must be a driver installed for ${info.type}: ${installed}` });
+      }
+    }
+    // One statement: two administrators switching different kinds at once must not undo each other.
+    await tx.execute(sql`
+      insert into ${settings} (key, value) values (${KEY}, ${JSON.stringify({ [info.type]: patch })}::jsonb)
+      on conflict (key) do update set
+        value = ${settings.value} || jsonb_build_object(${info.type}::text, coalesce(${settings.value} -> ${info.type}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
+        updated_at = now()`);
+  });
   deps.caches.settings.delete(KEY);
   // The pools of the old driver close as their running calls end; the next call connects with the new driver.
   // Other app nodes see the switch when their settings cache expires: their pools are keyed by driver too.

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { driverView, listDriversOutput } from '../../../routers/drivers/schemas';
 import type { sourceTypeDetails } from '../../../routers/admin/schemas';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
-import { failure, ok, type Deleted } from '../../support/rest';
+import { failure, ok, type Deleted, type RestResponse } from '../../support/rest';
 import { upload } from '../data-sources/helpers';
 
 /*
@@ -145,6 +146,29 @@ describe('POST /api/admin/drivers', () => {
     });
     expect(noFile.status).toBe(422);
   });
+
+  it('a file name with NUL, or one that breaks the rules of `name` when it stands for it: 422 on file', async () => {
+    const nul = await send(pluginSource(uniq('m')), {}, admin, 'a\u0000b.mjs');
+    expect(nul.status).toBe(422);
+    expect(failure(nul)).toMatchObject({
+      message: 'Имя файла содержит недопустимые символы',
+      errors: { file: 'file name must not contain NUL or invalid characters' },
+    });
+    expect((await send(pluginSource(uniq('m')), { name: 'Named' }, admin, 'a\u0000b.mjs')).status).toBe(422);
+
+    const long = await send(pluginSource(uniq('m')), {}, admin, `${'x'.repeat(5000)}.mjs`);
+    expect(long.status).toBe(422);
+    expect(failure(long)).toMatchObject({
+      message: 'Имя файла не подходит как название драйвера: задайте название в поле name',
+      errors: { file: 'file name as the driver name: size must be at most 200' },
+    });
+    // With `name` the file name names nothing, and a file name within the rules is the name as before.
+    const named = ok<Driver>(await send(pluginSource(uniq('m')), { name: 'Named' }, admin, `${'x'.repeat(5000)}.mjs`));
+    expect(named.name).toBe('Named');
+    const fromFile = ok<Driver>(await send(pluginSource(uniq('m')), {}, admin, `${'y'.repeat(196)}.mjs`));
+    expect(fromFile.name).toBe(`${'y'.repeat(196)}.mjs`);
+    for (const d of [named, fromFile]) ok(await api.delete(`/api/admin/drivers/${d.id}`, admin));
+  });
 });
 
 describe('PUT /api/source-types/{type} with a plugin, DELETE /api/admin/drivers/{id}', () => {
@@ -181,5 +205,53 @@ describe('PUT /api/source-types/{type} with a plugin, DELETE /api/admin/drivers/
     expect(gone.status).toBe(404);
     expect(failure(gone).message).toBe(`Драйвер не найден (id ${driver.id})`);
     ok(await api.delete(`/api/admin/drivers/${mysqlPlugin.id}`, admin));
+  });
+});
+
+describe('picking a plugin and deleting it at the same moment', () => {
+  it('forced to overlap, one of the two is refused: the kind never points at a deleted driver', async () => {
+    const driver = ok<Driver>(await send(pluginSource(uniq('m'))));
+    let pending: Promise<RestResponse>[] = [];
+    await t.deps.db.transaction(async (tx) => {
+      // Both calls start while this transaction holds the plugin's row and blocks writes to settings. Without one
+      // lock between them the delete finds no kind using the plugin and the switch finds it installed before either
+      // has written, and both go through once this commits. Each test file has its own database: the waiters are
+      // these two.
+      await tx.execute(sql`select id from driver_plugins where id = ${Number(driver.id)} for update`);
+      await tx.execute(sql`lock table settings in share mode`);
+      pending = [
+        api.put('/api/source-types/postgresql', { driver_id: driver.id }, admin),
+        api.delete(`/api/admin/drivers/${driver.id}`, admin),
+      ];
+      // Counted on another connection: inside this transaction pg_stat_activity would stay as first read.
+      const waiting = async () =>
+        (
+          await t.deps.db.execute<{ n: number }>(sql`select count(*)::int as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock'`)
+        ).rows[0].n;
+      const deadline = Date.now() + 10_000;
+      while ((await waiting()) < 2) {
+        if (Date.now() > deadline) throw new Error('the switch and the delete never both waited');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    });
+    const [picked, deleted] = await Promise.all(pending);
+    const now = ok<SourceType>(await api.get('/api/source-types/postgresql', admin)).driver_id;
+    const drivers = ok<Drivers>(await api.get('/api/admin/drivers', admin)).content.map((d) => d.id);
+    expect(drivers).toContain(now);
+    if (deleted.status === 200) {
+      expect(picked.status).toBe(422);
+      expect(failure(picked).errors?.driverId).toMatch(/^must be a driver installed for postgresql: pg/);
+      expect(now).toBe('pg');
+    } else {
+      expect(picked.status).toBe(200);
+      expect(deleted.status).toBe(400);
+      expect(failure(deleted).message).toBe(
+        'Драйвер используется типом источника: PostgreSQL. Сначала выберите для него другой драйвер',
+      );
+      expect(now).toBe(driver.id);
+      ok(await api.put('/api/source-types/postgresql', { driver_id: null }, admin));
+      ok(await api.delete(`/api/admin/drivers/${driver.id}`, admin));
+    }
   });
 });

@@ -347,7 +347,7 @@ describe('POST /mcp bad input', () => {
       const invalid = 'MCP error -32602: Input validation error: Invalid arguments for tool read_widget_data:';
       const argCases: [Record<string, unknown>, string][] = [
         [{ widget_id: 2_147_483_648 }, 'must be less than or equal to 2147483647 at widget_id'],
-        [{ widget_id: -1 }, 'must be greater than or equal to 1 at widget_id'],
+        [{ widget_id: -1 }, 'must be greater than 0 at widget_id'],
         [{ widget_id: 'x' }, 'must be a number at widget_id'],
         [{}, 'must not be null at widget_id'],
       ];
@@ -355,6 +355,36 @@ describe('POST /mcp bad input', () => {
         const r = (await client.callTool({ name: 'read_widget_data', arguments: args })) as ToolResult;
         expect(r, JSON.stringify(args)).toEqual({
           content: [{ type: 'text', text: `${invalid} ${message}` }],
+          isError: true,
+        });
+      }
+      // Text and page arguments follow the REST rules for the same fields: a NUL or a page past the REST cap is a
+      // tool error naming the argument, never a 500 from the database.
+      const inputCases: [string, Record<string, unknown>, string][] = [
+        ['list_datasets', { query: 'a\u0000b' }, 'must not contain NUL or invalid characters at query'],
+        ['list_workspaces', { query: 'a\u0000b' }, 'must not contain NUL or invalid characters at query'],
+        ['list_widgets', { query: '\uD800' }, 'must not contain NUL or invalid characters at query'],
+        ['list_datasets', { query: 'x'.repeat(201) }, 'size must be at most 200 at query'],
+        [
+          'read_widget_data',
+          { widget_id: widgetId, page: 1_000_000_001 },
+          'must be less than or equal to 1000000000 at page',
+        ],
+        [
+          'run_sql',
+          { data_source_id: sourceId, sql: 'SELECT 1 -- \u0000' },
+          'must not contain NUL or invalid characters at sql',
+        ],
+      ];
+      for (const [name, args, message] of inputCases) {
+        const r = (await client.callTool({ name, arguments: args })) as ToolResult;
+        expect(r, `${name} ${JSON.stringify(args)}`).toEqual({
+          content: [
+            {
+              type: 'text',
+              text: `MCP error -32602: Input validation error: Invalid arguments for tool ${name}: ${message}`,
+            },
+          ],
           isError: true,
         });
       }
