@@ -25,7 +25,11 @@ import {
 
 const token = z.string().max(1_000).describe('The share link token (the last segment of its url)');
 const id = entityId();
-const scalar = z.union([wireString().max(10_000), z.number(), z.boolean(), z.null()]);
+// Anyone may send these bodies, so a value is bounded by what a selector offers: a field value picked from a list
+// (1,000 characters is beyond any label), at most 1,000 of them (field-values' largest page), at most 200 selectors
+// and parameters (a layout's most).
+const scalar = z.union([wireString().max(1_000), z.number(), z.boolean(), z.null()]);
+const MAX_PARAMETERS = 200;
 
 export const tokenInput = z.strictObject({ token });
 export const widgetInput = z.strictObject({ token, id: id.describe('A widget on the shared dashboard') });
@@ -56,7 +60,11 @@ export const widgetDataInput = z.strictObject({
     .max(200)
     .default([])
     .describe("Values of the dashboard's selectors (the only filters a viewer can set)"),
-  parameters: z.record(wireString().max(500), scalar).optional().describe("Values of the dashboard's parameters"),
+  parameters: z
+    .record(wireString().max(500), scalar)
+    .refine((p) => Object.keys(p).length <= MAX_PARAMETERS, `size must be at most ${MAX_PARAMETERS}`)
+    .optional()
+    .describe("Values of the dashboard's parameters"),
   sorts: z
     .array(z.strictObject({ field_id: nonBlank(200), direction: z.enum(['asc', 'desc']).default('asc') }))
     .max(20)

@@ -12,7 +12,7 @@ import { ERROR_TABLE } from '../kernel/errors';
 import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';
 import { fileRawRoutes } from '../../routers/data-sources/raw';
 import { viewerPageRoutes } from '../../routers/public/page';
-import { registerPublicRateLimit } from './public-rate-limit';
+import { registerPublicBodyLimit, registerPublicRateLimit } from './public-rate-limit';
 import { ssoRawRoutes } from '../../routers/sso/raw';
 import { driverRawRoutes } from '../../routers/drivers/raw';
 import { mcpRawRoutes } from '../../routers/mcp/raw';
@@ -99,8 +99,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     await deps.connectors.closeAll();
   });
 
-  // Before any route is added: the unauthenticated share-link paths are rate limited per client address.
+  // Before any route is added: the unauthenticated share-link paths are rate limited per client address and take
+  // small bodies only.
   await registerPublicRateLimit(app, deps);
+  registerPublicBodyLimit(app);
 
   const makeContext = (req: Parameters<typeof createContext>[1]) => createContext(deps, req);
   registerRestRoutes(app, appRouter, makeContext, (req, err) =>

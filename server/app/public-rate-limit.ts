@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Transform, type Readable } from 'node:stream';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { sendError } from '../../adapters/rest/envelope';
 import { describeError } from '../kernel/error-response';
 import { AppError } from '../kernel/errors';
@@ -15,7 +16,14 @@ import type { AppDeps } from './deps';
  * (/trpc/users.me,publicLink.widgetData?batch=1) as several calls. A /trpc request costs one call per public procedure
  * it names, so a batch cannot buy many data reads for the price of one. (@fastify/rate-limit counts one per request,
  * which is why the counter is our own.)
+ *
+ * The same requests take bodies of PUBLIC_BODY_LIMIT_BYTES at most, not the global BODY_LIMIT_BYTES: anyone can send
+ * them, and 10 MB bodies parsed and validated by a crowd slow down every other caller. A /trpc batch that names a
+ * public procedure is held to it as a whole: one body carries the inputs of all its calls.
  */
+
+/** Enough for any real selector state of a viewer (the viewer page sends one value per selector). */
+export const PUBLIC_BODY_LIMIT_BYTES = 64 * 1024;
 
 const PUBLIC_PREFIX = /^\/(api\/public\/|s\/)/;
 const PUBLIC_PROCEDURE = 'publicLink.';
@@ -78,5 +86,41 @@ export function registerPublicRateLimit(app: FastifyInstance, deps: Pick<AppDeps
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },
     });
     return sendError(reply, describeError(err));
+  });
+}
+
+const tooLarge = () => new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE();
+
+/** The body passed on as it arrives, failing as the body parser does once more than `limit` bytes came. */
+function capped(payload: Readable, limit: number): Readable {
+  let received = 0;
+  const out = new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      received += chunk.length;
+      if (received > limit) return done(tooLarge());
+      done(null, chunk);
+    },
+  });
+  payload.on('error', (err) => out.destroy(err));
+  // The body parser listens for the error; a parser that hands the stream on unread (multipart over /trpc) does not,
+  // and an error nobody listens for would end the process.
+  out.on('error', () => {});
+  return payload.pipe(out);
+}
+
+/** 413 in the envelope (the error handler's answer to fastify's own body limit) for public bodies over the limit. */
+export function registerPublicBodyLimit(app: FastifyInstance): void {
+  app.addHook('preParsing', async (req, reply, payload) => {
+    if (publicCallsOf(req) === 0) return payload;
+    const length = req.headers['content-length'];
+    if (length !== undefined) {
+      // Node reads no more than Content-Length bytes as this request's body: the header is enough to judge.
+      if (Number(length) <= PUBLIC_BODY_LIMIT_BYTES) return payload;
+      // The rest of the body is not read: the connection ends with the answer, as fastify does for its own limit.
+      reply.header('connection', 'close');
+      throw tooLarge();
+    }
+    if (req.headers['transfer-encoding'] === undefined) return payload;
+    return capped(payload, PUBLIC_BODY_LIMIT_BYTES);
   });
 }
