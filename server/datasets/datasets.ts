@@ -5,6 +5,7 @@ import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor }
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
+import { removeExtract } from '../extracts/extracts';
 import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
 import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
@@ -131,6 +132,10 @@ export async function updateDataset(deps: AppDeps, actor: Actor, id: number, inp
       });
       return datasetDetails(row, await modelOfRow(tx, row));
     })
+    .then(async (details) => {
+      if (input.live === true) await removeExtract(deps, id); // back on its source: the extract serves nothing
+      return details;
+    })
     .finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
 }
 
@@ -157,6 +162,7 @@ export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Pr
     if (widgets.length) throw badRequest(MSG.usedByWidgets(widgets.length));
     await tx.delete(datasets).where(eq(datasets.id, id));
   });
+  await removeExtract(deps, id);
   return { id, deleted: true };
 }
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { stat } from 'node:fs/promises';
+import { readdir, rm, stat } from 'node:fs/promises';
 import type { Connector } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
 import { badRequest } from '../kernel/errors';
@@ -17,6 +17,31 @@ export const EXTRACTS_DIR = 'extracts';
 
 export const extractFileOf = (dataDir: string, datasetId: number) =>
   path.join(dataDir, EXTRACTS_DIR, `dataset-${datasetId}.duckdb`);
+
+/**
+ * The dataset a file of the extracts folder belongs to: its extract (dataset-<id>.duckdb), the extract's WAL, and the
+ * partial files of its runs with their WAL and pipes (dataset-<id>.duckdb.<run>.part...). Null for any other name.
+ */
+export function extractFileOwner(name: string): number | null {
+  const m = /^dataset-(\d+)\.duckdb(\..*)?$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Removes every file of a dataset's extract and closes this node's connection to it: called once the dataset is
+ * deleted or back on its source (live), when nothing reads the extract any more. Never fails the caller, whose change
+ * is already committed: a file left behind (another node still writing it) goes with the sweep of server/extracts.
+ */
+export async function removeExtract(deps: AppDeps, datasetId: number): Promise<void> {
+  try {
+    await deps.connectors.release(`extract:${datasetId}`);
+    const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => extractFileOwner(n) === datasetId);
+    await Promise.all(names.map((n) => rm(path.join(dir, n), { force: true })));
+  } catch (e) {
+    console.error(`[extracts] files of dataset ${datasetId} not removed:`, e instanceof Error ? e.message : e);
+  }
+}
 
 /** The extract's table of a dataset object. */
 export const extractTableOf = (objectId: number) => `o_${objectId}`;

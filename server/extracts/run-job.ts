@@ -9,10 +9,10 @@ import { connectorForSource, loadDataSourceRow, type DataSourceRow } from '../da
 import { loadDatasetModel, loadDatasetRow } from '../datasets/load-model';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { insertNotification } from '../notifications/store';
-import { EXTRACTS_DIR } from './extracts';
+import { EXTRACTS_DIR, extractFileOwner } from './extracts';
 import { MSG } from './messages';
 import { pullExtract } from './pull';
-import { addStep, extractionOf, moveRun, runById, staleRuns, type ExtractRunRow } from './store';
+import { addStep, extractionOf, materialisedAmong, moveRun, runById, staleRuns, type ExtractRunRow } from './store';
 
 /*
  * The extract run as a pg-boss job (server/jobs): queued -> running -> succeeded | failed | cancelled, each move one
@@ -230,8 +230,10 @@ export async function startExtractJobs(deps: AppDeps): Promise<void> {
 }
 
 /**
- * Runs whose process died mid-pull are failed (their previous extract stays) and partial files of runs no longer
- * running are removed. Called when the jobs start on a node; safe on several nodes at once.
+ * Runs whose process died mid-pull are failed (their previous extract stays), partial files of runs no longer running
+ * are removed, and so are the extracts of datasets deleted or back on their source (a delete whose own removal missed
+ * a file, a workspace deleted with its datasets, a run that finished after its dataset went). Called when the jobs
+ * start on a node and every minute after; safe on several nodes at once.
  */
 async function sweepLostRuns(deps: AppDeps): Promise<void> {
   for (const run of await staleRuns(deps.db, STALE_MS)) {
@@ -245,11 +247,17 @@ async function sweepLostRuns(deps: AppDeps): Promise<void> {
   }
   const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);
   const names = await readdir(dir).catch(() => [] as string[]);
+  const owners = [...new Set(names.map(extractFileOwner).filter((id) => id !== null))];
+  const served = await materialisedAmong(deps.db, owners);
   for (const name of names) {
-    const m = /^dataset-(\d+)\.duckdb\.(\d+)\.part/.exec(name);
-    if (!m) continue;
-    const run = await runById(deps.db, Number(m[2]));
-    if (run?.state === 'running' || run?.state === 'queued') continue;
+    const owner = extractFileOwner(name);
+    if (owner === null) continue;
+    const part = /^dataset-\d+\.duckdb\.(\d+)\.part/.exec(name);
+    if (part) {
+      const run = await runById(deps.db, Number(part[1]));
+      if (run?.state === 'running' || run?.state === 'queued') continue;
+    } else if (served.has(owner)) continue;
     await rm(path.join(dir, name), { force: true });
   }
+  for (const id of owners) if (!served.has(id)) await deps.connectors.release(`extract:${id}`).catch(() => undefined);
 }

@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetExtractions, extractRuns, extractRunSteps } from '../../db/schema';
+import { datasetExtractions, datasets, extractRuns, extractRunSteps } from '../../db/schema';
 
 /*
  * Rows of extraction settings, runs and their step log (tx-first, actor-free). The run's state machine is in
@@ -120,4 +120,14 @@ export async function staleRuns(db: DbOrTx, olderThanMs: number): Promise<Extrac
         lt(extractRuns.heartbeatAt, sql`now() - make_interval(secs => ${olderThanMs / 1000})`),
       ),
     );
+}
+
+/** Of the given datasets, those that still exist and are materialised (live = false): the ones an extract serves. */
+export async function materialisedAmong(db: DbOrTx, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db
+    .select({ id: datasets.id })
+    .from(datasets)
+    .where(and(inArray(datasets.id, ids), eq(datasets.live, false)));
+  return new Set(rows.map((r) => r.id));
 }
