@@ -73,6 +73,10 @@ export const widgetRouter = router({
         method: 'POST',
         path: '/api/widget/{id}/data',
         summary: 'Widget data (request filters AND-ed with the saved ones)',
+        description:
+          'A caller who may read the widget but not its dataset (a right on the widget alone) reads the saved ' +
+          'configuration only: paging, and sorts by saved shelves, are allowed; shelves, a kind, calculated fields or ' +
+          'filters other than the saved ones answer 403 «Доступ запрещён».',
         tags,
       },
     })

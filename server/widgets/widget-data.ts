@@ -5,6 +5,7 @@ import { readableObject } from '../access/object-access';
 import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
 import { createLimiter } from '../kernel/map-bounded';
 import { readData, readWidgetQueries, rowObject } from '../query/read';
+import { assertWithinSavedWidget } from './saved-reads';
 import { loadWidgetForData } from './widget-load';
 import { configOf, type WidgetConfig } from './views';
 
@@ -27,9 +28,16 @@ export type WidgetData =
   | { kind: 'flat'; rows: Record<string, unknown>[]; page: { page: number; pageSize: number; hasMore: boolean } }
   | { kind: 'kpi'; row: Record<string, unknown> };
 
-/** POST /api/widget/{id}/data: the saved widget, with the request's overrides; its filters are AND-ed with the saved ones. */
+/**
+ * POST /api/widget/{id}/data: the saved widget, with the request's overrides; its filters are AND-ed with the saved
+ * ones. Overrides are for readers of the widget's dataset: a caller who reads the widget alone only pages through it
+ * (server/widgets/saved-reads.ts).
+ */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
-  return widgetDataAs(deps, await viewerOf(deps, actor, req.view_as_user_id), id, req);
+  const viewer = await viewerOf(deps, actor, req.view_as_user_id);
+  const read = await widgetReadOf(deps, viewer, id, req);
+  await assertWithinSavedWidget(deps, viewer.actor, read.row, req);
+  return readWidget(deps, viewer, read);
 }
 
 /** Widget data read by a viewer already known (dashboard data reads every widget as one viewer). */
@@ -39,9 +47,11 @@ export async function widgetDataAs(
   id: number,
   req: Omit<WidgetDataRequest, 'view_as_user_id'>,
 ): Promise<WidgetData> {
-  const { dataset, sources, query } = await widgetReadOf(deps, viewer, id, req);
-  const result = await readData(deps, viewer, dataset, { kind: 'widget', query }, sources);
-  return widgetDataOf(query, result);
+  return readWidget(deps, viewer, await widgetReadOf(deps, viewer, id, req));
+}
+
+async function readWidget(deps: AppDeps, viewer: Viewer, { dataset, sources, query }: WidgetRead): Promise<WidgetData> {
+  return widgetDataOf(query, await readData(deps, viewer, dataset, { kind: 'widget', query }, sources));
 }
 
 /**

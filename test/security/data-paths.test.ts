@@ -50,6 +50,10 @@ let datasetId: number;
 let fieldId: (name: string) => number;
 let widgetId: number;
 let dashboardId: number;
+/** A non-member with a `view` right on the widget and on a dashboard showing it, none on the dataset. */
+let widgetReader: TestUser & { token: string };
+/** That dashboard: a selector on `product` drives the widget. */
+let selectorBoardId: number;
 
 /** What a caller may read: nothing (401 or 404), the restricted user's share, or everything. */
 type Sight = 401 | 404 | 'restricted' | 'all';
@@ -225,6 +229,25 @@ beforeAll(async () => {
   };
   sourceViewer = await withSourceRight('view');
   sourceEditor = await withSourceRight('edit');
+
+  selectorBoardId = (await postDashboard(api, owner, cast.workspaceId)).id;
+  ok(
+    await api.put(
+      `/api/dashboard/${selectorBoardId}/schema`,
+      {
+        items: [{ widget_id: widgetId, x: 0, y: 0, w: 1, h: 1 }],
+        selectors: [{ id: 'p', name: 'Продукт', field_id: fieldId('product'), values: [], widget_ids: [widgetId] }],
+      },
+      owner,
+    ),
+  );
+  const reader = await createUser(t.deps);
+  for (const [type, id] of [
+    ['widget', widgetId],
+    ['dashboard', selectorBoardId],
+  ] as const)
+    ok(await api.put(`/api/access/${type}/${id}/users/${reader.id}`, { right: 'view' }, owner));
+  widgetReader = { ...reader, token: await login(api, reader.username, reader.password) };
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -446,4 +469,79 @@ describe("the source's own rows, outside any dataset", () => {
         expect(ok<{ values: unknown[] }>(res).values).toHaveLength(products.size);
       });
     });
+});
+
+/*
+ * A right covers that one object: a `view` right on the widget alone (none on its dataset) reads what the widget
+ * saves, page by page, and through a dashboard its selectors, but a widget data request of the caller's own shape
+ * (shelves, a kind, calculated fields, filters, sorts beyond the saved shelves) would read the dataset beyond the
+ * widget: 403 «Доступ запрещён», for the holder and for a system administrator viewing as them. A reader of the
+ * dataset (the right holder above) shapes requests freely (see the probes).
+ */
+describe('a view right on the widget alone', () => {
+  const asReader = { name: 'widget reader', token: () => widgetReader.token, sight: 'all' as const };
+  const viewingAsReader = {
+    name: 'system administrator viewing as the widget reader',
+    token: () => cast.tokens.sysadmin,
+    viewAs: () => widgetReader.id,
+    sight: 'all' as const,
+  };
+  const expectForbidden = (res: RestResponse) => {
+    expect(res.status).toBe(403);
+    expect(failure(res).message).toBe('Доступ запрещён');
+    expect(res.body).not.toHaveProperty('data');
+  };
+
+  it('does not open the dataset', async () => {
+    expectDenied(await api.get(`/api/dataset/${datasetId}`, widgetReader.token), 404);
+    expectDenied(await datasetPreview(asReader), 404);
+    expectDenied(await widgetPreview(asReader), 404);
+  });
+
+  it('reads the saved widget, sent back as saved, page by page', async () => {
+    expectFlat(await widgetData(asReader), 'all');
+    expectFlat(await widgetData(asReader, { type: 'table', ...SHELVES, series: [], columns: [] }), 'all');
+    const sorted = ok<FlatData>(
+      await widgetData(asReader, { sorts: [{ field_id: 'i', direction: 'desc' }], page: 2, page_size: 10 }),
+    );
+    expect(sorted.rows.map((r) => Number(r.i))).toEqual(ALL_IDS.slice().reverse().slice(10, 20));
+    expect(sorted.page).toEqual({ page: 2, pageSize: 10, hasMore: true });
+  });
+
+  const OWN_SHAPES: [string, Record<string, unknown>][] = [
+    [
+      'shelves of its own',
+      {
+        rows: [
+          { id: 'a', sql: '[sales.amount]' },
+          { id: 'p', sql: '[sales.product]' },
+        ],
+      },
+    ],
+    ['a shelf of the saved ones left out', { rows: SHELVES.rows.slice(0, 2) }],
+    ['another kind', { type: 'kpi' }],
+    ['a filter', filterOn('[sales.amount]')],
+    ['a filter on a field the widget shows', { filters: [{ sql: '[sales.product]', op: 'in', values: ['чай'] }] }],
+    ['a calculated field redefining nothing saved', { calculated_fields: [{ name: 'calc', sql: '[sales.amount]' }] }],
+    ['a calculated field on its own shelf', calcOver('[sales.amount]')],
+    ['a sort by a field not on the saved shelves', sortOn('[sales.amount]')],
+  ];
+  for (const [name, body] of OWN_SHAPES) {
+    it(`refuses ${name} with 403`, async () => {
+      expectForbidden(await widgetData(asReader, body));
+      expectForbidden(await widgetData(viewingAsReader, body));
+    });
+  }
+
+  it('reads the widget through the dashboard, with its selectors', async () => {
+    const res = await api.post(
+      `/api/dashboard/${selectorBoardId}/data`,
+      { filters: [{ selector_id: 'p', values: ['чай'] }] },
+      widgetReader.token,
+    );
+    const [entry] = ok<DashboardData>(res).widgets;
+    if (!('data' in entry)) throw new Error(`widget error: ${JSON.stringify(entry.error)}`);
+    const rows = flatRows(entry.data as FlatData);
+    expect(rows.map(([i]) => i)).toEqual(SALES.filter((s) => s.product === 'чай').map((s) => s.id));
+  });
 });
