@@ -1,9 +1,10 @@
 import path from 'node:path';
 import { readdir, rm, stat } from 'node:fs/promises';
-import type { Connector } from '../../adapters/sources';
+import { ConnectorError, type Connector } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
-import { badRequest } from '../kernel/errors';
+import { AppError, badRequest } from '../kernel/errors';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import { MSG } from './messages';
 
 /*
  * Where a materialised dataset's data lives and how the query engine reaches it (server/query/run picks the extract
@@ -58,6 +59,32 @@ export const notSynchronised = (datasetId: number) =>
   badRequest(
     `Датасет материализован, а его данные ещё не загружены: нужна первая синхронизация (POST /api/datasets/${datasetId}/extracts)`,
   );
+
+/** DuckDB's words for a column or a table the extract does not have: the column, or the object id of the table. */
+const MISSING_COLUMN = /does not have a column named "([^"]+)"|Referenced column "([^"]+)" not found/;
+const MISSING_TABLE = /Table with name o_(\d+) does not exist/;
+
+/**
+ * A read of an extract loaded before the dataset gained a field or an object (`model` is the extract's model) fails
+ * in DuckDB's binder: said as a 400 naming the field or object and what to do, DuckDB's text kept only as the cause
+ * (logged). Any other failure is answered as it was.
+ */
+export function staleExtractError(model: DatasetModel, e: unknown): unknown {
+  if (!(e instanceof ConnectorError) || e.kind !== 'query') return e;
+  const column = MISSING_COLUMN.exec(e.message);
+  if (column) {
+    const name = column[1] ?? column[2];
+    const fields = model.fields.filter((f) => f.kind === 'physical' && f.column === name).map((f) => `«${f.name}»`);
+    const named = fields.length ? [...new Set(fields)].join(', ') : `«${name}»`;
+    return new AppError('bad_request', MSG.staleField(model.id, named), { cause: e });
+  }
+  const table = MISSING_TABLE.exec(e.message);
+  if (table) {
+    const object = model.objects.find((o) => o.id === Number(table[1]));
+    return new AppError('bad_request', MSG.staleObject(model.id, `«${object?.name ?? table[1]}»`), { cause: e });
+  }
+  return e;
+}
 
 /**
  * The extract of a materialised dataset (POST /api/widget/{id}/data and every other read of a dataset with

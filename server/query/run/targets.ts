@@ -14,7 +14,7 @@ import { connectorForSource, type DataSourceRow } from '../../data-sources/conne
 import type { AppDeps } from '../../app/deps';
 import { datasetProblem } from '../compile/errors';
 import type { Dialect } from '../expr';
-import { notSynchronised, type OpenExtract } from '../../extracts/extracts';
+import { notSynchronised, staleExtractError, type OpenExtract } from '../../extracts/extracts';
 
 /*
  * Where a compiled query runs. A live dataset runs on its data source's pooled connector. A materialised dataset
@@ -64,14 +64,15 @@ export class DatasetSources {
   target(deps: AppDeps, dataSourceId: number): ExecutableTarget {
     if (this.extract) {
       const { connector, dataKey } = this.extract;
-      const datasetId = this.model.id;
+      const model = this.model;
+      const stale = (e: unknown) => Promise.reject(staleExtractError(model, e));
       return {
         dialect: 'duckdb',
         dataKey,
         run: (sql, params, opts) =>
-          connector ? connector.query(sql, params, opts) : Promise.reject(notSynchronised(datasetId)),
+          connector ? connector.query(sql, params, opts).catch(stale) : Promise.reject(notSynchronised(model.id)),
         stream: (sql, params, opts) =>
-          connector ? connector.openStream(sql, params, opts) : Promise.reject(notSynchronised(datasetId)),
+          connector ? connector.openStream(sql, params, opts).catch(stale) : Promise.reject(notSynchronised(model.id)),
       };
     }
     return liveTarget(deps, this.row(dataSourceId));
