@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import type { ExtractionInput } from '../../server/extracts/settings';
 import type { ExtractionView, RunView } from '../../server/extracts/views';
-import { entityId, pagedQuery, pageSchema, wireString, type Mirrors } from '../common';
+import { RUN_SORT_FIELDS, STEP_SORT_FIELDS } from '../../server/extracts/runs';
+import { entityId, pagedQueryOver, pageSchema, wireString, type Mirrors } from '../common';
 
 /* Wire shapes of extraction settings and ETL runs (/api/dataset/{id}/extraction, /api/datasets/{id}/extracts, /api/etl-jobs/...). */
 
@@ -55,9 +56,9 @@ export const extractionOutput = z.object({
 });
 
 export const startInput = z.strictObject({ id, mode: mode.optional().describe('Default: the extraction settings') });
-export const datasetPaged = z.strictObject({ id, ...pagedQuery });
+export const datasetPaged = z.strictObject({ id, ...pagedQueryOver(RUN_SORT_FIELDS) });
 export const jobRef = z.strictObject({ jobId: id.describe('ETL run id') });
-export const jobPaged = z.strictObject({ jobId: id.describe('ETL run id'), ...pagedQuery });
+export const jobPaged = z.strictObject({ jobId: id.describe('ETL run id'), ...pagedQueryOver(STEP_SORT_FIELDS) });
 
 const _in: Mirrors<ExtractionInput, Omit<z.output<typeof extractionInput>, 'id'>> = true;
 const _out: Mirrors<ExtractionView, z.output<typeof extractionOutput>> = true;

@@ -4,7 +4,7 @@ import type { AppDeps } from '../app/deps';
 import { ownedObject, readableObject } from '../access/object-access';
 import { isUniqueViolation } from '../kernel/db-errors';
 import { invalid } from '../kernel/errors';
-import { pageOf } from '../kernel/paging';
+import { pageOf, type PageRequest } from '../kernel/paging';
 import { loadDatasetRow } from '../datasets/load-model';
 import { MSG } from './messages';
 import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './run-job';
@@ -18,12 +18,20 @@ import { runView, type RunView } from './views';
  * the API); the pg-boss job behind it is an implementation detail.
  */
 
-interface Page {
-  page: number;
-  size: number;
-}
+/** What GET /api/datasets/{id}/extracts sorts by (names of its answer); newest first when not asked. */
+export const RUN_SORT_FIELDS = [
+  'job_id',
+  'state',
+  'mode',
+  'trigger',
+  'created_at',
+  'started_at',
+  'finished_at',
+] as const;
+/** What GET /api/etl-jobs/{jobId}/history sorts by; in the order the steps happened when not asked. */
+export const STEP_SORT_FIELDS = ['at', 'state'] as const;
 
-export async function listExtracts(deps: AppDeps, actor: Actor, datasetId: number, page: Page) {
+export async function listExtracts(deps: AppDeps, actor: Actor, datasetId: number, page: PageRequest) {
   await readableObject(deps.db, actor, 'dataset', datasetId);
   const { rows, total } = await runsOfDataset(deps.db, datasetId, page);
   return pageOf(rows.map(runView), page, total);
@@ -105,7 +113,7 @@ export async function getEtlJob(deps: AppDeps, actor: Actor, jobId: number): Pro
   return runView(await runFor(deps, actor, jobId, false));
 }
 
-export async function etlJobHistory(deps: AppDeps, actor: Actor, jobId: number, page: Page) {
+export async function etlJobHistory(deps: AppDeps, actor: Actor, jobId: number, page: PageRequest) {
   await runFor(deps, actor, jobId, false);
   const { rows, total } = await stepsOfRun(deps.db, jobId, page);
   return pageOf(

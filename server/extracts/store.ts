@@ -1,4 +1,5 @@
-import { and, asc, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { orderByOf, type PageRequest } from '../kernel/paging';
 import type { DbOrTx } from '../../db/client';
 import { datasetExtractions, datasets, extractRuns, extractRunSteps } from '../../db/schema';
 
@@ -73,16 +74,32 @@ export async function moveRun(
   return row ?? null;
 }
 
+/** Runs of a dataset, a page of them: newest first unless `sort` names a field (RUN_SORT_FIELDS of runs.ts). */
 export async function runsOfDataset(
   db: DbOrTx,
   datasetId: number,
-  page: { page: number; size: number },
+  page: PageRequest,
 ): Promise<{ rows: ExtractRunRow[]; total: number }> {
   const rows = await db
     .select()
     .from(extractRuns)
     .where(eq(extractRuns.datasetId, datasetId))
-    .orderBy(desc(extractRuns.id))
+    .orderBy(
+      ...orderByOf(
+        page.sort,
+        {
+          job_id: extractRuns.id,
+          state: extractRuns.state,
+          mode: extractRuns.mode,
+          trigger: extractRuns.trigger,
+          created_at: extractRuns.createdAt,
+          started_at: extractRuns.startedAt,
+          finished_at: extractRuns.finishedAt,
+        },
+        [desc(extractRuns.id)],
+        extractRuns.id,
+      ),
+    )
     .limit(page.size)
     .offset(page.page * page.size);
   const [{ n }] = await db.select({ n: count() }).from(extractRuns).where(eq(extractRuns.datasetId, datasetId));
@@ -93,16 +110,17 @@ export async function addStep(db: DbOrTx, runId: number, state: RunState, messag
   await db.insert(extractRunSteps).values({ runId, state, message });
 }
 
+/** Steps of a run, a page of them: in the order they happened unless `sort` names a field (STEP_SORT_FIELDS). */
 export async function stepsOfRun(
   db: DbOrTx,
   runId: number,
-  page: { page: number; size: number },
+  page: PageRequest,
 ): Promise<{ rows: (typeof extractRunSteps.$inferSelect)[]; total: number }> {
   const rows = await db
     .select()
     .from(extractRunSteps)
     .where(eq(extractRunSteps.runId, runId))
-    .orderBy(asc(extractRunSteps.id))
+    .orderBy(...orderByOf(page.sort, { at: extractRunSteps.at, state: extractRunSteps.state }, [], extractRunSteps.id))
     .limit(page.size)
     .offset(page.page * page.size);
   const [{ n }] = await db.select({ n: count() }).from(extractRunSteps).where(eq(extractRunSteps.runId, runId));
