@@ -64,7 +64,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     logger: opts.logger ?? false,
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { maxParamLength: 5000 },
-    trustProxy: false,
+    // The client address (req.ip: login and unlock throttles, the public rate limit) is the peer's unless it is a
+    // trusted proxy, whose X-Forwarded-For then names the client.
+    trustProxy: deps.config.trustProxy,
   });
 
   // An empty body with a JSON content type means "no body" (action calls such as /suspend), not a parse error.

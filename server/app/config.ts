@@ -1,5 +1,44 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+
+/** The ranges fastify's proxy-addr knows by name. */
+const NAMED_RANGES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address, a CIDR network (prefix 1..32 or 1..128, as proxy-addr takes it) or a named range. */
+function isProxyEntry(entry: string): boolean {
+  if (NAMED_RANGES.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const version = isIP(address);
+  if (version === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) >= 1 && Number(prefix) <= (version === 4 ? 32 : 128);
+}
+
+/*
+ * TRUST_PROXY: whose X-Forwarded-For names the client (fastify's trustProxy): true (any peer, for when nothing but
+ * the proxy reaches this port) or the proxies' addresses and networks. A hop count is refused rather than passed on:
+ * fastify ignores it (it cannot tell the proxy from a direct client spoofing the header), so it would silently do
+ * nothing. Bad entries fail at start here, not as a TypeError of proxy-addr inside fastify.
+ */
+const trustProxy = z.string().transform((value, ctx): boolean | string[] => {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  if (/^\d+$/.test(value)) {
+    ctx.addIssue({ code: 'custom', message: 'a hop count cannot be trusted: name the proxy addresses or networks' });
+    return z.NEVER;
+  }
+  const entries = value.split(',').map((e) => e.trim());
+  const bad = entries.filter((e) => !isProxyEntry(e));
+  if (bad.length > 0) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `true, false, or proxy addresses, CIDR networks, loopback, linklocal, uniquelocal separated by commas; not: ${bad.map((b) => JSON.stringify(b)).join(', ')}`,
+    });
+    return z.NEVER;
+  }
+  return entries;
+});
 
 const envSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -26,6 +65,7 @@ const envSchema = z.object({
   SOURCE_IDLE_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   SOURCE_CONNECTION_WAIT_MS: z.coerce.number().int().min(0).default(3_000),
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1_200),
+  TRUST_PROXY: trustProxy.default(false),
 });
 
 export interface AppConfig {
@@ -44,6 +84,8 @@ export interface AppConfig {
   sourceConnections: { total: number; perServer: number; idleTimeoutMs: number; waitMs: number };
   /** Requests a minute per client address on the unauthenticated share-link viewer paths (0: no limit). */
   publicRateLimitPerMinute: number;
+  /** Proxies whose X-Forwarded-For gives the client address (fastify's trustProxy): none, all, or these. */
+  trustProxy: boolean | string[];
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -74,5 +116,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       waitMs: e.SOURCE_CONNECTION_WAIT_MS,
     },
     publicRateLimitPerMinute: e.PUBLIC_RATE_LIMIT_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY,
   };
 }
