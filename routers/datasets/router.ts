@@ -50,7 +50,18 @@ export const datasetRouter = router({
     .mutation(({ ctx, input }) => createDataset(ctx.deps, ctx.actor, input)),
 
   get: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/dataset/{id}', summary: 'Dataset with its whole schema', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/dataset/{id}',
+        summary: 'Dataset with its whole schema',
+        description:
+          'A caller who may not edit the dataset does not see the fields its CLS rules hide from them (calculated ' +
+          'fields reading them included), nor hierarchy levels, filters or sort_by_field_id naming them; masked ' +
+          'fields are listed.',
+        tags,
+      },
+    })
     .input(idInput)
     .output(datasetDetails)
     .query(({ ctx, input }) => getDataset(ctx.deps.db, ctx.actor, input.id)),

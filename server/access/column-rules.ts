@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { asc, eq } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
 import { datasetClsRules } from '../../db/schema';
 import type { AppDeps } from '../app/deps';
 import type { Actor } from '../auth/actor';
@@ -42,22 +43,24 @@ export interface ColumnRules {
   masked: Set<number>;
 }
 
+async function loadRules(db: DbOrTx, datasetId: number): Promise<ClsRule[]> {
+  const rows = await db
+    .select()
+    .from(datasetClsRules)
+    .where(eq(datasetClsRules.datasetId, datasetId))
+    .orderBy(asc(datasetClsRules.id));
+  return rows.map((r) => ({
+    id: r.id,
+    fieldIds: r.fieldIds,
+    action: r.action as ClsRule['action'],
+    userIds: r.userIds,
+    groupIds: r.groupIds,
+  }));
+}
+
 async function rulesOf(deps: AppDeps, model: Pick<DatasetModel, 'id' | 'version'>): Promise<ClsRule[]> {
   const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
-  return deps.caches.columnRules.getOrLoad(key, async () => {
-    const rows = await deps.db
-      .select()
-      .from(datasetClsRules)
-      .where(eq(datasetClsRules.datasetId, model.id))
-      .orderBy(asc(datasetClsRules.id));
-    return rows.map((r) => ({
-      id: r.id,
-      fieldIds: r.fieldIds,
-      action: r.action as ClsRule['action'],
-      userIds: r.userIds,
-      groupIds: r.groupIds,
-    }));
-  });
+  return deps.caches.columnRules.getOrLoad(key, () => loadRules(deps.db, model.id));
 }
 
 function appliesTo(rule: ClsRule, actor: Actor): boolean {
@@ -125,6 +128,14 @@ async function columnRulesFor(deps: AppDeps, viewer: Viewer, model: DatasetModel
 export async function hiddenFieldIdsFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<number[]> {
   const { hidden } = rulesForActor(model, await rulesOf(deps, model), actor);
   return model.fields.filter((f) => hidden.has(f.id)).map((f) => f.id);
+}
+
+/**
+ * The fields hidden from the actor (calculated fields reading them included), read in `db` (the caller's snapshot,
+ * beside the model it loaded): what the dataset read leaves out for someone who does not manage the rules.
+ */
+export async function fieldsHiddenFrom(db: DbOrTx, actor: Actor, model: DatasetModel): Promise<Set<number>> {
+  return rulesForActor(model, await loadRules(db, model.id), actor).hidden;
 }
 
 /** A cache key part that tells apart viewers with different rules (empty when none apply). */

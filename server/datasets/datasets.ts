@@ -12,12 +12,13 @@ import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
 import { deletableObject, ownedObject, readableIds, readableObject } from '../access/object-access';
+import { fieldsHiddenFrom } from '../access/column-rules';
 import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
 import { MSG } from './messages';
 import { cloneDataset, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
-import { datasetDetails, datasetView, type DatasetMode } from './views';
+import { datasetDetails, datasetView, withoutHiddenFields, type DatasetMode } from './views';
 
 export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
 
@@ -110,11 +111,16 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
   });
 }
 
-/** GET /api/dataset/{id}: the dataset with its whole schema. */
+/**
+ * GET /api/dataset/{id}: the dataset with its whole schema. A reader who does not own it (and so does not manage its
+ * column rules) does not see the fields those rules hide from them, as a data request answers them "not found".
+ */
 export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
   return inSnapshot(db, async (tx) => {
-    const { row } = await readableObject(tx, actor, 'dataset', id);
-    return datasetDetails(row, await modelOfRow(tx, row));
+    const { row, isOwner } = await readableObject(tx, actor, 'dataset', id);
+    const model = await modelOfRow(tx, row);
+    if (isOwner) return datasetDetails(row, model);
+    return datasetDetails(row, withoutHiddenFields(model, await fieldsHiddenFrom(tx, actor, model)));
   });
 }
 

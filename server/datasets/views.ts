@@ -83,3 +83,24 @@ function schemaView(
 export function datasetDetails(row: DatasetRow, model: DatasetModel) {
   return { ...datasetView(row, model.dataSourceIds), ...schemaView(model) };
 }
+
+/**
+ * The schema as a reader who does not manage the dataset's rules sees it: the fields their column rules hide (and the
+ * calculated fields reading them) are left out, like everything else that would name them or show their values:
+ * hierarchy levels, the dataset's own filters on them (their values are the field's values), sort_by_field_id.
+ * Relations keep their conditions: they join objects, and show no value.
+ */
+export function withoutHiddenFields(model: DatasetModel, hidden: Set<number>): DatasetModel {
+  if (hidden.size === 0) return model;
+  const shown = (id: number) => !hidden.has(id);
+  return {
+    ...model,
+    fields: model.fields
+      .filter((f) => shown(f.id))
+      .map((f) => (f.sortByFieldId !== null && !shown(f.sortByFieldId) ? { ...f, sortByFieldId: null } : f)),
+    hierarchies: model.hierarchies
+      .map((h) => ({ ...h, fieldIds: h.fieldIds.filter(shown) }))
+      .filter((h) => h.fieldIds.length > 0),
+    filters: model.filters.filter((f) => shown(f.fieldId)),
+  };
+}

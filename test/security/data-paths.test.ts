@@ -54,6 +54,8 @@ let dashboardId: number;
 let widgetReader: TestUser & { token: string };
 /** That dashboard: a selector on `product` drives the widget. */
 let selectorBoardId: number;
+/** A non-member with the `edit` right on the dataset, whom a CLS rule of their own hides `amount` from. */
+let datasetEditor: TestUser & { token: string };
 
 /** What a caller may read: nothing (401 or 404), the restricted user's share, or everything. */
 type Sight = 401 | 404 | 'restricted' | 'all';
@@ -248,6 +250,17 @@ beforeAll(async () => {
   ] as const)
     ok(await api.put(`/api/access/${type}/${id}/users/${reader.id}`, { right: 'view' }, owner));
   widgetReader = { ...reader, token: await login(api, reader.username, reader.password) };
+
+  const editor = await createUser(t.deps);
+  ok(await api.put(`/api/access/dataset/${datasetId}/users/${editor.id}`, { right: 'edit' }, owner));
+  ok(
+    await api.post(
+      `/api/dataset/${datasetId}/cls-rules`,
+      { field_ids: [fieldId('amount')], action: 'hide', user_ids: [editor.id], group_ids: [] },
+      owner,
+    ),
+  );
+  datasetEditor = { ...editor, token: await login(api, editor.username, editor.password) };
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -543,5 +556,31 @@ describe('a view right on the widget alone', () => {
     if (!('data' in entry)) throw new Error(`widget error: ${JSON.stringify(entry.error)}`);
     const rows = flatRows(entry.data as FlatData);
     expect(rows.map(([i]) => i)).toEqual(SALES.filter((s) => s.product === 'чай').map((s) => s.id));
+  });
+});
+
+/*
+ * The dataset read (GET /api/dataset/{id}) names no field the caller's column rules hide: not `amount`, not the
+ * dataset's calculated fields over it (`Удвоенная`, `Выручка`), since naming them anywhere else is answered as "not
+ * found". Masked fields stay listed. Whoever may edit the dataset sees every field: they manage the rules.
+ */
+describe('GET /api/dataset/{id}: the fields the caller may name', () => {
+  const HIDDEN = ['amount', 'Удвоенная', 'Выручка'];
+  const namesOf = (res: RestResponse) => ok<{ fields: { id: number; name: string }[] }>(res).fields.map((f) => f.name);
+
+  for (const v of VIEWERS.filter((x) => !x.viewAs))
+    it(`${v.name}: ${v.sight}`, async () => {
+      const res = await api.get(`/api/dataset/${datasetId}`, v.token());
+      if (typeof v.sight === 'number') return expectDenied(res, v.sight);
+      const names = namesOf(res);
+      expect(names).toContain('qty');
+      for (const name of HIDDEN)
+        if (v.sight === 'restricted') expect(names).not.toContain(name);
+        else expect(names).toContain(name);
+    });
+
+  it('a caller who may edit the dataset sees the fields a rule hides from them', async () => {
+    const names = namesOf(await api.get(`/api/dataset/${datasetId}`, datasetEditor.token));
+    for (const name of HIDDEN) expect(names).toContain(name);
   });
 });

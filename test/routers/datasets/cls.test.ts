@@ -467,3 +467,57 @@ describe("the dataset's own filters over hidden fields", () => {
     expect(cols.rows.length).toBe(expected);
   });
 });
+
+describe('the dataset read (GET /api/dataset/{id})', () => {
+  it('leaves out, for a reader, the fields hidden from them and all that names them; the owner sees all', async () => {
+    const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+    const owner = cast.tokens.wsAdmin!;
+    const id = ok<DatasetDetails>(
+      await api.post(
+        '/api/dataset',
+        { name: 'read', workspace_id: cast.workspaceId, live: true, data_source_ids: [source] },
+        owner,
+      ),
+    ).id;
+    const f = (fid: number, name: string, primitive_type: 'integer' | 'string' | 'float', extra = {}) => ({
+      id: fid,
+      object_id: -1,
+      name,
+      column: name,
+      primitive_type,
+      ...extra,
+    });
+    const schema: SchemaBody = {
+      objects: [{ id: -1, data_source_id: source, name: 'sales', schema: 'public', table: tables.sales }],
+      fields: [
+        f(-11, 'id', 'integer'),
+        f(-13, 'product', 'string', { sort_by_field_id: -14 }),
+        f(-14, 'amount', 'float'),
+        { id: -32, name: 'Удвоенная', formula: '[sales.amount] * 2' },
+      ],
+      relations: [],
+      hierarchies: [
+        { id: -71, name: 'Товар и сумма', field_ids: [-13, -14] },
+        { id: -72, name: 'Сумма', field_ids: [-14] },
+      ],
+      filters: [{ id: -61, field_id: -14, op: 'gt', values: [0], value_type: 'number' }],
+      parameters: [],
+    };
+    const saved = ok<DatasetDetails>(await api.put(`/api/dataset/${id}/schema`, schema, owner));
+    const fid = (name: string) => saved.fields.find((x) => x.name === name)!.id;
+    await t.deps.db
+      .insert(datasetClsRules)
+      .values({ datasetId: id, fieldIds: [fid('amount')], action: 'hide', userIds: [cast.users.viewer.id] });
+    readCachesChanged(t.deps);
+
+    const seen = ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, cast.tokens.viewer));
+    expect(seen.fields.map((x) => x.name)).toEqual(['id', 'product']);
+    expect(seen.fields.find((x) => x.name === 'product')!.sort_by_field_id).toBeNull();
+    expect(seen.hierarchies.map((h) => [h.name, h.field_ids])).toEqual([['Товар и сумма', [fid('product')]]]);
+    expect(seen.filters).toEqual([]);
+
+    // The owner manages the rules, so sees what they hide.
+    const all = ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, owner));
+    expect(all).toEqual(saved);
+  });
+});
