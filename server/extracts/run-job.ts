@@ -12,7 +12,17 @@ import { insertNotification } from '../notifications/store';
 import { EXTRACTS_DIR, extractFileOwner } from './extracts';
 import { MSG } from './messages';
 import { pullExtract } from './pull';
-import { addStep, extractionOf, materialisedAmong, moveRun, runById, staleRuns, type ExtractRunRow } from './store';
+import {
+  addStep,
+  extractionOf,
+  materialisedAmong,
+  moveRun,
+  queuedRunsOlderThan,
+  runById,
+  staleRuns,
+  type ExtractRunRow,
+  type RunState,
+} from './store';
 
 /*
  * The extract run as a pg-boss job (server/jobs): queued -> running -> succeeded | failed | cancelled, each move one
@@ -30,6 +40,15 @@ const EXTRACT_SWEEP = jobKind('extract-sweep', z.object({}));
 const HEARTBEAT_MS = 1_000;
 /** A running run without a heartbeat this long lost its process. */
 const STALE_MS = 30_000;
+/**
+ * A queued run older than this whose pg-boss job is gone or ended never started: its send never happened (the process
+ * died between the run's insert and the send, which takes milliseconds) or its job ended without the handler.
+ */
+const QUEUED_GRACE_MS = 60_000;
+/** A queued run older than this is taken off the queue even when its job still waits: nothing queues for a day. */
+const QUEUED_MAX_HOURS = 24;
+/** pg-boss job states after which the handler will not run. */
+const JOB_ENDED = new Set(['completed', 'cancelled', 'failed']);
 
 /** The job kinds of this area, with their handlers bound to the app (registered in server/app/hooks.ts). */
 export function extractJobKinds(
@@ -181,7 +200,7 @@ function failureReason(e: unknown): string {
 }
 
 /**
- * Ends a running run (only if it is still running: null when a cancel or another node ended it first), logs the step
+ * Ends a running run (only if it is still running, or still `from`: null when a cancel or another node ended it first), logs the step
  * and notifies its user, in one transaction: whoever reads the run's end also finds its step and its notification.
  */
 async function settle(
@@ -190,9 +209,10 @@ async function settle(
   change: Partial<ExtractRunRow> & { state: 'succeeded' | 'failed' | 'cancelled' },
   message: string,
   notice?: 'extract_succeeded' | 'extract_failed',
+  from: RunState = 'running',
 ): Promise<ExtractRunRow | null> {
   return deps.db.transaction(async (tx) => {
-    const moved = await moveRun(tx, runId, ['running'], change);
+    const moved = await moveRun(tx, runId, [from], change);
     if (!moved) return null;
     await addStep(tx, runId, change.state, message);
     if (notice) await notify(tx, moved, notice, message);
@@ -229,8 +249,17 @@ export async function startExtractJobs(deps: AppDeps): Promise<void> {
   await deps.jobs.schedule(EXTRACT_SWEEP, 'sweep', '* * * * *', 'UTC', {});
 }
 
+/** Why a queued run will never start (its job was never sent, is gone, ended, or waited a day), or null. */
+async function whyNeverStarted(deps: AppDeps, run: ExtractRunRow): Promise<string | null> {
+  const state = run.bossJobId ? await deps.jobs.stateOf(EXTRACT_RUN, run.bossJobId) : null;
+  if (state === null || JOB_ENDED.has(state)) return MSG.queuedLost;
+  if (Date.now() - run.createdAt.getTime() > QUEUED_MAX_HOURS * 3_600_000) return MSG.queuedTooLong(QUEUED_MAX_HOURS);
+  return null;
+}
+
 /**
- * Runs whose process died mid-pull are failed (their previous extract stays), partial files of runs no longer running
+ * Runs whose process died mid-pull are failed (their previous extract stays), runs queued whose job will never start
+ * them are failed (they would refuse every manual start of the dataset), partial files of runs no longer running
  * are removed, and so are the extracts of datasets deleted or back on their source (a delete whose own removal missed
  * a file, a workspace deleted with its datasets, a run that finished after its dataset went). Called when the jobs
  * start on a node and every minute after; safe on several nodes at once.
@@ -244,6 +273,21 @@ async function sweepLostRuns(deps: AppDeps): Promise<void> {
       MSG.lost,
       'extract_failed',
     );
+  }
+  for (const run of await queuedRunsOlderThan(deps.db, QUEUED_GRACE_MS)) {
+    const reason = await whyNeverStarted(deps, run);
+    if (!reason) continue;
+    // Only a run still queued: one its handler took meanwhile is left to it.
+    const failed = await settle(
+      deps,
+      run.id,
+      { state: 'failed', error: reason, finishedAt: new Date() },
+      reason,
+      'extract_failed',
+      'queued',
+    );
+    // A job still waiting would hold the dataset's singleton key and refuse the next run's send.
+    if (failed?.bossJobId) await deps.jobs.cancel(EXTRACT_RUN, failed.bossJobId).catch(() => undefined);
   }
   const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);
   const names = await readdir(dir).catch(() => [] as string[]);

@@ -149,3 +149,16 @@ export async function materialisedAmong(db: DbOrTx, ids: number[]): Promise<Set<
     .where(and(inArray(datasets.id, ids), eq(datasets.live, false)));
   return new Set(rows.map((r) => r.id));
 }
+
+/** Runs queued longer than this: whether their pg-boss job is still coming is for the sweep to ask. */
+export async function queuedRunsOlderThan(db: DbOrTx, olderThanMs: number): Promise<ExtractRunRow[]> {
+  return db
+    .select()
+    .from(extractRuns)
+    .where(
+      and(
+        eq(extractRuns.state, 'queued'),
+        lt(extractRuns.createdAt, sql`now() - make_interval(secs => ${olderThanMs / 1000})`),
+      ),
+    );
+}

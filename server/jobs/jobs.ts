@@ -166,6 +166,13 @@ export class JobRunner {
     await boss.unschedule(kind.name, key);
   }
 
+  /** pg-boss's state of a job (created, retry, active, completed, cancelled, failed); null when it no longer has it. */
+  async stateOf(kind: JobKindRef<unknown>, jobId: string): Promise<string | null> {
+    const boss = this.boss ?? (await this.start());
+    const [job] = await boss.findJobs(kind.name, { id: jobId, limit: 1 });
+    return job?.state ?? null;
+  }
+
   /** Cancels a queued job (pg-boss) and aborts it when this node runs it; other nodes learn it from the job's own state. */
   async cancel(kind: JobKindRef<unknown>, jobId: string): Promise<void> {
     this.running.get(jobId)?.abort(new Error('cancelled'));
