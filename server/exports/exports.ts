@@ -5,7 +5,7 @@ import { readableObject } from '../access/object-access';
 import { viewerOf } from '../access/viewer';
 import { invalid, notFound } from '../kernel/errors';
 import { checkWholeRead } from '../query/read';
-import { widgetReadOf } from '../widgets/widget-data';
+import { assertWithinSavedWidget, widgetReadOf } from '../widgets/widget-data';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
 import { CONTENT_TYPES, type ExportFormat, type ExportObjectType } from './produce';
 import { cleanExpiredExports, EXPORT_RUN } from './run-job';
@@ -43,6 +43,8 @@ export async function startExport(deps: AppDeps, actor: Actor, input: StartExpor
       page: 1,
       page_size: 1,
     });
+    // A right on the widget alone allows its saved view, not filters of the caller's own over its dataset.
+    await assertWithinSavedWidget(deps, viewer.actor, read.row, { filters: input.filters });
     await checkWholeRead(deps, viewer, read.dataset, { kind: 'widget', query: read.query }, read.sources);
   }
   const row = await insertExportJob(deps.db, {

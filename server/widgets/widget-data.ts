@@ -6,6 +6,9 @@ import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/
 import { createLimiter } from '../kernel/map-bounded';
 import { readData, readWidgetQueries, rowObject } from '../query/read';
 import { assertWithinSavedWidget } from './saved-reads';
+
+// Exports read widgets with the caller's filters too (POST /api/exports, the render pages): the same limit applies.
+export { assertWithinSavedWidget } from './saved-reads';
 import { loadWidgetForData } from './widget-load';
 import { configOf, type WidgetConfig } from './views';
 

@@ -559,6 +559,20 @@ describe('a view right on the widget alone', () => {
   });
 });
 
+describe('a view right on the widget alone, through file exports', () => {
+  it('exports the saved widget, but not filters of its own (POST /api/exports)', async () => {
+    const body = { object_type: 'widget', object_id: widgetId, format: 'csv' };
+    expect((await api.post('/api/exports', body, widgetReader.token)).status).toBe(200);
+    const probe = await api.post(
+      '/api/exports',
+      { ...body, filters: [{ sql: '[sales.product]', op: 'in', values: ['чай'] }] },
+      widgetReader.token,
+    );
+    expect(probe.status).toBe(403);
+    expect(failure(probe).message).toBe('Доступ запрещён');
+  });
+});
+
 /*
  * The dataset read (GET /api/dataset/{id}) names no field the caller's column rules hide: not `amount`, not the
  * dataset's calculated fields over it (`Удвоенная`, `Выручка`), since naming them anywhere else is answered as "not
