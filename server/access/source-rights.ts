@@ -5,6 +5,9 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { readableIds } from './object-access';
+import { roleAllowsEdit, WORKSPACE_ROLES } from './roles';
+
+const EDITING_ROLES = WORKSPACE_ROLES.filter((r) => roleAllowsEdit(r));
 
 /** Of the given source ids, those the caller can read (a role in their workspace or a right on the source). */
 export async function readableSourceIds(db: DbOrTx, actor: Actor, ids: readonly number[]): Promise<Set<number>> {
@@ -13,8 +16,12 @@ export async function readableSourceIds(db: DbOrTx, actor: Actor, ids: readonly 
 
 /*
  * Which sources a dataset may read. A dataset uses a source of its own workspace, or a source of another workspace
- * that the dataset's author can read right now (a member there, directly or by a group, a `view` or `edit` right on
- * that source, their own or a group's, or a platform administrator; with an active account). The right belongs to the author, not to whoever opens a widget: readers of
+ * whose rows the dataset's author may read raw right now: an editing role there (Редактор or Администратор, directly
+ * or by a group), the `edit` right on that source (their own or a group's), or a platform administrator; with an
+ * active account. Reading a source is not enough: a Наблюдатель (or a `view` right) reads the source's datasets under
+ * their row and column rules, and a dataset of their own on it (every user administers a personal workspace) would
+ * read the same rows without those rules; the raw level is the one POST /api/data-source/{id}/preview asks
+ * (rawReadableObject). The right belongs to the author, not to whoever opens a widget: readers of
  * the dataset's workspace see data the author brought in. Checked when the schema is saved and on every data read;
  * a refusal is 403 «Нет доступа к источнику данных «…» (id …)». See docs/roles.md.
  */
@@ -35,7 +42,7 @@ export interface SourceRef {
 const sourceForbidden = (s: Pick<SourceRef, 'id' | 'name'>) =>
   new AppError('forbidden', `Нет доступа к источнику данных «${s.name}» (id ${s.id})`);
 
-/** Of the given sources, those the user can read now: by workspace membership or by a right on the source. */
+/** Of the given sources, those whose rows the user may read raw now: an editing role there, or an `edit` right. */
 async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sources: SourceRef[]): Promise<Set<number>> {
   const workspaceIds = [...new Set(sources.map((s) => s.workspaceId))];
   const userGroups = db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
@@ -49,6 +56,7 @@ async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sourc
             sources.map((s) => sql`${s.id}`),
             sql`, `,
           )})
+          and ${objectRights.right} = 'edit'
           and (${objectRights.userId} = ${userId} or ${objectRights.groupId} in (${userGroups})))`,
     })
     .from(users)
@@ -56,6 +64,7 @@ async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sourc
       workspaceMembers,
       and(
         inArray(workspaceMembers.workspaceId, workspaceIds),
+        inArray(workspaceMembers.role, EDITING_ROLES),
         or(eq(workspaceMembers.userId, users.id), inArray(workspaceMembers.groupId, userGroups)),
       ),
     )

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import type { z } from 'zod';
 import type { listMembersOutput } from '../../../routers/workspaces/schemas';
 import { useTestApp } from '../../support/app';
+import { ok } from '../../support/rest';
 import {
   addToGroup,
   createGroup,
@@ -23,7 +24,10 @@ import {
 } from '../widgets/world';
 
 /*
- * A dataset reads a source of its own workspace, or one of another workspace that its author can read right now.
+ * A dataset reads a source of its own workspace, or one of another workspace whose rows its author may read raw right
+ * now (an editing role there, the `edit` right on the source, or a platform administrator): a Наблюдатель of the
+ * source's workspace, or a `view` right, reads the source's datasets under their row and column rules, and may not
+ * build a dataset of their own on it that would read the same rows without them.
  * Losing that right stops every read at once (403 «Нет доступа к источнику данных …»), and so does a schema save
  * that adds another table of the source; a reader removed from the dataset's workspace stops reading at once too.
  */
@@ -55,10 +59,10 @@ beforeAll(async () => {
     createUser(t.deps),
     createUser(t.deps),
   ]);
-  // The author only views workspace A, and builds in workspace B.
+  // The author edits in workspace A, and builds in workspace B.
   wsA = await createSharedWorkspace(t.deps, [
     { userId: adminA.id, role: 'Администратор' },
-    { userId: author.id, role: 'Наблюдатель' },
+    { userId: author.id, role: 'Редактор' },
   ]);
   wsB = await createSharedWorkspace(t.deps, [
     { userId: adminB.id, role: 'Администратор' },
@@ -87,6 +91,38 @@ const forbiddenSource = (res: { status: number; body: Body<unknown> }) => {
 };
 
 describe('a dataset on a source of another workspace', () => {
+  it("is refused to an author who only reads the source (a Наблюдатель there, or a `view` right): it would read the source's rows without the row and column rules of its datasets", async () => {
+    const viewerOfA = await createUser(t.deps);
+    const wsV = await createSharedWorkspace(t.deps, [
+      { userId: adminA.id, role: 'Администратор' },
+      { userId: viewerOfA.id, role: 'Наблюдатель' },
+    ]);
+    const sourceV = await createPgSource(t.deps, wsV, adminA.id);
+    const own = await createSharedWorkspace(t.deps, [{ userId: viewerOfA.id, role: 'Администратор' }]);
+    const token = await login(api, viewerOfA.username, viewerOfA.password);
+    await expect(createSalesDataset(api, token, { workspaceId: own, sourceId: sourceV, tables })).rejects.toThrow(
+      /403.*Нет доступа к источнику данных/,
+    );
+    const granted = await api.put(
+      `/api/access/data_source/${sourceV}/users/${viewerOfA.id}`,
+      { right: 'view' },
+      tokens[adminA.username],
+    );
+    expect(granted.status, JSON.stringify(granted.body)).toBe(200);
+    await expect(createSalesDataset(api, token, { workspaceId: own, sourceId: sourceV, tables })).rejects.toThrow(
+      /403.*Нет доступа к источнику данных/,
+    );
+    // The `edit` right is the raw level: now the dataset may be built.
+    ok(
+      await api.put(
+        `/api/access/data_source/${sourceV}/users/${viewerOfA.id}`,
+        { right: 'edit' },
+        tokens[adminA.username],
+      ),
+    );
+    await createSalesDataset(api, token, { workspaceId: own, sourceId: sourceV, tables });
+  });
+
   it('reads while its author can read the source, and stops at once when the author is removed from it', async () => {
     const ds = await createSalesDataset(api, tokens[author.username], { workspaceId: wsB, sourceId: sourceA, tables });
     const created = await api.post(
@@ -153,7 +189,7 @@ describe('a dataset on a source of another workspace', () => {
     forbiddenSource(saved);
   });
 
-  it("an object right on the source counts like a membership: granted to the author's group it lets the dataset read, revoked it stops reads at once", async () => {
+  it("an `edit` right on the source counts like an editing membership: granted to the author's group it lets the dataset read, revoked it stops reads at once", async () => {
     const builder = await createUser(t.deps);
     const group = await createGroup(t.deps);
     await addToGroup(t.deps, builder.id, group.id);
@@ -165,7 +201,7 @@ describe('a dataset on a source of another workspace', () => {
     const sourceE = await createPgSource(t.deps, wsE, adminA.id);
     const grant = await api.put(
       `/api/access/data_source/${sourceE}/groups/${group.id}`,
-      { right: 'view' },
+      { right: 'edit' },
       tokens[adminA.username],
     );
     expect(grant.status, JSON.stringify(grant.body)).toBe(200);
@@ -186,7 +222,7 @@ describe('a dataset on a source of another workspace', () => {
     const other = await createUser(t.deps);
     const wsC = await createSharedWorkspace(t.deps, [
       { userId: adminA.id, role: 'Администратор' },
-      { userId: other.id, role: 'Наблюдатель' },
+      { userId: other.id, role: 'Редактор' },
     ]);
     const wsD = await createSharedWorkspace(t.deps, [
       { userId: other.id, role: 'Администратор' },
