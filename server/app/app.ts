@@ -118,6 +118,14 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     onUnexpected: (req, err) => req.log.error({ err, reqId: req.id }, 'raw route failed'),
   });
 
+  // tRPC's adapter hands a multipart body on unread and then fails to serialise it (a 500). No procedure takes one
+  // (uploads are raw routes under /api), so /trpc refuses it like any body type the API does not take.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.startsWith('/trpc') && /^multipart\//i.test(req.headers['content-type'] ?? '')) {
+      const { status, message } = ERROR_TABLE.unsupported_media_type;
+      return reply.code(status).send(errorEnvelope(status, message));
+    }
+  });
   await app.register(fastifyTRPCPlugin, {
     prefix: '/trpc',
     trpcOptions: {

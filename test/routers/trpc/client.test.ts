@@ -48,3 +48,18 @@ describe('/trpc with @trpc/client', () => {
     expect(bad.message).toBe('Ошибка валидации');
   });
 });
+
+describe('/trpc bodies', () => {
+  it('a multipart body is refused with 415, for a query or a mutation, never a 500', async () => {
+    const form = new FormData();
+    form.append('a', 'b');
+    for (const url of ['/trpc/users.me', '/trpc/widgets.list', '/trpc/auth.login']) {
+      const res = await t.app.inject({ method: 'POST', url, payload: form });
+      expect(res.statusCode, url).toBe(415);
+      expect(res.json()).toMatchObject({
+        success: false,
+        error: { code: 415, message: 'Неподдерживаемый формат тела запроса' },
+      });
+    }
+  });
+});
