@@ -1,9 +1,11 @@
 import crypto from 'node:crypto';
+import { z } from 'zod';
 import type { AppDeps } from '../app/deps';
 import { sessionFor, type LoginResult } from '../auth/login';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from '../auth/login-throttle';
 import { AppError, badRequest, notFound, unauthorized } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
+import { isWireText } from '../kernel/validation';
 import { createUserAccount, findUserByUsername, usernameText } from '../users/accounts';
 import { callbackUrl, checkedRedirectUri, defaultEntityId, installationBaseUrl } from './base-url';
 import { bindBrowser, sameBrowser } from './browser-binding';
@@ -183,6 +185,17 @@ const textsOf = (value: unknown): string[] =>
     .map((v) => String(v).trim())
     .filter((v) => v !== '');
 
+/*
+ * An account's name and address as POST /api/users would take them: an IdP's claim that would not pass (a NUL, a
+ * malformed or over-long address) is left out of the new account rather than failing the login.
+ */
+const FULL_NAME = z.string().max(200).refine(isWireText);
+const EMAIL = z.email().max(320).refine(isWireText);
+const claimOf = (rule: z.ZodType<string>, value: unknown): string | undefined => {
+  const text = textsOf(value)[0];
+  return text !== undefined && rule.safeParse(text).success ? text : undefined;
+};
+
 const groupsClaimOf = (row: SsoProviderRow) =>
   row.kind === 'oidc' ? oidcSettingsOf(row).groups_claim : samlSettingsOf(row).groups_claim;
 
@@ -220,8 +233,8 @@ async function completeLogin(
         ({ user } = await createUserAccount(tx, {
           username,
           accountType: 'sso',
-          fullName: textsOf(claims.name)[0] ?? '',
-          email: textsOf(claims.email ?? claims.mail)[0] ?? null,
+          fullName: claimOf(FULL_NAME, claims.name) ?? '',
+          email: claimOf(EMAIL, claims.email ?? claims.mail) ?? null,
           groupIds: row.defaultGroupIds.filter((id) => !missing.has(id)),
         }));
       }

@@ -521,6 +521,23 @@ describe('OIDC bad input: a clear refusal, no session, no account', () => {
     expect((await userRow(edge)).username).toBe(edge);
   });
 
+  it('a name or address claim POST /api/users would refuse (a NUL, malformed, too long) is left out of the new account', async () => {
+    const username = uniq('claims');
+    const sub = account(username);
+    idp.accounts.set(sub, {
+      ...idp.accounts.get(sub)!,
+      name: 'Имя\u0000с NUL',
+      email: `${'x'.repeat(400)}@example.test`,
+    });
+    expect((await followCallback(await throughIdp(providers.auto.id, sub))).status).toBe(302);
+    expect(await userRow(username)).toMatchObject({ fullName: '', email: null });
+    const other = uniq('claims');
+    const good = account(other);
+    idp.accounts.set(good, { ...idp.accounts.get(good)!, name: 'Анна Петрова', email: 'not an address' });
+    expect((await followCallback(await throughIdp(providers.auto.id, good))).status).toBe(302);
+    expect(await userRow(other)).toMatchObject({ fullName: 'Анна Петрова', email: null });
+  });
+
   it('a deactivated user cannot log in through SSO', async () => {
     const user = await createUser(t.deps, { accountType: 'sso' });
     await t.deps.db.update(users).set({ active: false }).where(eq(users.id, user.id));
