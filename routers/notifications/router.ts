@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { authedProcedure, router } from '../../server/app/trpc';
 import {
   listNotifications,
+  NOTIFICATION_SORT_FIELDS,
   readAllNotifications,
   readNotification,
   unreadNotifications,
   type NotificationView,
 } from '../../server/notifications/notifications';
-import { entityId, pagedQuery, pageSchema, type Mirrors } from '../common';
+import { entityId, pagedQueryOver, pageSchema, type Mirrors } from '../common';
 
 /* The caller's own notifications: /api/notifications, /unread-count, /{id}/read, /read-all. */
 
@@ -31,7 +32,7 @@ export const notificationRouter = router({
     .meta({ openapi: { method: 'GET', path: '/api/notifications', summary: 'Own notifications, newest first', tags } })
     .input(
       z.strictObject({
-        ...pagedQuery,
+        ...pagedQueryOver(NOTIFICATION_SORT_FIELDS),
         unreadOnly: z.boolean().default(false).describe('Only unread notifications'),
         unreadFirst: z.boolean().default(false).describe('Unread notifications first, then newest first'),
       }),

@@ -1,7 +1,7 @@
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { notFound } from '../kernel/errors';
-import { pageOf } from '../kernel/paging';
+import { pageOf, type PageRequest } from '../kernel/paging';
 import { markAllRead, markRead, notificationsOf, unreadCountOf, type NotificationRow } from './store';
 
 /*
@@ -33,9 +33,10 @@ function view(r: NotificationRow): NotificationView {
   };
 }
 
-export interface NotificationListInput {
-  page: number;
-  size: number;
+/** What GET /api/notifications sorts by (names of its answer); newest first (unread first if asked) otherwise. */
+export const NOTIFICATION_SORT_FIELDS = ['id', 'kind', 'title', 'read', 'created_at'] as const;
+
+export interface NotificationListInput extends PageRequest {
   unreadOnly: boolean;
   unreadFirst: boolean;
 }

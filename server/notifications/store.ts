@@ -1,5 +1,6 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
+import { orderByOf, type PageRequest } from '../kernel/paging';
 import { notifications } from '../../db/schema';
 
 /*
@@ -25,12 +26,27 @@ export async function insertNotification(db: DbOrTx, n: NewNotification): Promis
 export async function notificationsOf(
   db: DbOrTx,
   userId: number,
-  opts: { page: number; size: number; unreadOnly: boolean; unreadFirst: boolean },
+  opts: PageRequest & { unreadOnly: boolean; unreadFirst: boolean },
 ): Promise<{ rows: NotificationRow[]; total: number }> {
   const where = opts.unreadOnly
     ? and(eq(notifications.userId, userId), eq(notifications.read, false))
     : eq(notifications.userId, userId);
-  const order = opts.unreadFirst ? [sql`${notifications.read} asc`, desc(notifications.id)] : [desc(notifications.id)];
+  // A `sort` of the caller's wins; without one, newest first (unread first when asked).
+  const fallback = opts.unreadFirst
+    ? [sql`${notifications.read} asc`, desc(notifications.id)]
+    : [desc(notifications.id)];
+  const order = orderByOf(
+    opts.sort,
+    {
+      id: notifications.id,
+      kind: notifications.kind,
+      title: notifications.title,
+      read: notifications.read,
+      created_at: notifications.createdAt,
+    },
+    fallback,
+    notifications.id,
+  );
   const rows = await db
     .select()
     .from(notifications)

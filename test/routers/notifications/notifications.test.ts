@@ -65,6 +65,16 @@ describe('notifications', () => {
     expect(await unread(me())).toBe(3);
   });
 
+  it('sorts by a field of the answer when asked; an unknown field is a 422 on sort', async () => {
+    const byTitle = ok<NotificationPage>(await api.get('/api/notifications', me(), { sort: 'title,asc' }));
+    expect(byTitle.content.map((n) => n.title)).toEqual(['first', 'second', 'third']);
+    const oldest = ok<NotificationPage>(await api.get('/api/notifications', me(), { sort: 'created_at,asc' }));
+    expect(oldest.content.map((n) => n.title)).toEqual(['first', 'second', 'third']);
+    const bad = await api.get('/api/notifications', me(), { sort: 'message,asc' });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.error.errors)).toEqual(['sort']);
+  });
+
   it('marks one read; unreadOnly and unreadFirst; another user cannot mark it', async () => {
     const [third, second] = ok<NotificationPage>(await api.get('/api/notifications', me())).content;
     expect(ok<Notification>(await api.post(`/api/notifications/${second.id}/read`, undefined, me())).read).toBe(true);
