@@ -6,9 +6,6 @@ import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/
 import { createLimiter } from '../kernel/map-bounded';
 import { readData, readWidgetQueries, rowObject } from '../query/read';
 import { assertWithinSavedWidget } from './saved-reads';
-
-// Exports read widgets with the caller's filters too (POST /api/exports, the render pages): the same limit applies.
-export { assertWithinSavedWidget } from './saved-reads';
 import { loadWidgetForData } from './widget-load';
 import { configOf, type WidgetConfig } from './views';
 
@@ -38,12 +35,10 @@ export type WidgetData =
  */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
   const viewer = await viewerOf(deps, actor, req.view_as_user_id);
-  const read = await widgetReadOf(deps, viewer, id, req);
-  await assertWithinSavedWidget(deps, viewer.actor, read.row, req);
-  return readWidget(deps, viewer, read);
+  return readWidget(deps, viewer, await widgetReadOf(deps, viewer, id, req));
 }
 
-/** Widget data read by a viewer already known (dashboard data reads every widget as one viewer). */
+/** Widget data read by a viewer already known (an export job's render page reads as the job's user). */
 export async function widgetDataAs(
   deps: AppDeps,
   viewer: Viewer,
@@ -70,7 +65,9 @@ export async function widgetsDataAs(
   concurrency: number,
 ): Promise<PromiseSettledResult<WidgetData>[]> {
   const out = new Array<PromiseSettledResult<WidgetData>>(requests.length);
-  const loaded = await Promise.allSettled(requests.map(({ id, req }) => widgetReadOf(deps, viewer, id, req)));
+  const loaded = await Promise.allSettled(
+    requests.map(({ id, req }) => widgetReadOf(deps, viewer, id, req, 'dashboard')),
+  );
   const byDataset = new Map<number, number[]>();
   loaded.forEach((l, i) => {
     if (l.status === 'rejected') out[i] = l;
@@ -95,14 +92,19 @@ export async function widgetsDataAs(
 /**
  * The saved widget found for the viewer, with its dataset, sources and the query the request makes of it (the
  * request's overrides over the saved configuration); widget data reads it one page, file exports stream all of it.
+ * A request shaped by the caller (widget data, exports and their render pages) may go beyond the saved widget only
+ * when the viewer reads its dataset (server/widgets/saved-reads.ts); a dashboard's selectors and parameters are the
+ * dashboard's saved configuration, not the caller's.
  */
 export async function widgetReadOf(
   deps: AppDeps,
   viewer: Viewer,
   id: number,
   req: Omit<WidgetDataRequest, 'view_as_user_id'>,
+  shapedBy: 'caller' | 'dashboard' = 'caller',
 ) {
   const { row, dataset, sources } = await loadWidgetForData(deps, viewer.actor, id);
+  if (shapedBy === 'caller') await assertWithinSavedWidget(deps, viewer.actor, row, req);
   const saved = configOf(row);
   const shelves = {
     rows: req.rows ?? saved.rows,
