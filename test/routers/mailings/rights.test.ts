@@ -89,7 +89,7 @@ describe("the owner's column rules", () => {
 });
 
 describe('an object the owner cannot read', () => {
-  it('is refused when the mailing is saved, by the owner or by an administrator editing it', async () => {
+  it('is refused when the owner saves the mailing; an administrator who reads it may put it in, and becomes the owner', async () => {
     // A workspace the owner (the editor) is not a member of.
     const closed = await createSharedWorkspace(t.deps, [
       { userId: world.cast.users.wsAdmin.id, role: 'Администратор' },
