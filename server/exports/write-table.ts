@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { setImmediate } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
 import ExcelJS from 'exceljs';
+import { csvCell, inertText } from './csv-cell';
 import { ExportLimitError, LIMIT_MSG, type ExportLimits } from './limits';
 import type { PrimitiveType } from '../query/expr';
 import type { WidgetRowsSource } from './widget-rows';
@@ -13,7 +14,8 @@ import type { WidgetRowsSource } from './widget-rows';
  * CSV and XLSX files of a widget's rows (POST /api/exports, produceExport), written as the stream's batches arrive,
  * waiting for the file to drain: memory holds one batch. Passing max_rows stops the stream (the query is cancelled)
  * and fails naming the limit; so does passing max_file_size_mb, checked on the bytes as they are written. CSV is
- * UTF-8 with a BOM (Excel reads it as UTF-8); XLSX goes through exceljs's streaming WorkbookWriter with each column
+ * UTF-8 with a BOM (Excel reads it as UTF-8), text that a spreadsheet would take for a formula made inert
+ * (csv-cell.ts); XLSX goes through exceljs's streaming WorkbookWriter with each column
  * written by its type: numbers as numbers, dates as dates, text as text.
  */
 
@@ -60,13 +62,6 @@ function xlsxCell(v: unknown, type: PrimitiveType): unknown {
 function plain(v: unknown): unknown {
   if (typeof v === 'bigint') return Number(v);
   if (v !== null && typeof v === 'object' && !(v instanceof Date)) return JSON.stringify(v);
-  return v;
-}
-
-function csvCell(v: unknown): unknown {
-  if (v instanceof Date) return v.toISOString();
-  if (typeof v === 'bigint') return v.toString();
-  if (v !== null && typeof v === 'object') return JSON.stringify(v);
   return v;
 }
 
@@ -123,16 +118,17 @@ export async function writeCsv(filePath: string, source: WidgetRowsSource, opts:
   const csv = stringify({
     bom: true,
     header: true,
-    columns: source.columns.map((c) => c.title),
+    // A header is a shelf's alias, text anyone editing the widget writes: made inert like any text cell.
+    columns: source.columns.map((c) => inertText(c.title)),
     cast: { date: (d) => d.toISOString(), boolean: (b) => (b ? 'true' : 'false') },
   });
   csv.pipe(out.guard);
   let count = 0;
   try {
-    for await (const batch of batchesOf(source, opts)) {
-      count += batch.rows.length;
+    for await (const { rows, types } of batchesOf(source, opts)) {
+      count += rows.length;
       checkRows(count, opts.limits);
-      for (const row of batch.rows) if (!csv.write(row.map(csvCell))) await once(csv, 'drain');
+      for (const row of rows) if (!csv.write(row.map((v, i) => csvCell(v, types[i])))) await once(csv, 'drain');
       opts.onRows?.(count);
       out.check();
     }

@@ -102,6 +102,47 @@ describe('POST /api/exports, GET /api/exports/{jobId}, GET /api/exports/{jobId}/
   });
 });
 
+describe('csv: text a spreadsheet would read as a formula is written inert, numbers stay numbers', () => {
+  let f: ExportWorld;
+  // Text cells of the text field `product` (an apostrophe before each but the plain one) beside the numeric amount.
+  const PRODUCTS = ['=1+2', '@SUM(A1)', '+7', '-5', '\tx', '\rx', 'чай'];
+  beforeAll(async () => {
+    f = await exportWorld(t.deps, api, PRODUCTS.length);
+    await f.source.db.query(
+      `UPDATE ${f.source.sales} SET product = ($1::text[])[id], amount = CASE id WHEN 4 THEN -5 ELSE id END`,
+      [PRODUCTS],
+    );
+  });
+  afterAll(() => f.close());
+
+  it('POST /api/exports and its download: =, +, -, @, tab and CR-led text get an apostrophe, -5 of amount does not', async () => {
+    // The header is a shelf's alias, text as well.
+    const widgetId = await f.widget({ columns: [{ id: 'amount', sql: 'SUM([sales.amount])', alias: '=Сумма' }] });
+    const job = await runExport(api, f.cast.tokens.viewer!, {
+      object_type: 'widget',
+      object_id: widgetId,
+      format: 'csv',
+    });
+    expect(job.state, job.error ?? '').toBe('succeeded');
+    const file = await api.get(`/api/exports/${job.job_id}/file`, f.cast.tokens.viewer);
+    expect(file.status).toBe(200);
+    const day = (i: number) => f.sales[i].sold_on;
+    expect(String(file.body)).toBe(
+      [
+        "\ufeffid,Товар,Дата продажи,'=Сумма",
+        `1,'=1+2,${day(0)},1`,
+        `2,'@SUM(A1),${day(1)},2`,
+        `3,'+7,${day(2)},3`,
+        `4,'-5,${day(3)},-5`,
+        `5,'\tx,${day(4)},5`,
+        `6,"'\rx",${day(5)},6`,
+        `7,чай,${day(6)},7`,
+        '',
+      ].join('\n'),
+    );
+  });
+});
+
 describe('render routes: only a render token of a running job, for its object', () => {
   let widgetJob: ExportJobRow;
   let widgetToken: string;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
@@ -10,7 +10,7 @@ import { writeCsv, writeXlsx } from '../../../server/exports/write-table';
 
 /*
  * The table writers on their own: max_file_size_mb stops the writing (and the reading) at the limit rather than after
- * the whole file, and XLSX cells follow their column's type.
+ * the whole file, XLSX cells follow their column's type, and CSV text a spreadsheet would run as a formula is inert.
  */
 
 const MB = 1024 * 1024;
@@ -107,5 +107,57 @@ describe('xlsx cells by column type', () => {
     expect(row(3)).toEqual(['007', '1e5', '***', 42, undefined, new Date('2024-03-01T22:02:03Z'), false, 'x']);
     expect(sheet.getRow(2).getCell(5).numFmt).toBe('yyyy-mm-dd');
     expect(sheet.getRow(2).getCell(6).numFmt).toBe('yyyy-mm-dd hh:mm:ss');
+  });
+});
+
+describe('csv cells: text a spreadsheet would take for a formula is inert, numbers by their column stay numbers', () => {
+  it("=, +, -, @, tab and CR-led text gets an apostrophe; a number column's -5 (number, bigint or driver text) does not", async () => {
+    const source: WidgetRowsSource = {
+      name: 'Формулы',
+      columns: ['text', 'amount', 'count', 'other'].map((key) => ({ key, title: key })),
+      async *batches(): AsyncGenerator<RowsBatch> {
+        yield {
+          types: ['string', 'float', 'integer', 'unknown'],
+          rows: [
+            ['=1+2', -5, -5n, '@SUM(A1)'],
+            ['-5', '-5.00', '-5', -5],
+            ['+7', '-1e3', '+3', '\tx'],
+            ['\rx', '-***', '=1', 'чай'],
+          ],
+        };
+      },
+    };
+    const file = path.join(dir, 'formulas.csv');
+    await writeCsv(file, source, { limits: limits() });
+    expect(await readFile(file, 'utf8')).toBe(
+      [
+        '\ufefftext,amount,count,other',
+        "'=1+2,-5,-5,'@SUM(A1)",
+        "'-5,-5.00,-5,-5",
+        "'+7,-1e3,+3,'\tx",
+        `"'\rx",'-***,'=1,чай`,
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('xlsx writes such text as a text cell, never a formula', async () => {
+    const source: WidgetRowsSource = {
+      name: 'Формулы',
+      columns: [{ key: 'text', title: '=Заголовок' }],
+      async *batches(): AsyncGenerator<RowsBatch> {
+        yield { types: ['string'], rows: [['=1+2'], ['@SUM(A1)']] };
+      },
+    };
+    const file = path.join(dir, 'formulas.xlsx');
+    await writeXlsx(file, source, { limits: limits() });
+    const wb = new ExcelJS.Workbook();
+    await wb.xlsx.readFile(file);
+    const cells = [1, 2, 3].map((n) => wb.worksheets[0].getRow(n).getCell(1));
+    expect(cells.map((c) => [c.type, c.value])).toEqual([
+      [ExcelJS.ValueType.String, '=Заголовок'],
+      [ExcelJS.ValueType.String, '=1+2'],
+      [ExcelJS.ValueType.String, '@SUM(A1)'],
+    ]);
   });
 });
