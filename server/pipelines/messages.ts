@@ -16,7 +16,6 @@ export const MSG = {
   nothingDeployed: 'Ничего не развёрнуто',
   /** The UI hints that disable Развернуть, answered as 400s by the API. */
   bothStagesBound: 'Обе стадии должны быть привязаны к пространствам',
-  targetAdminNeeded: 'Нужны права администратора в целевом пространстве',
   selectObjects: 'Выберите объекты в левой колонке',
   /** Not in the specification: an action on a stage that has no workspace. */
   stageNotBound: (order: number) => `Стадия не привязана к пространству (order ${order})`,

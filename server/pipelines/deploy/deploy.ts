@@ -5,8 +5,7 @@ import type { AppDeps } from '../../app/deps';
 import { AppError, badRequest, invalid } from '../../kernel/errors';
 import { readCachesChanged } from '../../kernel/read-epoch';
 import { removeSourceFolder, sourceFileCopies } from '../../data-sources/store';
-import { roleIsAdmin } from '../../access/roles';
-import { pipelineForCaller, requireStageRole, type PipelineContext } from '../access';
+import { pipelineForCaller, requireStageAdmin, requireStageRole, type PipelineContext } from '../access';
 import { MSG, nothingDeployedBecause } from '../messages';
 import { recordDeployment, type DeploymentObject } from '../history';
 import { deployDashboards } from './dashboards';
@@ -100,17 +99,15 @@ export async function deployToNextStage(
 }
 
 /**
- * Deploy rights (spec, Authentication point 6: Администратор in the receiving stage and any role in the source stage),
- * checked in this order:
- * - no role in the source stage: 403 «Доступ запрещён», the error table's "Deploy or compare without rights": the
- *   caller may not even read what would be deployed (a caller who sees no stage of the pipeline got 404 already);
- * - a role in the source stage but not Администратор in the receiving one (whatever their role there, none included):
- *   400 «Нужны права администратора в целевом пространстве». This caller can read and compare the source stage, so the
- *   UI shows them Развернуть disabled with this hint; the API answers the same hint (issue: the hints become 400s).
+ * Deploy rights (spec, Authentication point 6: Администратор in the receiving stage and any role in the source stage).
+ * Lacking either is the error table's "Deploy or compare without rights": 403 «Доступ запрещён» (a caller who sees no
+ * stage of the pipeline got 404 already). The UI still shows a caller with a role in the source stage Развернуть
+ * disabled with its hint «Нужны права администратора в целевом пространстве» (server/settings/dictionary.ts); the
+ * API answers the specification's status and message.
  */
 function requireDeployRights(ctx: PipelineContext, from: number): void {
   requireStageRole(ctx, from);
-  if (!roleIsAdmin(ctx.roles[from + 1])) throw badRequest(MSG.targetAdminNeeded);
+  requireStageAdmin(ctx, from + 1);
 }
 
 /** Stage 0 or 1 and each object once: anything else is refused before the transaction. */

@@ -496,20 +496,20 @@ describe('deploy: refusals', () => {
     expect(await links()).toEqual([]);
   });
 
-  it('rights: a role in the source stage but not Администратор in the receiving one: 400 «Нужны права администратора в целевом пространстве»', async () => {
-    // Редактор and Наблюдатель in both stages: they see the source stage, the UI's hint is their answer.
+  it('rights: a role in the source stage but not Администратор in the receiving one: 403 «Доступ запрещён»', async () => {
+    // Редактор and Наблюдатель in both stages: the error table's "deploy without rights" (the UI's hint stays the UI's).
     for (const token of [w.tokens.editor, w.tokens.viewer]) {
       const res = await deploy(api, w, { from_stage: 0, objects: [] }, token);
-      expect(res.status).toBe(400);
-      expect(failure(res).message).toBe('Нужны права администратора в целевом пространстве');
+      expect(res.status).toBe(403);
+      expect(failure(res).message).toBe('Доступ запрещён');
     }
-    // No role at all in the receiving stage: the same hint.
+    // No role at all in the receiving stage: the same.
     const admin1 = await createUser(t.deps);
     await addWorkspaceMember(t.deps, w.stages[1], { userId: admin1.id, role: 'Администратор' });
     const token = await login(api, admin1.username, admin1.password);
     const noTarget = await deploy(api, w, { from_stage: 1, objects: [] }, token);
-    expect(noTarget.status).toBe(400);
-    expect(failure(noTarget).message).toBe('Нужны права администратора в целевом пространстве');
+    expect(noTarget.status).toBe(403);
+    expect(failure(noTarget).message).toBe('Доступ запрещён');
     expect(await links()).toEqual([]);
   });
 
