@@ -13,6 +13,7 @@ import { TEST_ADMIN } from '../../support/constants';
 import { createGroup, createUser, loginAdmin, uniq } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import { idpLogin, startTestIdp, type TestIdp } from './oidc-idp';
+import { BINDING_COOKIE, ssoBrowser, type Browser } from './sso-browser';
 
 /*
  * The whole OIDC login against a real OpenID Connect provider (oidc-provider on loopback), over real HTTP: the
@@ -29,45 +30,8 @@ let admin: string;
 const providers: Record<'auto' | 'manual' | 'disabled' | 'doomed', Provider> = {} as never;
 const groupIds = { default: 0, analysts: 0, leads: 0, unmapped: 0 };
 
-/** A browser's cookie jar, as far as these tests need one: the SSO binding cookie the platform sets. */
-interface Browser {
-  cookie?: string;
-}
 /** The browser the tests log in with, unless a test names another. */
-const browser: Browser = {};
-const BINDING_COOKIE = 'analytics_sso_browser';
-
-async function http(method: string, path: string, body?: unknown, token?: string, origin?: string, jar = browser) {
-  const res = await fetch(new URL(path, base), {
-    method,
-    redirect: 'manual',
-    headers: {
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(origin ? { origin } : {}),
-      ...(jar.cookie ? { cookie: jar.cookie } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const set = res.headers.getSetCookie().find((c) => c.startsWith(`${BINDING_COOKIE}=`));
-  if (set) jar.cookie = set.split(';')[0];
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, location: res.headers.get('location'), body: json as any };
-}
-
-/** GET authorize: answers the IdP URL the browser is sent to. */
-async function authorize(providerId: number, redirectUri?: string, jar = browser): Promise<string> {
-  const query = redirectUri ? `?redirectUri=${encodeURIComponent(redirectUri)}` : '';
-  const res = await http('GET', `api/auth/sso/${providerId}/authorize${query}`, undefined, undefined, undefined, jar);
-  if (res.status !== 302 || !res.location) throw new Error(`authorize: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.location;
-}
+const { browser, http, authorize, followCallback, exchange } = ssoBrowser(() => base);
 
 /** The browser up to the platform's callback URL (not yet followed). */
 async function throughIdp(providerId: number, accountId: string, redirectUri?: string, jar = browser) {
@@ -75,8 +39,6 @@ async function throughIdp(providerId: number, accountId: string, redirectUri?: s
   expect(callback.startsWith(`${base}api/auth/sso/${providerId}/callback?`)).toBe(true);
   return callback;
 }
-
-const followCallback = (callback: string, jar = browser) => http('GET', callback, undefined, undefined, undefined, jar);
 
 /** A whole login: answers the one-time code the platform redirected to. */
 async function ssoCode(providerId: number, accountId: string, redirectUri?: string): Promise<string> {
@@ -86,16 +48,6 @@ async function ssoCode(providerId: number, accountId: string, redirectUri?: stri
   if (!code) throw new Error(`no code in ${res.location}`);
   return code;
 }
-
-const exchange = (code: string, redirectUri?: string, origin?: string, jar = browser) =>
-  http(
-    'POST',
-    'api/auth/sso/exchange',
-    { code, ...(redirectUri ? { redirect_uri: redirectUri } : {}) },
-    undefined,
-    origin,
-    jar,
-  );
 
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest('hex');
 
