@@ -9,6 +9,16 @@ export const SSO_MESSAGES = {
   idpRefused: (reason: string) => `Провайдер удостоверений отклонил вход: ${reason}`,
   idpAnswerInvalid: (reason: string) => `Ответ провайдера удостоверений не принят: ${reason}`,
   idpUnreachable: (reason: string) => `Провайдер удостоверений недоступен: ${reason}`,
+  // The reasons of idpAnswerInvalid for a signed OIDC answer: `of` is 'ID-токена' or 'ответа userinfo'.
+  unsignedAnswer: (of: string) => `подпись ${of}: её нет (alg «none»), такой ответ не принимается`,
+  algNotAllowed: (of: string, alg: string, field: string, allowed: string[]) =>
+    `подпись ${of}: алгоритм «${alg}» не из объявленных провайдером (${field}: ${allowed.join(', ') || 'ни одного допустимого'})`,
+  unknownSigningKey: (of: string, kid: string | undefined) =>
+    `подпись ${of}: ключа ${kid === undefined ? 'без kid' : `«${kid}»`} нет в наборе ключей провайдера (jwks_uri), загруженном заново`,
+  signatureMismatch: (of: string, kid: string | undefined) =>
+    `подпись ${of}: не совпадает с ключом ${kid === undefined ? '' : `«${kid}» `}из набора ключей провайдера (jwks_uri)`,
+  secretMismatch: (of: string) => `подпись ${of}: не совпадает с секретом клиента (client_secret)`,
+  signatureUnchecked: (of: string, reason: string) => `подпись ${of} не проверена: ${reason}`,
   insecureIdpUrl:
     'Адрес провайдера удостоверений должен быть https: http допустим только на локальном адресе (127.0.0.1, [::1], localhost)',
   noUsername: (claim: string) => `Ответ провайдера не содержит имя пользователя (${claim})`,

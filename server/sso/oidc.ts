@@ -1,29 +1,46 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as client from 'openid-client';
-import { AppError, badRequest, unauthorized } from '../kernel/errors';
+import { AppError, unauthorized } from '../kernel/errors';
 import { isLoopback } from './idp-address';
 import { SSO_MESSAGES } from './messages';
+import { allowedAlgorithms, checkSignature, ProviderKeys } from './oidc-signatures';
 import type { OidcSettings, ProviderSecrets } from './provider-settings';
 import type { SsoProviderRow } from './store';
 
 /*
- * OpenID Connect with openid-client: discovery, authorization code with PKCE (S256), state and nonce, the ID token
- * verified against the keys of the discovery document, then the userinfo claims. Plain http is allowed only for an
- * issuer on the loopback interface (idp-address.ts).
+ * OpenID Connect with openid-client: discovery, authorization code with PKCE (S256), state and nonce, the ID token's
+ * claims, then the userinfo claims. The signatures of the ID token and of a signed userinfo answer are checked here
+ * against the provider's jwks_uri (oidc-signatures.ts): openid-client does not check them by default. Plain http is
+ * allowed only for an issuer on the loopback interface (idp-address.ts).
  */
 
 const DISCOVERY_TTL_MS = 5 * 60_000;
-const discovered = new Map<string, { config: client.Configuration; at: number }>();
+/** Per provider version: its configuration and its key set (fetched again on a key it lacks, discovery or not). */
+const discovered = new Map<string, { config: client.Configuration; keys: ProviderKeys; at: number }>();
+
+/*
+ * openid-client answers the userinfo claims, not the answer they came in: a login that needs the answer's text (to
+ * check a signed one) runs its userinfo request inside `answers`, and the configuration's fetch hands it a copy.
+ */
+const answers = new AsyncLocalStorage<(res: Response) => void>();
+const copyingFetch: client.CustomFetch = async (url, options) => {
+  const res = await fetch(url, options as RequestInit);
+  answers.getStore()?.(res.clone());
+  return res;
+};
 
 async function discover(settings: OidcSettings, secrets: ProviderSecrets): Promise<client.Configuration> {
   const issuer = new URL(settings.issuer_url);
   const execute = issuer.protocol === 'http:' && isLoopback(issuer) ? [client.allowInsecureRequests] : [];
-  return client.discovery(
+  const config = await client.discovery(
     issuer,
     settings.client_id,
     secrets.client_secret,
     secrets.client_secret ? client.ClientSecretBasic(secrets.client_secret) : client.None(),
     { execute, timeout: 10 },
   );
+  config[client.customFetch] = copyingFetch;
+  return config;
 }
 
 const unreachable = (e: unknown) =>
@@ -31,15 +48,15 @@ const unreachable = (e: unknown) =>
     cause: e,
   });
 
-/** The provider's client configuration, discovered once per provider version and reused for a few minutes. */
-async function configurationOf(
-  row: SsoProviderRow,
-  settings: OidcSettings,
-  secrets: ProviderSecrets,
-): Promise<client.Configuration> {
+/**
+ * The provider's client configuration and keys, discovered once per provider version and reused for a few minutes.
+ * The key set has its own life inside (ProviderKeys): a key the provider starts to use is fetched at the first login
+ * that needs it, not when this entry expires.
+ */
+async function discoveredOf(row: SsoProviderRow, settings: OidcSettings, secrets: ProviderSecrets) {
   const key = `${row.id}:${row.updatedAt.getTime()}`;
   const hit = discovered.get(key);
-  if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit.config;
+  if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit;
   let config: client.Configuration;
   try {
     config = await discover(settings, secrets);
@@ -47,8 +64,9 @@ async function configurationOf(
     throw unreachable(e);
   }
   for (const k of discovered.keys()) if (k.startsWith(`${row.id}:`)) discovered.delete(k);
-  discovered.set(key, { config, at: Date.now() });
-  return config;
+  const entry = { config, keys: new ProviderKeys(config.serverMetadata().jwks_uri), at: Date.now() };
+  discovered.set(key, entry);
+  return entry;
 }
 
 /** POST /api/sso-providers/{id}/test: the discovery document answers and names what a login needs. */
@@ -83,7 +101,7 @@ export async function oidcAuthorizeUrl(
   redirectUri: string,
   state: string,
 ): Promise<OidcLoginStart> {
-  const config = await configurationOf(row, settings, secrets);
+  const { config } = await discoveredOf(row, settings, secrets);
   const codeVerifier = client.randomPKCECodeVerifier();
   const nonce = client.randomNonce();
   const url = client.buildAuthorizationUrl(config, {
@@ -97,9 +115,48 @@ export async function oidcAuthorizeUrl(
   return { url: url.toString(), nonce, codeVerifier };
 }
 
+/** The userinfo claims; a signed (application/jwt) answer's signature checked as the ID token's. */
+async function userinfoClaims(
+  config: client.Configuration,
+  keys: ProviderKeys,
+  secrets: ProviderSecrets,
+  accessToken: string,
+  sub: string,
+): Promise<Record<string, unknown>> {
+  let answer: Response | undefined;
+  let claims: Record<string, unknown>;
+  try {
+    claims = await answers.run(
+      (res) => (answer = res),
+      () => client.fetchUserInfo(config, accessToken, sub),
+    );
+  } catch (e) {
+    if (e instanceof TypeError && !(e instanceof client.ClientError)) throw unreachable(e);
+    throw unauthorized(SSO_MESSAGES.idpAnswerInvalid(describeFailure(e)));
+  }
+  if (!answer) throw unauthorized(SSO_MESSAGES.idpAnswerInvalid('ответ userinfo не получен'));
+  // The test openid-client made to read the answer as a JWT, so that no answer it read as one goes unchecked.
+  if (answer.headers.get('content-type')?.split(';')[0] !== 'application/jwt') {
+    await answer.body?.cancel();
+    return claims;
+  }
+  await checkSignature(keys, await answer.text(), {
+    of: 'ответа userinfo',
+    field: 'userinfo_signing_alg_values_supported',
+    algorithms: allowedAlgorithms(
+      config.serverMetadata().userinfo_signing_alg_values_supported,
+      undefined,
+      secrets.client_secret,
+    ),
+    clientSecret: secrets.client_secret,
+  });
+  return claims;
+}
+
 /**
- * The callback: the code traded with the PKCE verifier, state and nonce checked, the ID token verified; answers the
- * ID token claims merged over the userinfo claims. Any failed check is a 401 naming it.
+ * The callback: the code traded with the PKCE verifier, state and nonce checked, the ID token verified (claims and
+ * signature), a signed userinfo answer's signature too; answers the ID token claims merged over the userinfo claims.
+ * Any failed check is a 401 naming it.
  */
 export async function oidcCallbackClaims(
   row: SsoProviderRow,
@@ -112,7 +169,8 @@ export async function oidcCallbackClaims(
   if (error) {
     throw unauthorized(SSO_MESSAGES.idpRefused(currentUrl.searchParams.get('error_description') || error));
   }
-  const config = await configurationOf(row, settings, secrets);
+  const { config, keys } = await discoveredOf(row, settings, secrets);
+  const meta = config.serverMetadata();
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
     tokens = await client.authorizationCodeGrant(config, currentUrl, {
@@ -126,14 +184,17 @@ export async function oidcCallbackClaims(
     throw unauthorized(SSO_MESSAGES.idpAnswerInvalid(describeFailure(e)));
   }
   const claims = tokens.claims();
-  if (!claims) throw unauthorized(SSO_MESSAGES.idpAnswerInvalid('нет ID-токена'));
-  let userinfo: Record<string, unknown> = {};
-  if (config.serverMetadata().userinfo_endpoint && tokens.access_token) {
-    try {
-      userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
-    } catch (e) {
-      throw badRequest(SSO_MESSAGES.idpAnswerInvalid(e instanceof Error ? e.message : String(e)));
-    }
-  }
+  if (!claims || !tokens.id_token) throw unauthorized(SSO_MESSAGES.idpAnswerInvalid('нет ID-токена'));
+  await checkSignature(keys, tokens.id_token, {
+    of: 'ID-токена',
+    field: 'id_token_signing_alg_values_supported',
+    // RS256 when the document names none, as openid-client's own header check (OIDC Discovery makes RS256 the default).
+    algorithms: allowedAlgorithms(meta.id_token_signing_alg_values_supported, 'RS256', secrets.client_secret),
+    clientSecret: secrets.client_secret,
+  });
+  const userinfo =
+    meta.userinfo_endpoint && tokens.access_token
+      ? await userinfoClaims(config, keys, secrets, tokens.access_token, claims.sub)
+      : {};
   return { ...userinfo, ...claims };
 }
