@@ -8,7 +8,15 @@ import {
   testChannel,
 } from '../../server/mail-channels/mail-channels';
 import { deletedOutput, idInput } from '../common';
-import { channelInput, channelListOutput, channelOutput, channelUpdate, testInput, testOutput } from './schemas';
+import {
+  channelInput,
+  channelListInput,
+  channelListOutput,
+  channelOutput,
+  channelUpdate,
+  testInput,
+  testOutput,
+} from './schemas';
 
 /* SMTP mail channels: /api/mail-channels. */
 
@@ -17,8 +25,9 @@ const tags = ['Mail channels'];
 export const mailChannelRouter = router({
   list: authedProcedure
     .meta({ openapi: { method: 'GET', path: '/api/mail-channels', summary: 'List SMTP channels', tags } })
+    .input(channelListInput)
     .output(channelListOutput)
-    .query(({ ctx }) => listChannels(ctx.deps, ctx.actor)),
+    .query(({ ctx, input }) => listChannels(ctx.deps, ctx.actor, input)),
 
   create: sysadminProcedure
     .meta({ openapi: { method: 'POST', path: '/api/mail-channels', summary: 'Add an SMTP channel', tags } })

@@ -1,6 +1,10 @@
 import { z } from 'zod';
-import type { MailChannelInput, MailChannelView } from '../../server/mail-channels/mail-channels';
-import { entityId, nonBlank, wireString, type Mirrors } from '../common';
+import {
+  CHANNEL_SORT_FIELDS,
+  type MailChannelInput,
+  type MailChannelView,
+} from '../../server/mail-channels/mail-channels';
+import { entityId, nonBlank, pagedQueryOver, pageSchema, wireString, type Mirrors } from '../common';
 
 /* Wire shapes of SMTP mail channels (/api/mail-channels). */
 
@@ -40,9 +44,13 @@ export const channelOutput = z.object({
   created_at: z.string(),
   updated_at: z.string(),
 });
-export const channelListOutput = z.array(
+export const channelListInput = z.strictObject({
+  ...pagedQueryOver(CHANNEL_SORT_FIELDS),
+  query: wireString().max(200).optional().describe('Search in the name'),
+});
+export const channelListOutput = pageSchema(
   z.union([channelOutput, z.object({ id: z.number().int(), name: z.string() })]),
-);
+).describe('A system administrator gets every field; anyone else id and name, to pick a channel in a mailing');
 
 const _in: Mirrors<MailChannelInput, z.output<typeof channelInput>> = true;
 const _out: Mirrors<MailChannelView, z.output<typeof channelOutput>> = true;

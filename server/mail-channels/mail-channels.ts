@@ -2,10 +2,11 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { smtpSender, SmtpError, type SmtpSettings } from '../../adapters/mail/smtp';
 import { isForeignKeyViolation } from '../kernel/db-errors';
+import { pageOf, type PageRequest } from '../kernel/paging';
 import { MSG } from './messages';
 import {
-  allChannels,
   channelById,
+  channelsPage,
   deleteChannel,
   insertChannel,
   mailingsOfChannel,
@@ -66,10 +67,17 @@ function channelView(row: MailChannelRow): MailChannelView {
   };
 }
 
-/** GET /api/mail-channels: everything for an administrator, id and name for anyone else. */
-export async function listChannels(deps: AppDeps, actor: Actor) {
-  const rows = await allChannels(deps.db);
-  return rows.map((r) => (actor.isSysadmin ? channelView(r) : { id: r.id, name: r.name }));
+/**
+ * The fields GET /api/mail-channels sorts by: those anyone may order the list by, so a user who sees id and name only
+ * learns nothing of the hidden fields (host, user) from the order.
+ */
+export const CHANNEL_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at'] as const;
+
+/** GET /api/mail-channels: a page of channels, everything for an administrator, id and name for anyone else. */
+export async function listChannels(deps: AppDeps, actor: Actor, input: PageRequest & { query?: string }) {
+  const { rows, total } = await channelsPage(deps.db, input);
+  const content = rows.map((r) => (actor.isSysadmin ? channelView(r) : { id: r.id, name: r.name }));
+  return pageOf(content, input, total);
 }
 
 export async function getChannel(deps: AppDeps, id: number): Promise<MailChannelView> {

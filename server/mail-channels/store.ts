@@ -1,6 +1,7 @@
-import { count, eq } from 'drizzle-orm';
+import { count, eq, ilike, sql } from 'drizzle-orm';
 import { mailChannels, mailings } from '../../db/schema';
 import type { DbOrTx } from '../../db/client';
+import { containsPattern, orderByOf, type PageRequest } from '../kernel/paging';
 
 /* Mail channels (tx-first, actor-free). */
 
@@ -12,8 +13,32 @@ export async function channelById(db: DbOrTx, id: number): Promise<MailChannelRo
   return row ?? null;
 }
 
-export async function allChannels(db: DbOrTx): Promise<MailChannelRow[]> {
-  return db.select().from(mailChannels).orderBy(mailChannels.id);
+/** One page of channels whose name contains `query`; by id unless sorted by one of CHANNEL_SORT_FIELDS. */
+export async function channelsPage(
+  db: DbOrTx,
+  input: PageRequest & { query?: string },
+): Promise<{ rows: MailChannelRow[]; total: number }> {
+  const where = input.query ? ilike(mailChannels.name, containsPattern(input.query)) : undefined;
+  const [{ total }] = await db.select({ total: count() }).from(mailChannels).where(where);
+  const order = orderByOf(
+    input.sort,
+    {
+      id: mailChannels.id,
+      name: sql`lower(${mailChannels.name})`,
+      created_at: mailChannels.createdAt,
+      updated_at: mailChannels.updatedAt,
+    },
+    [],
+    mailChannels.id,
+  );
+  const rows = await db
+    .select()
+    .from(mailChannels)
+    .where(where)
+    .orderBy(...order)
+    .limit(input.size)
+    .offset(input.page * input.size);
+  return { rows, total };
 }
 
 export async function insertChannel(db: DbOrTx, values: NewMailChannel): Promise<MailChannelRow> {

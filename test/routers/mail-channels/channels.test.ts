@@ -1,7 +1,9 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import type { channelListOutput } from '../../../routers/mail-channels/schemas';
 import { useTestApp } from '../../support/app';
-import { createRoleCast, type RoleCast } from '../../support/factories';
+import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import { createChannel, startInbox, toOf, type ChannelView, type Inbox, type MailingView } from '../mailings/world';
 
@@ -9,6 +11,8 @@ import { createChannel, startInbox, toOf, type ChannelView, type Inbox, type Mai
  * SMTP mail channels over REST (/api/mail-channels) against a real SMTP server on loopback (STARTTLS, AUTH): CRUD
  * with the password masked, a real test letter, the server's reply on a wrong password, deletion refused while used.
  */
+
+type ChannelPage = z.output<typeof channelListOutput>;
 
 const { t, api } = useTestApp();
 let cast: RoleCast;
@@ -42,10 +46,47 @@ describe('mail channels', () => {
     const mail = inbox.letters.at(-1)!;
     expect(mail.subject).toBe('Проверка почтового канала');
     expect(toOf(mail)).toEqual(['a@example.test']);
-    const list = ok<{ id: number; name: string }[]>(await api.get('/api/mail-channels', cast.tokens.plain));
-    expect(list.find((c) => c.id === ch.id)).toEqual({ id: ch.id, name: 'renamed' });
+    const list = ok<ChannelPage>(await api.get('/api/mail-channels?size=1000', cast.tokens.plain));
+    expect(list.content.find((c) => c.id === ch.id)).toEqual({ id: ch.id, name: 'renamed' });
     expect((await api.get(`/api/mail-channels/${ch.id}`, cast.tokens.plain)).status).toBe(403);
     expect((await api.post('/api/mail-channels', { ...body }, cast.tokens.editor)).status).toBe(403);
+  });
+
+  it('GET /api/mail-channels is a paged list: page, size, sort by id, name, created_at or updated_at, query in the name', async () => {
+    const prefix = uniq('paged');
+    const ids: Record<string, number> = {};
+    for (const name of ['b', 'a', 'c'])
+      ids[name] = ok<ChannelView>(
+        await api.post(
+          '/api/mail-channels',
+          { name: `${prefix}-${name}`, host: '127.0.0.1', port: 25, from_address: 'm@example.test' },
+          admin(),
+        ),
+      ).id;
+    const page = async (query: string, token = admin()) =>
+      ok<ChannelPage>(await api.get(`/api/mail-channels?query=${prefix}&${query}`, token));
+    const first = await page('size=2&sort=name,desc');
+    expect(first.page).toEqual({ size: 2, number: 0, total_elements: 3, total_pages: 2 });
+    expect(first.content.map((c) => c.id)).toEqual([ids.c, ids.b]);
+    expect(first.content[0]).toMatchObject({ host: '127.0.0.1', port: 25, from_address: 'm@example.test' });
+    const second = await page('size=2&page=1&sort=name,desc');
+    expect(second.content.map((c) => c.id)).toEqual([ids.a]);
+    // By id unless asked otherwise; anyone else gets id and name only.
+    const plain = await page('', cast.tokens.plain);
+    expect(plain.page).toEqual({ size: 20, number: 0, total_elements: 3, total_pages: 1 });
+    expect(plain.content).toEqual(['b', 'a', 'c'].map((n) => ({ id: ids[n], name: `${prefix}-${n}` })));
+    expect((await page('sort=created_at,desc')).content.map((c) => c.id)).toEqual([ids.c, ids.a, ids.b]);
+    // A field it cannot sort by (host is hidden from most callers) and bad paging: 422 naming the parameter.
+    for (const [query, field] of [
+      ['sort=host', 'sort'],
+      ['sort=nope,asc', 'sort'],
+      ['size=0', 'size'],
+      ['page=-1', 'page'],
+    ]) {
+      const res = await api.get(`/api/mail-channels?${query}`, cast.tokens.plain);
+      expect(res.status, query).toBe(422);
+      expect(Object.keys(failure(res).errors ?? {})).toEqual([field]);
+    }
   });
 
   it('the password is stored sealed, never as the plain text, and a new one replaces it sealed', async () => {
