@@ -23,10 +23,23 @@ const RAW_READ =
   'Reads the table as it is, outside any dataset (no RLS or CLS applies), so it needs the right to edit the source: ' +
   'Редактор or Администратор of its workspace, the edit right on it, or a system administrator (else 403).';
 
+const RAW_METADATA =
+  "Describes the source as it is, outside any dataset (a column a dataset's CLS rule hides is listed too), so it " +
+  'needs the right to edit the source: Редактор or Администратор of its workspace, the edit right on it, or a ' +
+  'system administrator (else 403); a reader reads through datasets.';
+
 /** Metadata (from the cache), platform objects on the source, and reads of its data. */
 export const browseProcedures = {
   listSchemas: authedProcedure
-    .meta({ openapi: { method: 'GET', path: '/api/data-source/{id}/schemas', summary: 'List database schemas', tags } })
+    .meta({
+      openapi: {
+        method: 'GET',
+        path: '/api/data-source/{id}/schemas',
+        summary: 'List database schemas',
+        description: `From the metadata cache. ${RAW_METADATA}`,
+        tags,
+      },
+    })
     .input(idInput)
     .output(listSchemasOutput)
     .query(({ ctx, input }) => listSchemas(ctx.deps, ctx.actor, input.id)),
@@ -37,6 +50,7 @@ export const browseProcedures = {
         method: 'GET',
         path: '/api/data-source/{id}/tables',
         summary: 'List tables and views of a schema',
+        description: `Optionally searched by name. ${RAW_METADATA}`,
         tags,
       },
     })
@@ -46,7 +60,13 @@ export const browseProcedures = {
 
   listColumns: authedProcedure
     .meta({
-      openapi: { method: 'GET', path: '/api/data-source/{id}/columns', summary: 'List columns of a table', tags },
+      openapi: {
+        method: 'GET',
+        path: '/api/data-source/{id}/columns',
+        summary: 'List columns of a table',
+        description: `Name, database type, primitive type and nullability of each column. ${RAW_METADATA}`,
+        tags,
+      },
     })
     .input(listColumnsInput)
     .output(listColumnsOutput)

@@ -17,13 +17,13 @@ import {
 
 /*
  * Who may do what with a workspace object of any kind (server/objects/kinds.ts): the one policy.
- * - read (details, data through datasets, metadata, check): any role in the object's workspace, a system administrator, or
+ * - read (details, data through datasets, check): any role in the object's workspace, a system administrator, or
  *   a `view` or `edit` right on that one object (the caller's own or one of their groups', actor.groupIds; table
  *   object_rights); anyone else gets 404 with the kind's message, as if the object did not exist;
  * - edit in its workspace (build a widget on a dataset): Редактор or Администратор there; a reader gets 403 (a right
  *   on one object never lets anyone create objects in its workspace);
- * - read raw (rawReadableObject: a source's rows outside any dataset, beyond RLS and CLS): an editing role there, the
- *   `edit` right on the object, or a system administrator;
+ * - read raw (rawReadableObject: a source's rows and its schema of tables and columns outside any dataset, beyond
+ *   RLS and CLS): an editing role there, the `edit` right on the object, or a system administrator;
  * - own (ownedObject): Администратор of the workspace, the author while they still hold an editing role there (an
  *   author demoted to Наблюдатель no longer edits), or whoever holds the `edit` right on the object, their own or a
  *   group's (the specification's "owner"). The owner changes, deletes and copies the object (for a source also the
@@ -145,8 +145,9 @@ export async function editableObject<K extends ObjectKindName>(
 /**
  * As readable, and the caller may edit the object: an editing role (Редактор or Администратор) in its workspace, the
  * `edit` right on it, or a system administrator; else 403. What reading a data source's rows outside any dataset
- * needs (its preview and column values): such a read knows no dataset, so no RLS or CLS rule can narrow it, which
- * makes it a dataset author's tool, not a reader's.
+ * needs (its preview and column values), and listing its schemas, tables and columns (and POST /api/ai/sql, which
+ * sends them to the provider): such a read knows no dataset, so no RLS or CLS rule can narrow it, which makes it a
+ * dataset author's tool, not a reader's.
  */
 export async function rawReadableObject<K extends ObjectKindName>(
   db: DbOrTx,

@@ -1,25 +1,26 @@
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { readableObject } from '../access/object-access';
 import type { ChatMessage } from '../../adapters/ai/chat-client';
 import { checkFormula, envOfModel } from '../datasets/formulas';
-import { loadDatasetModel } from '../datasets/load-model';
+import { datasetSeenBy } from '../datasets/datasets';
 import { askUntilAccepted } from './ai';
 import { datasetFieldLines, functionLines, GUARD } from './grounding';
 import { AI_MSG } from './messages';
 
 /**
- * POST /api/ai/formula: a calculated field formula for a dataset the caller can read. The answer must pass the
- * formula validator against the saved schema; a failing answer gets one repair round with the validator's message,
- * then a 400. Nothing is saved or run.
+ * POST /api/ai/formula: a calculated field formula for a dataset the caller can read. The prompt names the fields of
+ * the schema as the caller sees it (datasetSeenBy: without those their column rules hide), and the answer must pass
+ * the formula validator against that same schema; a failing answer gets one repair round with the validator's
+ * message, then a 400. Masked fields are listed and accepted: a read shows them, masked. Nothing is saved or run.
  */
 export async function generateFormula(
   deps: AppDeps,
   actor: Actor,
   input: { dataset_id: number; prompt: string },
 ): Promise<{ formula: string; primitive_type: string }> {
-  await readableObject(deps.db, actor, 'dataset', input.dataset_id);
-  const model = await loadDatasetModel(deps.db, input.dataset_id);
+  // The dataset as GET /api/dataset/{id} shows it to the caller: a field their column rules hide (and the calculated
+  // fields reading it) is neither told to the provider nor accepted in an answer, as if the dataset lacked it.
+  const { model } = await datasetSeenBy(deps.db, actor, input.dataset_id);
   const env = envOfModel(model);
   const messages: ChatMessage[] = [
     {

@@ -2,7 +2,7 @@ import { isSourceKind, sourceKindInfo, type TableInfo } from '../../adapters/sou
 import type { ChatMessage } from '../../adapters/ai/chat-client';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { readableObject } from '../access/object-access';
+import { rawReadableObject } from '../access/object-access';
 import { badRequest } from '../kernel/errors';
 import { listColumns, listTables } from '../data-sources/metadata';
 import { readOnlyQueryProblem, validationPlan } from '../data-sources/sql-validation';
@@ -11,11 +11,14 @@ import { GUARD } from './grounding';
 import { AI_MSG } from './messages';
 
 /*
- * POST /api/ai/sql: a read-only query for one source the caller can read, grounded in its tables and columns from
- * the metadata cache. The answer must be one query statement (the SQL console's validation plan "wrap": SELECT,
- * WITH, VALUES) and, token by token, a read-only query naming only tables of that source (no data-changing word
- * anywhere, no file-reading or side-effect function, every FROM/JOIN item checked); a DDL/DML answer or another
- * schema's table is refused, after one repair round. Nothing is run.
+ * POST /api/ai/sql: a read-only query for one source, grounded in its tables and columns from the metadata cache.
+ * That schema is raw data about the source, sent to an outside provider: the caller needs the level that lists it
+ * (rawReadableObject, as GET /api/data-source/{id}/tables and /columns; a reader of the source gets 403 before the
+ * provider is asked). The query is for the SQL console or a dataset's SQL object, both beyond a mere reader.
+ * The answer must be one query statement (the SQL console's validation plan "wrap": SELECT, WITH, VALUES) and, token
+ * by token, a read-only query naming only tables of that source (no data-changing word anywhere, no file-reading or
+ * side-effect function, every FROM/JOIN item checked); a DDL/DML answer or another schema's table is refused, after
+ * one repair round. Nothing is run.
  */
 
 const MAX_TABLES = 40;
@@ -33,7 +36,7 @@ export async function generateSql(
   actor: Actor,
   input: { data_source_id: number; schema?: string; prompt: string },
 ): Promise<{ sql: string }> {
-  const { row } = await readableObject(deps.db, actor, 'data_source', input.data_source_id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', input.data_source_id);
   if (!isSourceKind(row.type)) throw badRequest(AI_MSG.sqlFailed('неизвестный тип источника'));
   const dialect = sourceKindInfo(row.type).dialect;
   const tables = (await listTables(deps, actor, row.id, { schema: input.schema })).content;

@@ -1,9 +1,8 @@
 import type { ChatMessage } from '../../adapters/ai/chat-client';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { readableObject } from '../access/object-access';
 import { checkFormula, envOfModel } from '../datasets/formulas';
-import { loadDatasetModel } from '../datasets/load-model';
+import { datasetSeenBy } from '../datasets/datasets';
 import { askUntilAccepted } from './ai';
 import { datasetFieldLines, functionLines, GUARD } from './grounding';
 import { AI_MSG } from './messages';
@@ -12,7 +11,9 @@ import { AI_MSG } from './messages';
  * POST /api/ai/widget-code: a widget body for POST /api/widget on a dataset the caller can read. The answer must
  * parse as the widget create body (the router passes that schema's check in, server/ never sees the wire schemas),
  * name the requested dataset and kind, and every expression on its shelves must pass the formula validator against
- * the dataset. One repair round, then a 400. Nothing is saved or run.
+ * the dataset as the caller sees it (datasetSeenBy: without the fields their column rules hide; the prompt names no
+ * other). Masked fields are listed and accepted, as POST /api/widget accepts them (its data read masks their values
+ * and refuses a filter over one). One repair round, then a 400. Nothing is saved or run.
  */
 
 /** The router's check of a widget create body: the parsed body or the first problem. */
@@ -76,8 +77,9 @@ export async function generateWidgetCode(
   input: { dataset_id: number; prompt: string; type: string },
   parse: WidgetBodyParser,
 ): Promise<{ code: Record<string, unknown> }> {
-  await readableObject(deps.db, actor, 'dataset', input.dataset_id);
-  const model = await loadDatasetModel(deps.db, input.dataset_id);
+  // The dataset as GET /api/dataset/{id} shows it to the caller: a field their column rules hide (and the calculated
+  // fields reading it) is neither told to the provider nor accepted in an answer, as if the dataset lacked it.
+  const { model } = await datasetSeenBy(deps.db, actor, input.dataset_id);
   const env = envOfModel(model);
   const messages: ChatMessage[] = [
     {

@@ -4,7 +4,7 @@ import { dataSourceMetadata } from '../../db/schema';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { invalid, notFound } from '../kernel/errors';
-import { ownedObject, readableObject } from '../access/object-access';
+import { ownedObject, rawReadableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { connectorForSource, type DataSourceRow } from './connection';
 import { viaConnector } from './connector-errors';
@@ -128,14 +128,21 @@ export async function resolveColumn(
   return found;
 }
 
+/*
+ * Listing a source's schemas, tables and columns (names and types) describes the source as it is, outside any
+ * dataset: a column a CLS rule hides from a reader in every dataset on the source would still be listed here. So it
+ * needs the level of reading the source raw (rawReadableObject, as its preview): an editing role in its workspace, the
+ * `edit` right on it, or a system administrator; a Наблюдатель or `view` right holder reads through datasets.
+ */
+
 export async function listSchemas(deps: AppDeps, actor: Actor, id: number) {
-  const { row } = await readableObject(deps.db, actor, 'data_source', id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', 'список схем');
   return { content: await schemasOf(deps, row) };
 }
 
 export async function listTables(deps: AppDeps, actor: Actor, id: number, input: { schema?: string; query?: string }) {
-  const { row } = await readableObject(deps.db, actor, 'data_source', id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `список таблиц ${input.schema ?? ''}`.trim());
   const schema = await resolveSchema(deps, row, input.schema);
   const needle = input.query?.toLowerCase();
@@ -144,7 +151,7 @@ export async function listTables(deps: AppDeps, actor: Actor, id: number, input:
 }
 
 export async function listColumns(deps: AppDeps, actor: Actor, id: number, input: { schema?: string; table: string }) {
-  const { row } = await readableObject(deps.db, actor, 'data_source', id);
+  const { row } = await rawReadableObject(deps.db, actor, 'data_source', id);
   await logSourceAccess(deps.db, id, actor, 'read', `столбцы ${input.schema ?? ''}.${input.table}`);
   const table = await resolveTable(deps, row, input.schema, input.table);
   return { content: await tableColumns(deps, row, table) };

@@ -11,11 +11,12 @@ import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
+import type { DatasetModel } from '../query/compile/dataset-model';
 import { deletableObject, ownedObject, readableIds, readableObject } from '../access/object-access';
 import { fieldsHiddenFrom } from '../access/column-rules';
 import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
-import { dataSourceIdsOf, modelOfRow, inSnapshot } from './load-model';
+import { dataSourceIdsOf, modelOfRow, inSnapshot, type DatasetRow } from './load-model';
 import { MSG } from './messages';
 import { cloneDataset, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
 import { datasetDetails, datasetView, withoutHiddenFields, type DatasetMode } from './views';
@@ -112,16 +113,28 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
 }
 
 /**
- * GET /api/dataset/{id}: the dataset with its whole schema. A reader who does not own it (and so does not manage its
- * column rules) does not see the fields those rules hide from them, as a data request answers them "not found".
+ * The dataset as the caller sees it: a reader who does not own it (and so does not manage its column rules) does not
+ * see the fields those rules hide from them, as a data request answers them "not found". What GET /api/dataset/{id}
+ * lists and what the assistant (POST /api/ai/formula, /api/ai/widget-code) is told and checks against. 404 when the
+ * caller cannot read it.
  */
-export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
+export async function datasetSeenBy(
+  db: DbOrTx,
+  actor: Actor,
+  id: number,
+): Promise<{ row: DatasetRow; model: DatasetModel }> {
   return inSnapshot(db, async (tx) => {
     const { row, isOwner } = await readableObject(tx, actor, 'dataset', id);
     const model = await modelOfRow(tx, row);
-    if (isOwner) return datasetDetails(row, model);
-    return datasetDetails(row, withoutHiddenFields(model, await fieldsHiddenFrom(tx, actor, model)));
+    if (isOwner) return { row, model };
+    return { row, model: withoutHiddenFields(model, await fieldsHiddenFrom(tx, actor, model)) };
   });
+}
+
+/** GET /api/dataset/{id}: the dataset with its whole schema, as the caller sees it (datasetSeenBy). */
+export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
+  const { row, model } = await datasetSeenBy(db, actor, id);
+  return datasetDetails(row, model);
 }
 
 /** PUT /api/dataset/{id}: name, description, mode and sources; the schema stays. */

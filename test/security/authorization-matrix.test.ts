@@ -39,12 +39,15 @@ const VIEWER_MAY_CALL = new Set([
 const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
 /**
- * Reads a Наблюдатель may not call: a source's rows outside any dataset (no RLS or CLS narrows them) are for those
- * who may edit the source, its SQL console and access log for its owners.
+ * Reads a Наблюдатель may not call: a source's rows and schema outside any dataset (no RLS or CLS narrows them) are
+ * for those who may edit the source, its SQL console and access log for its owners.
  */
 const RESERVED_READS = new Set([
   'POST /api/data-source/{id}/preview',
   'GET /api/data-source/{id}/column-values',
+  'GET /api/data-source/{id}/schemas',
+  'GET /api/data-source/{id}/tables',
+  'GET /api/data-source/{id}/columns',
   'GET /api/data-source/{id}/queries',
   'GET /api/data-source/{id}/queries/{queryId}',
   'GET /api/data-source/{id}/access-log',

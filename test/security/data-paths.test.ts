@@ -432,7 +432,8 @@ describe('the hidden field, named in a request', () => {
  * A source's own rows (POST /api/data-source/{id}/preview, GET /api/data-source/{id}/column-values) are read outside
  * any dataset, so no RLS or CLS rule narrows them: they are for those who may edit the source (an editing role in its
  * workspace, the `edit` right on it, a system administrator). The restricted Наблюдатель must not get round the
- * dataset's rules there, nor may a reader who holds only a `view` right.
+ * dataset's rules there, nor may a reader who holds only a `view` right. The same holds for the source's schema
+ * (GET .../schemas, /tables, /columns): it lists `amount`, which the CLS rule hides from the Наблюдатель.
  */
 describe("the source's own rows, outside any dataset", () => {
   const RAW_READERS: { name: string; token: () => string | undefined; status: 200 | 401 | 403 | 404 }[] = [
@@ -480,6 +481,18 @@ describe("the source's own rows, outside any dataset", () => {
         if (r.status !== 200) return expectRefused(res, r.status);
         const products = new Set(SALES.map((s) => s.product));
         expect(ok<{ values: unknown[] }>(res).values).toHaveLength(products.size);
+      });
+      it(`GET /api/data-source/{id}/schemas, /tables, /columns: ${r.status}`, async () => {
+        const schemas = await api.get(`${base()}/schemas`, r.token());
+        const listed = await api.get(`${base()}/tables`, r.token(), { schema: 'public', query: tables.sales });
+        const columns = await api.get(`${base()}/columns`, r.token(), { schema: 'public', table: tables.sales });
+        if (r.status !== 200) {
+          for (const res of [schemas, listed, columns]) expectRefused(res, r.status);
+          return;
+        }
+        expect(ok<{ content: string[] }>(schemas).content).toContain('public');
+        expect(ok<{ content: { name: string }[] }>(listed).content.map((x) => x.name)).toEqual([tables.sales]);
+        expect(ok<{ content: { name: string }[] }>(columns).content.map((c) => c.name)).toContain('amount');
       });
     });
 });

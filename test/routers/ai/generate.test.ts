@@ -40,7 +40,7 @@ let sourceId: number;
 
 const formula = (prompt: string, token = cast.tokens.viewer) =>
   api.post('/api/ai/formula', { dataset_id: datasetId, prompt }, token);
-const genSql = (prompt: string, token = cast.tokens.viewer) =>
+const genSql = (prompt: string, token = cast.tokens.editor) =>
   api.post('/api/ai/sql', { data_source_id: sourceId, schema: 'public', prompt }, token);
 const widgetCode = (prompt: string, type = 'bar') =>
   api.post('/api/ai/widget-code', { dataset_id: datasetId, prompt, type }, cast.tokens.viewer);
@@ -297,5 +297,157 @@ describe('POST /api/ai/widget-code', () => {
 
     fake.script({ content: body({ type: 'line' }) }, { content: body({ type: 'nonsense' }) });
     expect((await widgetCode('x')).status).toBe(400);
+  });
+});
+
+/*
+ * The assistant sees the dataset as the caller does (GET /api/dataset/{id}): a CLS rule hides `margin_secret` (and
+ * the calculated field reading it) from the Наблюдатель, and masks `qty`. What reaches the provider for them names
+ * neither hidden field (name, id or title), an answer using one is refused as a field the dataset lacks, and masked
+ * fields are named and accepted (a read shows them masked). A Редактор no rule names gets every field.
+ */
+describe('the dataset as the caller sees it (CLS)', () => {
+  const HIDDEN_NAME = 'margin_secret';
+  const HIDDEN_TITLE = 'Маржа под замком';
+  const DEPENDENT = 'Удвоенная маржа';
+  let clsDatasetId: number;
+  let hiddenIds: number[];
+
+  beforeAll(async () => {
+    const created = await createSalesDataset(api, cast.tokens.wsAdmin!, {
+      workspaceId: cast.workspaceId,
+      sourceId,
+      tables,
+      extraFields: [
+        {
+          id: -17,
+          object_id: -1,
+          name: HIDDEN_NAME,
+          column: 'amount',
+          primitive_type: 'float',
+          title: HIDDEN_TITLE,
+        },
+        { id: -32, name: DEPENDENT, formula: `[sales.${HIDDEN_NAME}] * 2` },
+      ],
+    });
+    clsDatasetId = created.id;
+    hiddenIds = [created.fieldId(HIDDEN_NAME), created.fieldId(DEPENDENT)];
+    for (const [field, action] of [
+      [HIDDEN_NAME, 'hide'],
+      ['qty', 'mask'],
+    ] as const)
+      ok(
+        await api.post(
+          `/api/dataset/${clsDatasetId}/cls-rules`,
+          { field_ids: [created.fieldId(field)], action, user_ids: [cast.users.viewer.id], group_ids: [] },
+          cast.tokens.wsAdmin,
+        ),
+      );
+  });
+
+  const askFormula = (token: string | undefined) =>
+    api.post('/api/ai/formula', { dataset_id: clsDatasetId, prompt: 'маржа' }, token);
+  const askWidget = (token: string | undefined) =>
+    api.post('/api/ai/widget-code', { dataset_id: clsDatasetId, prompt: 'маржа по товарам', type: 'bar' }, token);
+  const widgetBody = (measure: string) =>
+    JSON.stringify({
+      name: 'Маржа',
+      type: 'bar',
+      dataset_id: clsDatasetId,
+      rows: [{ id: 'r', sql: '[sales.product]' }],
+      columns: [{ id: 'c', sql: measure }],
+    });
+
+  /** Every message the provider received in the last call: the system prompt and the repair round included. */
+  const sentText = () =>
+    fake.requests
+      .at(-1)!
+      .messages.filter((m) => m.role !== 'assistant')
+      .map((m) => m.content)
+      .join('\n');
+  const expectNothingHidden = (text: string) => {
+    expect(text).not.toContain(HIDDEN_NAME);
+    expect(text).not.toContain(HIDDEN_TITLE);
+    expect(text).not.toContain(DEPENDENT);
+    for (const id of hiddenIds) expect(text).not.toContain(`- id ${id}:`);
+  };
+
+  it('formula: the prompt names no hidden field; an answer using one is refused as an unknown field', async () => {
+    // The same answer with a field the dataset really lacks: the refusal must read the same.
+    fake.script({ content: 'SUM([sales.no_such_col])' }, { content: 'SUM([sales.no_such_col])' });
+    const unknown = await askFormula(cast.tokens.viewer);
+    expect(unknown.status).toBe(400);
+
+    fake.script({ content: `SUM([sales.${HIDDEN_NAME}])` }, { content: `SUM([sales.${HIDDEN_NAME}])` });
+    const res = await askFormula(cast.tokens.viewer);
+    expect(res.status).toBe(400);
+    expect(failure(res).message).toBe(failure(unknown).message.replace('no_such_col', HIDDEN_NAME));
+    const system = fake.requests.at(-1)!.messages[0].content;
+    expectNothingHidden(system);
+    expect(system).toContain('[sales.product] (string)');
+    // The repair round carries the validator's message only, which names what the provider wrote.
+    expect(fake.requests.at(-1)!.messages[3].content).toMatch(/^Валидатор отклонил формулу: /);
+
+    // A dataset calculated field over the hidden one is unknown too.
+    fake.script({ content: `[${DEPENDENT}] + 1` }, { content: `[${DEPENDENT}] + 1` });
+    expect((await askFormula(cast.tokens.viewer)).status).toBe(400);
+    expect(fake.requests.at(-1)!.messages[0].content).not.toContain(DEPENDENT);
+  });
+
+  it('formula: a masked field is named and accepted, as the dataset read lists it', async () => {
+    fake.script({ content: 'SUM([sales.qty])' });
+    expect(ok<Formula>(await askFormula(cast.tokens.viewer))).toEqual({
+      formula: 'SUM([sales.qty])',
+      primitive_type: 'integer',
+    });
+    const system = fake.requests.at(-1)!.messages[0].content;
+    expect(system).toContain('[sales.qty] (integer)');
+    expectNothingHidden(system);
+  });
+
+  it('formula: a Редактор no rule names gets every field in the prompt and may use it', async () => {
+    fake.script({ content: `SUM([sales.${HIDDEN_NAME}])` });
+    expect(ok<Formula>(await askFormula(cast.tokens.editor))).toEqual({
+      formula: `SUM([sales.${HIDDEN_NAME}])`,
+      primitive_type: 'float',
+    });
+    const system = fake.requests.at(-1)!.messages[0].content;
+    expect(system).toContain(`- id ${hiddenIds[0]}: [sales.${HIDDEN_NAME}] (float) «${HIDDEN_TITLE}»`);
+    expect(system).toContain(`- id ${hiddenIds[1]}: [${DEPENDENT}]`);
+  });
+
+  it('widget code: the prompt names no hidden field; a body using one is refused after the repair round', async () => {
+    const measure = `SUM([sales.${HIDDEN_NAME}])`;
+    fake.script({ content: widgetBody(measure) }, { content: widgetBody(measure) });
+    const res = await askWidget(cast.tokens.viewer);
+    expect(res.status).toBe(400);
+    expect(failure(res).message).toContain(`Не удалось сгенерировать корректный виджет: ${measure}: `);
+    expectNothingHidden(fake.requests.at(-1)!.messages[0].content);
+    expect(fake.requests.at(-1)!.messages[3].content).toMatch(/^Тело виджета отклонено: /);
+    expect(sentText()).not.toContain(HIDDEN_TITLE);
+
+    // The same body is what the Редактор gets accepted, with the field in their prompt.
+    fake.script({ content: widgetBody(measure) });
+    expect(ok<WidgetCode>(await askWidget(cast.tokens.editor)).code).toMatchObject({ dataset_id: clsDatasetId });
+    expect(fake.requests.at(-1)!.messages[0].content).toContain(`[sales.${HIDDEN_NAME}]`);
+  });
+});
+
+/*
+ * POST /api/ai/sql sends the source's schema (tables, columns, types) to the provider: it needs the level that lists
+ * that schema, the raw level of the source (an editing role, the edit right, a system administrator). A Наблюдатель
+ * gets 403 before the provider is asked.
+ */
+describe('POST /api/ai/sql: who may send the source schema', () => {
+  it('a Наблюдатель: 403 «Доступ запрещён», the provider is not asked; a Редактор: the schema and a query', async () => {
+    const asked = fake.requests.length;
+    const res = await genSql('сумма продаж', cast.tokens.viewer);
+    expect(res.status).toBe(403);
+    expect(failure(res).message).toBe('Доступ запрещён');
+    expect(fake.requests.length).toBe(asked);
+
+    fake.script({ content: `SELECT count(*) FROM public.${tables.sales}` });
+    expect(ok<Sql>(await genSql('сколько продаж', cast.tokens.editor)).sql).toContain(tables.sales);
+    expect(lastSystemPrompt()).toContain(`public.${tables.sales} (`);
   });
 });
