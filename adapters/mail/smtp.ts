@@ -2,7 +2,7 @@ import nodemailer from 'nodemailer';
 
 /*
  * The SMTP side of mail channels and mailings (nodemailer). Knows nothing of channels or mailings: it takes a server's
- * settings and a letter, and answers the server's own reply when it refuses.
+ * settings and a letter, and answers the server's own reply when it refuses, with the kind of failure it was.
  */
 
 export interface SmtpSettings {
@@ -33,15 +33,32 @@ export interface Letter {
   attachments?: Attachment[];
 }
 
-/** A refusal or failure of the server, with its reply ("535 5.7.8 Authentication failed") when it gave one. */
-export class SmtpError extends Error {}
+/**
+ * What went wrong, for the caller to say in its own words: the server could not be reached (refused, not-found,
+ * timeout, tls), or it answered and refused the login, a recipient, or something else.
+ */
+export type SmtpFailure = 'refused' | 'not-found' | 'timeout' | 'auth' | 'tls' | 'recipient' | 'other';
+
+/**
+ * A refusal or failure of the server: its message is the server's reply ("535 5.7.8 Authentication failed") when it
+ * gave one, else the transport's own text ("connect ECONNREFUSED 127.0.0.1:25").
+ */
+export class SmtpError extends Error {
+  constructor(
+    message: string,
+    readonly failure: SmtpFailure = 'other',
+  ) {
+    super(message);
+  }
+}
 
 export interface SmtpSender {
   send(letter: Letter): Promise<void>;
   close(): void;
 }
 
-const TIMEOUT_MS = 15_000;
+/** How long the server has to connect, greet and answer each command. */
+export const SMTP_TIMEOUT_MS = 15_000;
 
 /** One pooled connection per sender: a run reuses it for its letters, a channel test makes one and closes it. */
 export function smtpSender(s: SmtpSettings): SmtpSender {
@@ -52,9 +69,9 @@ export function smtpSender(s: SmtpSettings): SmtpSender {
     requireTLS: s.security === 'starttls',
     ignoreTLS: s.security === 'none',
     auth: s.username ? { user: s.username, pass: s.password ?? '' } : undefined,
-    connectionTimeout: TIMEOUT_MS,
-    greetingTimeout: TIMEOUT_MS,
-    socketTimeout: TIMEOUT_MS,
+    connectionTimeout: SMTP_TIMEOUT_MS,
+    greetingTimeout: SMTP_TIMEOUT_MS,
+    socketTimeout: SMTP_TIMEOUT_MS,
     pool: true,
     maxConnections: 1,
   });
@@ -70,7 +87,7 @@ export function smtpSender(s: SmtpSettings): SmtpSender {
           attachments: letter.attachments,
         });
       } catch (e) {
-        throw new SmtpError(smtpReply(e));
+        throw new SmtpError(smtpReply(e), smtpFailure(e));
       }
     },
     close: () => transport.close(),
@@ -81,5 +98,21 @@ export function smtpSender(s: SmtpSettings): SmtpSender {
 function smtpReply(e: unknown): string {
   const err = e as { response?: string; message?: string; code?: string };
   const text = err.response || err.message || String(e);
-  return text.slice(0, 1000);
+  return text.trim().slice(0, 1000);
+}
+
+/**
+ * nodemailer's error codes say auth, envelope, TLS (STARTTLS), DNS and timeout; a socket failure is ESOCKET or
+ * ECONNECTION whatever its cause, so its text tells refused and TLS (OpenSSL's "wrong version number", a certificate
+ * the server presented) apart.
+ */
+function smtpFailure(e: unknown): SmtpFailure {
+  const { code, command, message = '' } = e as { code?: string; command?: string; message?: string };
+  if (code === 'EAUTH' || code === 'ENOAUTH') return 'auth';
+  if (code === 'EENVELOPE') return command === 'RCPT TO' ? 'recipient' : 'other';
+  if (code === 'ETLS' || /SSL routines|certificate|\bTLS\b/i.test(message)) return 'tls';
+  if (code === 'EDNS' || /\b(ENOTFOUND|EAI_AGAIN)\b/.test(message)) return 'not-found';
+  if (code === 'ETIMEDOUT' || /\bETIMEDOUT\b|timed? ?out|Greeting never received/i.test(message)) return 'timeout';
+  if (/\b(ECONNREFUSED|EHOSTUNREACH|ENETUNREACH)\b/.test(message)) return 'refused';
+  return 'other';
 }

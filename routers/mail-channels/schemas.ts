@@ -29,7 +29,14 @@ const channelBody = {
 export const channelInput = z.strictObject(channelBody);
 export const channelUpdate = z.strictObject({ id: entityId(), ...channelBody });
 export const testInput = z.strictObject({ id: entityId(), to: email().describe('Where the test letter goes') });
-export const testOutput = z.object({ ok: z.boolean(), message: z.string().describe("The server's reply on failure") });
+export const testOutput = z.object({
+  ok: z.boolean(),
+  message: z
+    .string()
+    .describe(
+      "«Письмо отправлено», or what failed in Russian (refused, address not found, no answer, authentication, TLS, recipient refused, other) followed by ': ' and the server's reply or the transport's text",
+    ),
+});
 
 export const channelOutput = z.object({
   id: z.number().int(),

@@ -3,7 +3,7 @@ import type { AppDeps } from '../app/deps';
 import { smtpSender, SmtpError, type SmtpSettings } from '../../adapters/mail/smtp';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
-import { MSG } from './messages';
+import { MSG, testFailed } from './messages';
 import {
   channelById,
   channelsPage,
@@ -111,14 +111,20 @@ export async function removeChannel(deps: AppDeps, id: number): Promise<{ id: nu
   return { id, deleted: true };
 }
 
-/** POST /api/mail-channels/{id}/test: a real letter; a refusal answers ok false and the server's reply. */
+/**
+ * POST /api/mail-channels/{id}/test: a real letter. A refusal is a result, not an error of the call: ok false and what
+ * happened in Russian, the server's reply after it.
+ */
 export async function testChannel(deps: AppDeps, id: number, to: string): Promise<{ ok: boolean; message: string }> {
-  const sender = smtpSender(smtpSettingsOf(deps, await mustChannel(deps, id)));
+  const row = await mustChannel(deps, id);
+  const sender = smtpSender(smtpSettingsOf(deps, row));
   try {
     await sender.send({ to: [to], subject: MSG.testSubject, text: MSG.testBody });
     return { ok: true, message: MSG.testOk };
   } catch (e) {
-    return { ok: false, message: e instanceof SmtpError ? e.message : String(e) };
+    const failure = e instanceof SmtpError ? e.failure : 'other';
+    const detail = e instanceof Error ? e.message : String(e);
+    return { ok: false, message: testFailed(failure, `${row.host}:${row.port}`, detail) };
   } finally {
     sender.close();
   }

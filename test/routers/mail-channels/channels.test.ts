@@ -1,4 +1,6 @@
+import net, { type AddressInfo } from 'node:net';
 import { sql } from 'drizzle-orm';
+import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { channelListOutput } from '../../../routers/mail-channels/schemas';
@@ -9,7 +11,8 @@ import { createChannel, startInbox, toOf, type ChannelView, type Inbox, type Mai
 
 /*
  * SMTP mail channels over REST (/api/mail-channels) against a real SMTP server on loopback (STARTTLS, AUTH): CRUD
- * with the password masked, a real test letter, the server's reply on a wrong password, deletion refused while used.
+ * with the password masked, a real test letter, each failure of a test letter in Russian with the server's reply,
+ * deletion refused while used.
  */
 
 type ChannelPage = z.output<typeof channelListOutput>;
@@ -114,23 +117,98 @@ describe('mail channels', () => {
     expect((await stored()).box).toBeNull();
   });
 
-  it('a wrong password answers ok false with the server reply', async () => {
-    const ch = await createChannel(api, admin(), inbox.port, 'wrong');
-    const res = ok<{ ok: boolean; message: string }>(
-      await api.post(`/api/mail-channels/${ch.id}/test`, { to: 'a@example.test' }, admin()),
-    );
-    expect(res.ok).toBe(false);
-    expect(res.message).toMatch(/535/);
-    expect(res.message).toMatch(/Authentication failed/);
-  });
+  describe('a failed test letter: ok false, what happened in Russian, the reply of the server after it', () => {
+    /** A channel as the test wants it (STARTTLS with the inbox's user by default) and its test letter's answer. */
+    const testOf = async (over: Record<string, unknown>, to = 'a@example.test') => {
+      const body = { name: uniq('smtp'), host: '127.0.0.1', from_address: 'm@example.test', ...over };
+      const ch = ok<ChannelView>(await api.post('/api/mail-channels', body, admin()));
+      return ok<{ ok: boolean; message: string }>(await api.post(`/api/mail-channels/${ch.id}/test`, { to }, admin()));
+    };
+    const asUser = (password: string) => ({ port: inbox.port, username: 'mailer', password });
+    /** A loopback port nothing listens on: one the system gave out and is closed again. */
+    const closedPort = async () => {
+      const server = net.createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    };
 
-  it('an unreachable server answers ok false', async () => {
-    const ch = await createChannel(api, admin(), 1);
-    const res = ok<{ ok: boolean; message: string }>(
-      await api.post(`/api/mail-channels/${ch.id}/test`, { to: 'a@example.test' }, admin()),
-    );
-    expect(res.ok).toBe(false);
-    expect(res.message).toMatch(/ECONNREFUSED/);
+    it('authentication refused (535)', async () => {
+      expect(await testOf(asUser('wrong'))).toEqual({
+        ok: false,
+        message: `Ошибка аутентификации на сервере 127.0.0.1:${inbox.port}: 535 Authentication failed: bad credentials`,
+      });
+    });
+
+    it('a closed port: the connection refused', async () => {
+      const port = await closedPort();
+      expect(await testOf({ port, security: 'none' })).toEqual({
+        ok: false,
+        message: `Сервер 127.0.0.1:${port} отклонил подключение: connect ECONNREFUSED 127.0.0.1:${port}`,
+      });
+    });
+
+    it('a host name that does not resolve', async () => {
+      const res = await testOf({ host: 'no-such-host.invalid', port: 25, security: 'none' });
+      expect(res.ok).toBe(false);
+      expect(res.message).toMatch(
+        /^Адрес сервера no-such-host\.invalid:25 не найден: getaddrinfo (ENOTFOUND|EAI_AGAIN) no-such-host\.invalid$/,
+      );
+    });
+
+    it('the recipient refused (550)', async () => {
+      inbox.refuse.add('nobody@example.test');
+      expect(await testOf(asUser('секрет-42'), 'nobody@example.test')).toEqual({
+        ok: false,
+        message: `Сервер 127.0.0.1:${inbox.port} не принял адрес получателя: 550 Mailbox unavailable`,
+      });
+    });
+
+    it('TLS: ssl (implicit TLS) against a server that greets in plain text', async () => {
+      const res = await testOf({ ...asUser('секрет-42'), security: 'ssl' });
+      expect(res.ok).toBe(false);
+      expect(res.message).toMatch(
+        new RegExp(`^Ошибка TLS при подключении к 127\\.0\\.0\\.1:${inbox.port}: .*wrong version number`),
+      );
+    });
+
+    it('a server that never greets: no answer in time', { timeout: 60_000 }, async () => {
+      const silent = net.createServer(() => undefined);
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const { port } = silent.address() as AddressInfo;
+      try {
+        // The greeting timer or the idle socket's, whichever fires first: both are nodemailer's 15 s.
+        const res = await testOf({ port, security: 'none' });
+        expect(res.ok).toBe(false);
+        expect(res.message).toMatch(
+          new RegExp(`^Сервер 127\\.0\\.0\\.1:${port} не ответил за 15 с: (Greeting never received|Timeout)$`),
+        );
+      } finally {
+        silent.close();
+      }
+    });
+
+    it('any other refusal: the letter refused (554)', async () => {
+      const strict = new SMTPServer({
+        disabledCommands: ['STARTTLS', 'AUTH'],
+        logger: false,
+        onData(stream, _session, cb) {
+          stream.resume();
+          stream.on('end', () => cb(Object.assign(new Error('Message rejected as spam'), { responseCode: 554 })));
+        },
+      });
+      await new Promise<void>((resolve) => strict.listen(0, '127.0.0.1', resolve));
+      const { port } = strict.server.address() as AddressInfo;
+      try {
+        expect(await testOf({ port, security: 'none' })).toEqual({
+          ok: false,
+          message: `Не удалось отправить письмо через 127.0.0.1:${port}: 554 Message rejected as spam`,
+        });
+      } finally {
+        strict.close();
+      }
+    });
   });
 
   it('a channel used by a mailing cannot be deleted (400); unused it can', async () => {
