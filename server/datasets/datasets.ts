@@ -5,7 +5,7 @@ import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor }
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { removeExtract } from '../extracts/extracts';
+import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
 import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
 import { emptyIdMap } from '../objects/id-map';
 import { listObjects, type StdListFilter } from '../objects/list';
@@ -139,10 +139,13 @@ export async function getDataset(db: DbOrTx, actor: Actor, id: number) {
 
 /** PUT /api/dataset/{id}: name, description, mode and sources; the schema stays. */
 export async function updateDataset(deps: AppDeps, actor: Actor, id: number, input: UpdateDatasetInput) {
+  let ended: EndedRuns | undefined;
   return deps.db
     .transaction(async (tx) => {
       await ownedObject(tx, actor, 'dataset', id, { forUpdate: true });
       if (input.data_source_ids !== undefined) await checkReplacedSources(tx, actor, id, input.data_source_ids);
+      // Back on its source: a synchronisation under way is cancelled with it (its pull stopped once this commits).
+      if (input.live === true) ended = await endRunsOf(tx, { datasetIds: [id] }, 'live');
       const row = await updateDatasetRow(tx, id, {
         name: input.name,
         description: input.description,
@@ -152,7 +155,7 @@ export async function updateDataset(deps: AppDeps, actor: Actor, id: number, inp
       return datasetDetails(row, await modelOfRow(tx, row));
     })
     .then(async (details) => {
-      if (input.live === true) await removeExtract(deps, id); // back on its source: the extract serves nothing
+      if (ended) await stopRunsAfter(deps, ended); // and the extract, serving nothing now, goes
       return details;
     })
     .finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version
@@ -173,15 +176,21 @@ async function checkReplacedSources(tx: DbOrTx, actor: Actor, id: number, reques
   }
 }
 
-/** DELETE /api/dataset/{id}: refused (400) while widgets are built on it. */
+/**
+ * DELETE /api/dataset/{id}: refused (400) while widgets are built on it. A synchronisation under way goes with it: its
+ * run is deleted in the same transaction, its pull and query at the source stopped once it commits, and the extract
+ * files removed.
+ */
 export async function deleteDataset(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
-  await deps.db.transaction(async (tx) => {
+  const ended = await deps.db.transaction(async (tx) => {
     await deletableObject(tx, actor, 'dataset', id);
     const widgets = await widgetsUsingDataset(tx, id);
     if (widgets.length) throw badRequest(MSG.usedByWidgets(widgets.length));
+    const runs = await endRunsOf(tx, { datasetIds: [id] }, 'deleted');
     await tx.delete(datasets).where(eq(datasets.id, id));
+    return runs;
   });
-  await removeExtract(deps, id);
+  await stopRunsAfter(deps, ended);
   return { id, deleted: true };
 }
 

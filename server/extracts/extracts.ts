@@ -1,10 +1,14 @@
 import path from 'node:path';
 import { readdir, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { DbOrTx } from '../../db/client';
 import { ConnectorError, type Connector } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest } from '../kernel/errors';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import { EXTRACT_RUN } from './kinds';
 import { MSG } from './messages';
+import { cancelRuns, lockActiveRuns, type ExtractRunRow } from './store';
 
 /*
  * Where a materialised dataset's data lives and how the query engine reaches it (server/query/run picks the extract
@@ -29,19 +33,84 @@ export function extractFileOwner(name: string): number | null {
 }
 
 /**
- * Removes every file of a dataset's extract and closes this node's connection to it: called once the dataset is
- * deleted or back on its source (live), when nothing reads the extract any more. Never fails the caller, whose change
- * is already committed: a file left behind (another node still writing it) goes with the sweep of server/extracts.
+ * Removes every file of the datasets' extracts and closes this node's connections to them: called once the datasets
+ * are deleted or back on their source (live), when nothing reads the extracts any more. Never fails the caller, whose
+ * change is already committed: a file left behind (another node still writing it) goes with the sweep of
+ * server/extracts.
  */
-export async function removeExtract(deps: AppDeps, datasetId: number): Promise<void> {
+export async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void> {
+  if (!datasetIds.length) return;
+  const ids = new Set(datasetIds);
   try {
-    await deps.connectors.release(`extract:${datasetId}`);
+    await Promise.all(datasetIds.map((id) => deps.connectors.release(`extract:${id}`)));
     const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);
-    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => extractFileOwner(n) === datasetId);
+    const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => ids.has(extractFileOwner(n) ?? 0));
     await Promise.all(names.map((n) => rm(path.join(dir, n), { force: true })));
   } catch (e) {
-    console.error(`[extracts] files of dataset ${datasetId} not removed:`, e instanceof Error ? e.message : e);
+    console.error(
+      `[extracts] files of datasets ${datasetIds.join(', ')} not removed:`,
+      e instanceof Error ? e.message : e,
+    );
   }
+}
+
+/** What a delete or a switch to live ended in its transaction, for stopRunsAfter once it commits. */
+export interface EndedRuns {
+  datasetIds: number[];
+  runs: ExtractRunRow[];
+}
+
+/**
+ * In the transaction that deletes datasets (DELETE /api/dataset/{id}, DELETE /api/workspaces/{id}) or puts one back on
+ * its source (PUT /api/dataset/{id} live: true): locks the datasets, so no run of theirs starts until it commits (a
+ * start locks its dataset's row), and ends their queued and running runs. A delete takes them along by cascade; a
+ * switch to live cancels them, saying why. Either way their workers learn it through the database, as they learn a
+ * cancel: the heartbeat of a running run, on whichever node runs it, finds it no longer running and stops the pull
+ * and its query at the source. No run is left pulling for a dataset that is gone or live.
+ */
+export async function endRunsOf(
+  tx: DbOrTx,
+  of: { datasetIds: number[] } | { workspaceId: number },
+  because: 'deleted' | 'live',
+): Promise<EndedRuns> {
+  const { datasetIds, runs } = await lockActiveRuns(tx, of);
+  if (because === 'live' && runs.length)
+    await cancelRuns(
+      tx,
+      runs.map((r) => r.id),
+      MSG.cancelledLive,
+    );
+  return { datasetIds, runs };
+}
+
+/** How long the caller waits for the ended runs' workers to stop before it answers (they stop on their own after). */
+const STOP_WAIT_MS = 10_000;
+
+/**
+ * Once the transaction of endRunsOf committed: queued runs' jobs are taken off the queue (a waiting job would hold
+ * the dataset's singleton key), running ones are stopped at once when this node runs them (any other node within its
+ * heartbeat), and the caller waits for their jobs to end, so their queries at the source are over when it answers.
+ * Then the datasets' extract files go, partial files of the stopped runs included. Never fails the caller.
+ */
+export async function stopRunsAfter(deps: AppDeps, ended: EndedRuns): Promise<void> {
+  const running: string[] = [];
+  for (const run of ended.runs) {
+    if (!run.bossJobId) continue;
+    if (run.state === 'queued') await deps.jobs.cancel(EXTRACT_RUN, run.bossJobId).catch(() => undefined);
+    else {
+      deps.jobs.abortLocal(run.bossJobId);
+      running.push(run.bossJobId);
+    }
+  }
+  const until = Date.now() + STOP_WAIT_MS;
+  for (const job of running) {
+    while (Date.now() < until) {
+      const state = await deps.jobs.stateOf(EXTRACT_RUN, job).catch(() => null);
+      if (state !== 'active') break;
+      await sleep(100);
+    }
+  }
+  await removeExtracts(deps, ended.datasetIds);
 }
 
 /** The extract's table of a dataset object. */

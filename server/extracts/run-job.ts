@@ -10,9 +10,11 @@ import { loadDatasetModel, loadDatasetRow } from '../datasets/load-model';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { insertNotification } from '../notifications/store';
 import { EXTRACTS_DIR, extractFileOwner } from './extracts';
+import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
 import { MSG } from './messages';
 import { pullExtract } from './pull';
 import {
+  addRunningStep,
   addStep,
   extractionOf,
   materialisedAmong,
@@ -28,12 +30,13 @@ import {
  * The extract run as a pg-boss job (server/jobs): queued -> running -> succeeded | failed | cancelled, each move one
  * conditional UPDATE, each logged as a step (GET /api/etl-jobs/{jobId}/history). While it pulls, the run writes its
  * progress and a heartbeat every second and reads cancel_requested, so a cancel sent to any API node stops the pull
- * (the AbortSignal cancels the query at the source). The user who started it (the dataset's author for a scheduled
- * run) is notified when it succeeds or fails.
+ * (the AbortSignal cancels the query at the source). A heartbeat that finds the run no longer running (gone with its
+ * dataset or workspace, cancelled by a switch to live, failed by the sweep) stops the pull the same way, and the
+ * worker writes nothing more. The user who started it (the dataset's author for a scheduled run) is notified when it
+ * succeeds or fails.
  */
 
-export const EXTRACT_RUN = jobKind('extract-run', z.object({ runId: z.number().int().positive() }));
-export const EXTRACT_SCHEDULE = jobKind('extract-schedule', z.object({ datasetId: z.number().int().positive() }));
+export { EXTRACT_RUN, EXTRACT_SCHEDULE };
 /** Every minute on one node: runs that lost their process are failed (see sweepLostRuns). */
 const EXTRACT_SWEEP = jobKind('extract-sweep', z.object({}));
 
@@ -77,7 +80,7 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
     heartbeatAt: new Date(),
   });
   if (!run) return; // cancelled while queued, or another node took it
-  await addStep(db, runId, 'running', MSG.started);
+  if (!(await addRunningStep(db, runId, MSG.started))) return; // ended at once (its dataset deleted or made live)
 
   const controller = new AbortController();
   const onJobAbort = () => controller.abort(new Error('stopped'));
@@ -85,10 +88,21 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
   let rows = 0;
   let total: number | null = null;
   let cancelled = false;
+  /**
+   * The run is no longer running, though this worker did not end it: deleted with its dataset (DELETE /api/dataset/{id},
+   * DELETE /api/workspaces/{id}), cancelled by PUT /api/dataset/{id} live: true, or failed by the sweep. Whoever ended
+   * it wrote its end: the pull stops, and nothing more is written.
+   */
+  let endedElsewhere = false;
+  const endedMeanwhile = () => {
+    endedElsewhere = true;
+    if (!controller.signal.aborted) controller.abort(new Error('ended'));
+  };
   let beating: Promise<void> = Promise.resolve();
   const beat = async () => {
     const row = await moveRun(db, runId, ['running'], { rowsLoaded: rows, rowsTotal: total, heartbeatAt: new Date() });
-    if (row?.cancelRequested && !controller.signal.aborted) {
+    if (!row) endedMeanwhile();
+    else if (row.cancelRequested && !controller.signal.aborted) {
       cancelled = true;
       controller.abort(new Error('cancelled'));
     }
@@ -96,9 +110,12 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
   const timer = setInterval(() => {
     beating = beating.then(beat).catch(() => undefined);
   }, HEARTBEAT_MS);
+  const onStep = async (message: string) => {
+    if (!(await addRunningStep(db, runId, message))) endedMeanwhile();
+  };
 
   try {
-    rows = await pull(deps, run, controller.signal, (n, t) => {
+    rows = await pull(deps, run, controller.signal, onStep, (n, t) => {
       rows = n;
       total = t;
     });
@@ -120,8 +137,10 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
   } catch (e) {
     clearInterval(timer);
     await beating;
-    const current = await runById(db, runId);
-    cancelled ||= !!current?.cancelRequested;
+    const current = endedElsewhere ? null : await runById(db, runId);
+    // Ended elsewhere (above), or now: its end, step and notice are written already, or went with its dataset.
+    if (current?.state !== 'running') return;
+    cancelled ||= current.cancelRequested;
     if (cancelled) {
       await settle(deps, runId, { state: 'cancelled', rowsLoaded: rows, finishedAt: new Date() }, MSG.cancelled);
     } else {
@@ -144,6 +163,7 @@ async function pull(
   deps: AppDeps,
   run: ExtractRunRow,
   signal: AbortSignal,
+  onStep: (message: string) => Promise<void>,
   onProgress: (rows: number, total: number | null) => void,
 ): Promise<number> {
   const dataset = await loadDatasetRow(deps.db, run.datasetId);
@@ -171,7 +191,7 @@ async function pull(
     runId: run.id,
     dataDir: deps.config.dataDir,
     signal,
-    onStep: (message) => addStep(deps.db, run.id, 'running', message),
+    onStep,
     onProgress,
   });
 }

@@ -6,9 +6,20 @@ import { isUniqueViolation } from '../kernel/db-errors';
 import { invalid } from '../kernel/errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
 import { loadDatasetRow } from '../datasets/load-model';
+import { datasetNotFound } from '../datasets/messages';
 import { MSG } from './messages';
-import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './run-job';
-import { activeRunOf, addStep, extractionOf, insertRun, moveRun, runById, runsOfDataset, stepsOfRun } from './store';
+import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
+import {
+  activeRunOf,
+  addStep,
+  extractionOf,
+  insertRun,
+  lockDatasetForRun,
+  moveRun,
+  runById,
+  runsOfDataset,
+  stepsOfRun,
+} from './store';
 import { runView, type RunView } from './views';
 
 /*
@@ -71,29 +82,48 @@ async function queueRun(
   if (mode === 'incremental' && !settings?.incrementalFieldId) throw invalid({ mode: MSG.noIncrementalField });
   let run;
   try {
-    run = await insertRun(deps.db, { datasetId, mode, userId, trigger });
+    run = await deps.db.transaction(async (tx) => {
+      // The dataset's row is locked while the run goes in: a delete or a switch to live, which lock it and end its
+      // runs (endRunsOf), either committed first, and this start is refused, or waits for this run and ends it too.
+      const dataset = await lockDatasetForRun(tx, datasetId);
+      if (!dataset) throw datasetNotFound(datasetId);
+      if (dataset.live) throw MSG.liveDataset(datasetId);
+      const inserted = await insertRun(tx, { datasetId, mode, userId, trigger });
+      await addStep(
+        tx,
+        inserted.id,
+        'queued',
+        trigger === 'schedule' ? 'Запуск по расписанию' : 'Запуск поставлен в очередь',
+      );
+      return inserted;
+    });
   } catch (e) {
     // The partial unique index: one queued or running run per dataset, whichever node asks.
     if (!isUniqueViolation(e)) throw e;
     const active = await activeRunOf(deps.db, datasetId);
     throw MSG.alreadyRunning(active?.id ?? 0);
   }
-  await addStep(
-    deps.db,
-    run.id,
-    'queued',
-    trigger === 'schedule' ? 'Запуск по расписанию' : 'Запуск поставлен в очередь',
-  );
+  let bossJobId: string;
   try {
-    const bossJobId = await deps.jobs.send(EXTRACT_RUN, { runId: run.id }, { singletonKey: `dataset-${datasetId}` });
-    run = (await moveRun(deps.db, run.id, ['queued', 'running'], { bossJobId })) ?? run;
+    bossJobId = await deps.jobs.send(EXTRACT_RUN, { runId: run.id }, { singletonKey: `dataset-${datasetId}` });
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);
-    await moveRun(deps.db, run.id, ['queued'], { state: 'failed', error: reason, finishedAt: new Date() });
-    await addStep(deps.db, run.id, 'failed', MSG.failed(reason));
+    const failed = await moveRun(deps.db, run.id, ['queued'], {
+      state: 'failed',
+      error: reason,
+      finishedAt: new Date(),
+    });
+    if (failed) await addStep(deps.db, run.id, 'failed', MSG.failed(reason));
     throw e;
   }
-  return runView(run);
+  const sent = await moveRun(deps.db, run.id, ['queued', 'running'], { bossJobId });
+  if (sent) return runView(sent);
+  // Ended before its job was noted (its dataset deleted or switched to live meanwhile, or it ran already): a job
+  // still waiting has nothing to run and would only hold the dataset's singleton key.
+  await deps.jobs.cancel(EXTRACT_RUN, bossJobId).catch(() => undefined);
+  const now = await runById(deps.db, run.id);
+  if (!now) throw datasetNotFound(datasetId);
+  return runView(now);
 }
 
 /** The run and its dataset, as the caller may see them: 404 for a run of a dataset they cannot read. */

@@ -5,7 +5,7 @@ import { invalid, type FieldErrors } from '../kernel/errors';
 import { cronProblem, isTimeZone, nextRunAt } from '../jobs/jobs';
 import { loadDatasetModel } from '../datasets/load-model';
 import { MSG } from './messages';
-import { EXTRACT_SCHEDULE } from './run-job';
+import { EXTRACT_SCHEDULE } from './kinds';
 import { extractionOf, lastRunOf, saveExtraction, type ExtractionRow } from './store';
 import { extractionView, type ExtractionView } from './views';
 

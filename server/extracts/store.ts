@@ -1,4 +1,5 @@
 import { and, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
+import { isForeignKeyViolation } from '../kernel/db-errors';
 import { orderByOf, type PageRequest } from '../kernel/paging';
 import type { DbOrTx } from '../../db/client';
 import { datasetExtractions, datasets, extractRuns, extractRunSteps } from '../../db/schema';
@@ -108,6 +109,73 @@ export async function runsOfDataset(
 
 export async function addStep(db: DbOrTx, runId: number, state: RunState, message: string): Promise<void> {
   await db.insert(extractRunSteps).values({ runId, state, message });
+}
+
+/**
+ * A step the worker logs while it pulls, written only while the run is still running: false (nothing written) when
+ * the run ended meanwhile or went with its dataset, which tells the worker to stop. A run deleted between the check
+ * and the insert is refused by the foreign key, read the same way.
+ */
+export async function addRunningStep(db: DbOrTx, runId: number, message: string): Promise<boolean> {
+  try {
+    const { rows } = await db.execute(
+      sql`insert into ${extractRunSteps} (run_id, state, message)
+          select ${extractRuns.id}, 'running', ${message} from ${extractRuns}
+          where ${extractRuns.id} = ${runId} and ${extractRuns.state} = 'running'
+          returning 1`,
+    );
+    return rows.length > 0;
+  } catch (e) {
+    if (isForeignKeyViolation(e)) return false;
+    throw e;
+  }
+}
+
+/**
+ * The dataset a run is about to start for, its row locked for share until the caller commits (so a delete or a switch
+ * to live, which lock it for update, waits for the run to go in, or the start waits for them): null when it is gone.
+ */
+export async function lockDatasetForRun(tx: DbOrTx, datasetId: number): Promise<{ live: boolean } | null> {
+  const [row] = await tx.select({ live: datasets.live }).from(datasets).where(eq(datasets.id, datasetId)).for('share');
+  return row ?? null;
+}
+
+/**
+ * The datasets about to be deleted or switched to live, locked (a run's start locks its dataset row to insert the
+ * run, so none starts until the caller commits), and their queued and running runs, locked too: what the caller's
+ * transaction ends. `workspaceId`: every dataset of the workspace.
+ */
+export async function lockActiveRuns(
+  tx: DbOrTx,
+  of: { datasetIds: number[] } | { workspaceId: number },
+): Promise<{ datasetIds: number[]; runs: ExtractRunRow[] }> {
+  const locked = await tx
+    .select({ id: datasets.id })
+    .from(datasets)
+    .where('workspaceId' in of ? eq(datasets.workspaceId, of.workspaceId) : inArray(datasets.id, of.datasetIds))
+    .orderBy(datasets.id)
+    .for('update');
+  const datasetIds = locked.map((d) => d.id);
+  if (!datasetIds.length) return { datasetIds, runs: [] };
+  const runs = await tx
+    .select()
+    .from(extractRuns)
+    .where(and(inArray(extractRuns.datasetId, datasetIds), inArray(extractRuns.state, ACTIVE_STATES)))
+    .for('update');
+  return { datasetIds, runs };
+}
+
+/** Moves the given runs still queued or running to cancelled with `reason` (the run's error and its last step). */
+export async function cancelRuns(tx: DbOrTx, ids: number[], reason: string): Promise<ExtractRunRow[]> {
+  if (!ids.length) return [];
+  const moved = await tx
+    .update(extractRuns)
+    .set({ state: 'cancelled', cancelRequested: true, error: reason, finishedAt: new Date() })
+    .where(and(inArray(extractRuns.id, ids), inArray(extractRuns.state, ACTIVE_STATES)))
+    .returning();
+  if (moved.length)
+    await tx.insert(extractRunSteps).values(moved.map((r) => ({ runId: r.id, state: 'cancelled', message: reason })));
+  return moved;
 }
 
 /** Steps of a run, a page of them: in the order they happened unless `sort` names a field (STEP_SORT_FIELDS). */

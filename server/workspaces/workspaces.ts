@@ -11,6 +11,7 @@ import { isForeignKeyViolation } from '../kernel/db-errors';
 import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from '../access/roles';
 import { deleteRightsInWorkspace } from '../access/object-rights-store';
+import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
 import { stageBindingOf } from './stage-binding';
 import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';
@@ -114,9 +115,15 @@ export async function updateWorkspace(
   });
 }
 
+/**
+ * DELETE /api/workspaces/{id}: its objects go by cascade. Synchronisations of its datasets under way (a schedule keeps
+ * starting them) go with them: their runs are deleted in the same transaction, their pulls and queries at the source
+ * stopped once it commits, and the extract files removed.
+ */
 export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): Promise<{ id: number; deleted: true }> {
+  let ended: EndedRuns;
   try {
-    await deps.db
+    ended = await deps.db
       .transaction(async (tx) => {
         await lockWorkspace(tx, id);
         const { workspace } = await assertWorkspaceAdmin(tx, actor, id);
@@ -124,9 +131,12 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
         // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
         if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id))
           throw badRequest(ERROR_TABLE.bad_request.message);
+        // Its datasets locked, no run of theirs starts until this commits.
+        const runs = await endRunsOf(tx, { workspaceId: id }, 'deleted');
         // Its objects go by cascade; their rights (no foreign key to an object) go here.
         await deleteRightsInWorkspace(tx, id);
         await tx.delete(workspaces).where(eq(workspaces.id, id));
+        return runs;
       })
       .finally(() => readCachesChanged(deps)); // its members lose their reads
   } catch (e) {
@@ -134,5 +144,6 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
       throw badRequest('Пространство нельзя удалить, пока на его объекты ссылаются другие объекты');
     throw e;
   }
+  await stopRunsAfter(deps, ended);
   return { id, deleted: true };
 }
