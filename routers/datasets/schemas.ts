@@ -95,6 +95,9 @@ const objectElement = z.strictObject({
   sql: text(100_000).describe('kind sql: one read-only SELECT'),
 });
 
+/** A field's type as sent: `number` too (parameters take it, so a client sends it for fields alike), kept as float. */
+const fieldTypeInput = z.enum([...FIELD_TYPES, 'number']).transform((t) => (t === 'number' ? 'float' : t));
+
 const fieldElement = z.strictObject({
   id: elementId,
   object_id: ref.nullish().describe('Physical fields: the object; empty for calculated fields'),
@@ -117,10 +120,11 @@ const fieldElement = z.strictObject({
     })
     .nullish()
     .describe('Derived fields: formula is built from it, e.g. YEAR([orders.created_at])'),
-  primitive_type: z
-    .enum(FIELD_TYPES)
+  primitive_type: fieldTypeInput
     .nullish()
-    .describe('Physical: the column type; calculated: inferred from the formula'),
+    .describe(
+      "Physical: the column type; calculated: inferred from the formula. Also number, the specification's word for a parameter's numbers: a field saved with number is stored and answered as float",
+    ),
   aggregation: z.enum(AGGREGATIONS).optional(),
   hidden: z.boolean().optional(),
   description: wireString().max(2000).nullish(),

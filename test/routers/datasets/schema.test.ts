@@ -181,6 +181,29 @@ describe('PUT /api/dataset/{id}/schema', () => {
     expect(ok<DatasetDetails>(cleared)).toMatchObject(emptySchema);
   });
 
+  it("takes number, the parameters' word, as a field's type too: saved and read back as float", async () => {
+    const id = await newDataset();
+    const body = shopSchema(sourceId);
+    const amount = body.fields.find((f) => f.column === 'amount')!;
+    amount.primitive_type = 'number';
+    const checked = await validate(id, body);
+    expect(checked.status, JSON.stringify(checked.body)).toBe(200);
+    const validated = ok<z.output<typeof validateSchemaOutput>>(checked).fields.find((f) => f.id === amount.id);
+    expect(validated?.primitive_type).toBe('float');
+    const saved = await put(id, body);
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const field = (d: DatasetDetails) => d.fields.find((f) => f.column === 'amount')!;
+    expect(field(ok<DatasetDetails>(saved)).primitive_type).toBe('float');
+    expect(field(await get(id)).primitive_type).toBe('float');
+    // Anything else is still refused on that field's path.
+    amount.primitive_type = 'money' as 'number';
+    const refused = await put(id, body);
+    expect(refused.status).toBe(422);
+    expect(Object.keys(failure(refused).errors ?? {})).toEqual([
+      `fields[${body.fields.indexOf(amount)}].primitiveType`,
+    ]);
+  });
+
   it('changes a saved physical field in place (same id) and re-checks formulas over it', async () => {
     const id = await newDataset();
     const body = bodyOf(await savedShop(id));
