@@ -26,6 +26,10 @@ interface Parameter {
   description?: string;
   schema?: Schema;
 }
+interface ResponseObject {
+  description?: string;
+  content?: Record<string, { schema?: unknown }>;
+}
 export interface Operation {
   summary?: string;
   description?: string;
@@ -33,14 +37,16 @@ export interface Operation {
   security?: unknown[];
   parameters?: Parameter[];
   requestBody?: unknown;
-  responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
+  responses?: Record<string, ResponseObject>;
+  /** false on an operation that answers a protocol of its own instead of the envelope (JSON-RPC of /mcp). */
+  'x-envelope'?: false;
 }
 
 const BEARER = [{ bearerAuth: [] }];
 
-/** `METHOD /path` -> whether the procedure runs without authentication, and whether a role gate follows it. */
-function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; hasRoleGate: boolean }> {
-  const gates = new Map<string, { isPublic: boolean; hasRoleGate: boolean }>();
+/** `METHOD /path` -> whether the procedure runs without authentication. */
+function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean }> {
+  const gates = new Map<string, { isPublic: boolean }>();
   for (const procedure of Object.values(appRouter._def.procedures as Record<string, AnyProcedure>)) {
     const def = procedure._def as unknown as {
       meta?: { openapi?: { method: string; path: string } };
@@ -49,9 +55,9 @@ function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean; 
     const openapi = def.meta?.openapi;
     if (!openapi) continue;
     // tRPC keeps `.use()` middlewares, input/output parsers (marked with _type) and, last, the call of the resolver.
-    // A feature switch (server/app/trpc.ts) neither authenticates nor gates a role.
+    // A feature switch (server/app/trpc.ts) does not authenticate.
     const uses = def.middlewares.slice(0, -1).filter((m) => m._type === undefined && !m.featureSwitch).length;
-    gates.set(`${openapi.method.toUpperCase()} ${openapi.path}`, { isPublic: uses === 0, hasRoleGate: uses > 1 });
+    gates.set(`${openapi.method.toUpperCase()} ${openapi.path}`, { isPublic: uses === 0 });
   }
   return gates;
 }
@@ -111,6 +117,33 @@ function wrapSuccess(op: Operation): void {
   }
 }
 
+/** A parameter or body field that names an object by id: `id`, `dataset_id`, `user_ids`, `workspaceId`, `objectIds`. */
+const OBJECT_ID = /^(id|.+_ids?|.+Ids?)$/;
+
+function namesObjects(op: Operation): boolean {
+  if ((op.parameters ?? []).some((p) => OBJECT_ID.test(p.name))) return true;
+  let found = false;
+  walkSchemas(op.requestBody, (_schema, key) => {
+    if (key && OBJECT_ID.test(key)) found = true;
+  });
+  return found;
+}
+
+/**
+ * The error responses of an operation that answers a protocol of its own: a status it declares keeps its own body,
+ * and where the envelope may answer the same status (a failure before the handler), either may come.
+ */
+function ownProtocolError(declared: ResponseObject | undefined, status: number, derived: boolean): ResponseObject {
+  const envelope = errorResponse(status);
+  const own = declared?.content?.['application/json']?.schema;
+  if (!declared || own === undefined) return envelope;
+  if (!derived) return declared;
+  return {
+    description: `${envelope.description}; ${declared.description ?? ''}`.replace(/; $/, ''),
+    content: { 'application/json': { schema: { anyOf: [{ $ref: ERROR_ENVELOPE_REF }, own] } } },
+  };
+}
+
 function dropUnusedSchemas(doc: OpenAPIObject): void {
   const schemas = doc.components?.schemas;
   if (!schemas) return;
@@ -128,10 +161,15 @@ function dropUnusedSchemas(doc: OpenAPIObject): void {
 }
 
 /**
- * `rawKeys`: operations that are raw routes (their own security, their own declared error statuses kept);
- * every other operation comes from a procedure and is described by its gates.
+ * `rawKeys`: operations that are raw routes (their own security, their own declared error statuses kept; with
+ * `envelope: false` their own answers too); every other operation comes from a procedure and is described by its
+ * gates.
  */
-export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys: Set<string>): void {
+export function finishDocument(
+  doc: OpenAPIObject,
+  appRouter: AnyRouter,
+  rawKeys: Map<string, { envelope: boolean }>,
+): void {
   const gates = procedureGates(appRouter);
   const usedGroups = new Set<string>();
   doc.components = {
@@ -142,6 +180,7 @@ export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys
   forEachOperation(doc, (op, method, path) => {
     const key = `${method} ${path}`;
     const isRaw = rawKeys.has(key);
+    const ownProtocol = rawKeys.get(key)?.envelope === false;
     const gate = gates.get(key);
     if (!isRaw && gate) op.security = gate.isPublic ? [] : BEARER;
     op.description ??= OPERATION_DESCRIPTIONS[key];
@@ -159,26 +198,34 @@ export function finishDocument(doc: OpenAPIObject, appRouter: AnyRouter, rawKeys
       );
     }
     walkSchemas(op.requestBody, tidySchema);
-    wrapSuccess(op);
+    if (ownProtocol) op['x-envelope'] = false;
+    else wrapSuccess(op);
     walkSchemas(op.responses, tidySchema);
 
     const responses = (op.responses ??= {});
     const declared = Object.keys(responses).filter((code) => /^[45]/.test(code));
+    const declaredResponses = Object.fromEntries(declared.map((code) => [code, responses[code]]));
     for (const code of declared) delete responses[code];
     const isPublic = Array.isArray(op.security) && op.security.length === 0;
     const traits: OperationTraits = {
       key,
       method,
+      path,
       isPublic,
-      hasRoleGate: gate?.hasRoleGate ?? false,
       hasPathParameters: path.includes('{'),
+      // The ids of a protocol of its own (JSON-RPC request ids) name no object.
+      namesObjects: !ownProtocol && namesObjects(op),
       hasInput: (op.parameters?.length ?? 0) > 0 || op.requestBody !== undefined,
-      hasBody: op.requestBody !== undefined,
+      ownProtocol,
     };
-    const statuses = new Set(errorStatuses(traits));
+    const derived = new Set(errorStatuses(traits));
+    const statuses = new Set(derived);
     if (isRaw) for (const code of declared) statuses.add(Number(code));
-    for (const status of [...statuses].sort((a, b) => a - b))
-      responses[String(status)] = errorResponse(status) as never;
+    for (const status of [...statuses].sort((a, b) => a - b)) {
+      responses[String(status)] = ownProtocol
+        ? ownProtocolError(declaredResponses[status], status, derived.has(status))
+        : errorResponse(status);
+    }
 
     op.tags = op.tags?.map((tag) => {
       const group = GROUP_TAGS[tag];
@@ -210,12 +257,10 @@ export function documentGaps(doc: OpenAPIObject): string[] {
     for (const p of op.parameters ?? [])
       if (!p.description) gaps.push(`${key}: parameter ${p.in} ${p.name} has no description`);
     for (const [code, res] of Object.entries(op.responses ?? {})) {
-      if (
-        /^[45]/.test(code) &&
-        (res.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref !== ERROR_ENVELOPE_REF
-      ) {
+      const schema = res.content?.['application/json']?.schema as { $ref?: string } | undefined;
+      // An operation of its own protocol (x-envelope: false) may answer an error with a body of that protocol.
+      if (/^[45]/.test(code) && schema?.$ref !== ERROR_ENVELOPE_REF && !(op['x-envelope'] === false && schema))
         gaps.push(`${key}: ${code} is not the error envelope`);
-      }
     }
   });
   return gaps;

@@ -8,6 +8,8 @@ export interface RawOperationDoc {
   path: string;
   /** Must declare `security` (`[]` when public) and `tags` (a catalogue group). */
   operation: Record<string, unknown>;
+  /** false: the route answers a protocol of its own (JSON-RPC), not the envelope (see finishDocument). */
+  envelope?: false;
 }
 
 /**
@@ -34,12 +36,12 @@ export function buildOpenApiDocument(
   });
   doc.info.license = { name: 'MIT', identifier: 'MIT' };
   doc.info.contact = { name: 'Analytics Platform maintainers' };
-  const rawKeys = new Set<string>();
+  const rawKeys = new Map<string, { envelope: boolean }>();
   for (const raw of opts.rawOperations) {
     const item = ((doc.paths ??= {})[raw.path] ??= {}) as Record<string, unknown>;
     // A copy: finishing the document edits operations in place, and the descriptions are module constants.
     item[raw.method] = structuredClone(raw.operation);
-    rawKeys.add(`${raw.method.toUpperCase()} ${raw.path}`);
+    rawKeys.set(`${raw.method.toUpperCase()} ${raw.path}`, { envelope: raw.envelope !== false });
   }
   doc.servers = [{ url: '/' }];
   finishDocument(doc, appRouter, rawKeys);

@@ -33,6 +33,12 @@ interface RawRouteBase<TDeps> {
    * but left out of the document (e.g. the 405 of a method an endpoint does not use: an operation without a 2xx).
    */
   doc: Record<string, unknown> | null;
+  /**
+   * false: the handler answers a protocol of its own (the JSON-RPC of /mcp) instead of the envelope. Its declared
+   * responses stand as they are (no success envelope around the 2xx); failures before the handler (authentication,
+   * body parsing) still answer the error envelope.
+   */
+  envelope?: false;
   scope?: RawScope<TDeps>;
 }
 
@@ -71,6 +77,7 @@ export function rawOperationDocs<TDeps, TActor>(routes: readonly RawRoute<TDeps,
             path: route.path,
             // A route authenticated otherwise (the render pages' X-Render-Token) declares its own security.
             operation: { security: route.auth === 'bearer' ? BEARER : [], ...route.doc },
+            ...(route.envelope === false ? { envelope: false as const } : {}),
           },
         ],
   );

@@ -6,6 +6,7 @@ import { AppError } from '../../server/kernel/errors';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
 import { exportFile } from '../../server/exports/exports';
+import { CONTENT_TYPES } from '../../server/exports/produce';
 import { renderContext, renderPageJob, renderWidgetData } from '../../server/exports/render';
 import { renderPageHtml } from '../../server/exports/render-page';
 import { RENDER_TOKEN_HEADER } from '../../server/exports/render-token';
@@ -46,7 +47,13 @@ const download = defineRawRoute<AppDeps, Actor>({
     description: 'The raw file (no envelope) with Content-Disposition; only the job owner; 404 before it is ready.',
     tags: ['File export'],
     parameters: [{ name: 'jobId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
-    responses: { '200': { description: 'The file', content: { 'application/octet-stream': {} } } },
+    responses: {
+      '200': {
+        description: 'The file, in the media type of the job format (csv, xlsx, pdf, png)',
+        // The types the download sends (file.contentType), without parameters such as charset.
+        content: Object.fromEntries(Object.values(CONTENT_TYPES).map((type) => [type.split(';')[0], {}])),
+      },
+    },
   },
   async handler(req, reply, { deps, actor }) {
     const { jobId } = parsed(jobParam, req.params);

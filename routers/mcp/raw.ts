@@ -18,31 +18,82 @@ import { mcpToolInputs } from './schemas';
 const MCP_VERSION = '1.0.0';
 const tags = ['API tokens'];
 
-const mcpDoc = (method: string) => ({
-  operationId: `mcp-${method}`,
-  summary: 'MCP server for API tokens (Streamable HTTP)',
-  description:
-    'Model Context Protocol over Streamable HTTP, stateless (JSON-RPC 2.0 in the body; answers JSON or an SSE stream ' +
-    'per the Accept header). Not an envelope route. Authorization: Bearer <API token> only — a session token is ' +
-    'refused with 401, a suspended or revoked token with 401, API tokens switched off by the administrator with 403 ' +
-    '«Выпуск и работа MCP-токенов отключены администратором платформы». The tools act with the token owner’s rights ' +
-    `(RLS and CLS apply): ${Object.keys(MCP_TOOLS).join(', ')}. run_sql is for source owners and runs one ` +
-    'read-only SELECT.',
-  tags,
-  requestBody:
-    method === 'post'
-      ? { required: true, content: { 'application/json': { schema: { type: 'object', description: 'JSON-RPC 2.0' } } } }
-      : undefined,
-  responses: {
-    '200': {
-      description: 'JSON-RPC answer',
-      content: {
-        'application/json': { schema: { type: 'object' } },
-        'text/event-stream': { schema: { type: 'string' } },
+// JSON-RPC 2.0 as the transport speaks it (@modelcontextprotocol/sdk, Streamable HTTP with JSON responses).
+const jsonRpcId = { type: ['string', 'integer'], description: 'The request id (echoed in its answer)' };
+const jsonRpcVersion = { type: 'string', enum: ['2.0'] };
+const jsonRpcError = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: {
+    code: { type: 'integer', description: 'JSON-RPC error code (-32700 parse error, -32600 invalid request, ...)' },
+    message: { type: 'string' },
+    data: { description: 'More about the error' },
+  },
+};
+const jsonRpcMessage = {
+  type: 'object',
+  required: ['jsonrpc'],
+  properties: {
+    jsonrpc: jsonRpcVersion,
+    id: jsonRpcId,
+    method: { type: 'string', description: 'initialize, tools/list, tools/call, notifications/initialized, ...' },
+    params: { type: 'object' },
+  },
+};
+const jsonRpcResponse = {
+  type: 'object',
+  required: ['jsonrpc', 'id'],
+  properties: { jsonrpc: jsonRpcVersion, id: jsonRpcId, result: { type: 'object' }, error: jsonRpcError },
+};
+/** A refusal of the transport itself, before any request is read: JSON-RPC with id null. */
+const transportError = (description: string) => ({
+  description,
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object',
+        required: ['jsonrpc', 'error', 'id'],
+        properties: { jsonrpc: jsonRpcVersion, error: jsonRpcError, id: { type: 'null' } },
       },
     },
   },
 });
+
+const mcpDoc = {
+  operationId: 'mcp-post',
+  summary: 'MCP server for API tokens (Streamable HTTP)',
+  description:
+    'Model Context Protocol over Streamable HTTP, stateless: a JSON-RPC 2.0 message (or a batch) in the body, the ' +
+    'JSON-RPC answer as JSON. Not an envelope route: only failures before the MCP transport (authentication, a body ' +
+    'that is not JSON) answer the error envelope. Send `Accept: application/json, text/event-stream`. ' +
+    'Authorization: Bearer <API token> only — a session token is refused with 401, a suspended or revoked token ' +
+    'with 401, API tokens switched off by the administrator with 403 «Выпуск и работа MCP-токенов отключены ' +
+    'администратором платформы». The tools act with the token owner’s rights ' +
+    `(RLS and CLS apply): ${Object.keys(MCP_TOOLS).join(', ')}. run_sql is for source owners and runs one ` +
+    'read-only SELECT. A tool failure is a JSON-RPC result with isError, not an HTTP error.',
+  tags,
+  requestBody: {
+    required: true,
+    content: {
+      'application/json': {
+        schema: { anyOf: [jsonRpcMessage, { type: 'array', items: jsonRpcMessage, minItems: 1 }] },
+      },
+    },
+  },
+  responses: {
+    '200': {
+      description: 'The JSON-RPC answer (an array of answers for a batch)',
+      content: {
+        'application/json': {
+          schema: { anyOf: [jsonRpcResponse, { type: 'array', items: jsonRpcResponse }] },
+        },
+      },
+    },
+    '202': { description: 'Notifications or responses only: accepted, nothing to answer' },
+    '400': transportError('Not a JSON-RPC 2.0 message, or a batch the transport refuses'),
+    '406': transportError('Accept does not name both application/json and text/event-stream'),
+  },
+};
 
 const requireApiToken = (actor: Actor) => {
   if (actor.tokenKind !== 'api') {
@@ -54,7 +105,8 @@ const mcpPost = defineRawRoute<AppDeps, Actor>({
   method: 'POST',
   path: '/mcp',
   auth: 'bearer',
-  doc: mcpDoc('post'),
+  doc: mcpDoc,
+  envelope: false,
   handler: async (req, reply, { deps, actor }) => {
     requireApiToken(actor);
     const server = createMcpServer(

@@ -90,16 +90,41 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
     expect(errorCodes(login)).toEqual(['400', '401', '413', '415', '422', '429', '500']);
     expect(op(doc, 'post', '/api/auth/refresh').security).toEqual([]);
     expect(errorCodes(op(doc, 'post', '/api/auth/refresh'))).not.toContain('403');
-    // Authenticated read by id: 401 and 404, but no 403 (an object one cannot see answers 404).
+    // Authenticated read by id: 401, 404, and 403 (an API token is held to the token switch on every call).
     const get = op(doc, 'get', '/api/data-source/{id}');
     expect(get.security).toEqual([{ bearerAuth: [] }]);
-    expect(errorCodes(get)).toEqual(['400', '401', '404', '422', '500']);
-    // A read behind the system administrator gate answers 403.
-    expect(errorCodes(op(doc, 'get', '/api/users/{id}/attributes'))).toContain('403');
-    // A write answers 403; a list without a path id answers no 404.
-    expect(errorCodes(op(doc, 'post', '/api/dataset'))).toEqual(['400', '401', '403', '413', '415', '422', '500']);
+    expect(errorCodes(get)).toEqual(['400', '401', '403', '404', '422', '500']);
+    expect(errorCodes(op(doc, 'get', '/api/users/me'))).toEqual(['400', '401', '403', '500']);
+    // A write whose body names objects (workspace_id, data_source_ids) answers 404 for one that is not there.
+    expect(errorCodes(op(doc, 'post', '/api/dataset'))).toEqual([
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '415',
+      '422',
+      '500',
+    ]);
+    // A POST without input still has a body parsed: too large or not JSON.
+    expect(errorCodes(op(doc, 'post', '/api/auth/logout'))).toEqual(['400', '401', '403', '413', '415', '500']);
+    // The share-link paths are rate limited and refuse a suspended link (403); past the link's state, a password
+    // link wants its grant (401). The password change is under the login throttle.
+    expect(errorCodes(op(doc, 'get', '/api/public/link/{token}'))).toEqual(['400', '403', '404', '422', '429', '500']);
+    expect(errorCodes(op(doc, 'get', '/api/public/link/{token}/dashboard'))).toEqual([
+      '400',
+      '401',
+      '403',
+      '404',
+      '422',
+      '429',
+      '500',
+    ]);
+    expect(errorCodes(op(doc, 'post', '/api/auth/sso/exchange'))).toContain('401');
+    expect(errorCodes(op(doc, 'put', '/api/users/me/password'))).toContain('429');
     for (const [p, item] of Object.entries(doc.paths ?? {})) {
       for (const [m, o] of Object.entries(item as Record<string, Operation>)) {
+        if (o['x-envelope'] === false) continue;
         for (const code of errorCodes(o)) {
           expect(o.responses![code]!.content!['application/json']!.schema, `${m} ${p} ${code}`).toEqual({
             $ref: '#/components/schemas/ErrorEnvelope',
@@ -107,6 +132,31 @@ describe('the OpenAPI document (as npm run openapi:dump writes it)', () => {
         }
       }
     }
+  });
+
+  it('describes POST /mcp as JSON-RPC 2.0, not the envelope', () => {
+    const mcp = op(doc, 'post', '/mcp');
+    expect(mcp['x-envelope']).toBe(false);
+    const success = mcp.responses!['200']!.content!['application/json']!.schema as { anyOf: { required: string[] }[] };
+    expect(success.anyOf[0].required).toEqual(['jsonrpc', 'id']);
+    expect(JSON.stringify(mcp.responses!['200'])).not.toContain('"success"');
+    expect(Object.keys(mcp.responses!)).toEqual(['200', '202', '400', '401', '403', '406', '413', '415', '500']);
+    // 400: the envelope (a body that is no JSON) or the transport's JSON-RPC error; 406 only the latter.
+    const badRequest = mcp.responses!['400']!.content!['application/json']!.schema as { anyOf: unknown[] };
+    expect(badRequest.anyOf[0]).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+    expect(JSON.stringify(mcp.responses!['406'])).toContain('"jsonrpc"');
+    expect(mcp.responses!['401']!.content!['application/json']!.schema).toEqual({
+      $ref: '#/components/schemas/ErrorEnvelope',
+    });
+  });
+
+  it('gives the export download the media types it sends', () => {
+    expect(Object.keys(op(doc, 'get', '/api/exports/{jobId}/file').responses!['200']!.content!)).toEqual([
+      'text/csv',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'application/pdf',
+      'image/png',
+    ]);
   });
 
   it('keeps the components it uses only, tags in Russian, timestamps as date-time, inclusive integer bounds', () => {
