@@ -1,4 +1,4 @@
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -47,6 +47,11 @@ function frameworkError(err: FastifyError): { status: number; message: string } 
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { status: 415, message: ERROR_TABLE.unsupported_media_type.message };
+    // The router's own refusals (a path that is not valid percent-encoded UTF-8, a path parameter over
+    // maxParamLength): fastify answers them in its own JSON unless frameworkErrors takes them.
+    case 'FST_ERR_BAD_URL':
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { status: 400, message: 'Некорректный адрес запроса' };
   }
   if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
     return {
@@ -67,6 +72,12 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     // The client address (req.ip: login and unlock throttles, the public rate limit) is the peer's unless it is a
     // trusted proxy, whose X-Forwarded-For then names the client.
     trustProxy: deps.config.trustProxy,
+    // Errors of the router itself, before any route or hook runs, in the envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      const { status, message } = frameworkError(err);
+      // The option is typed generic over the route's reply schema; these errors come before any route.
+      return (reply as FastifyReply).code(status).send(errorEnvelope(status, message));
+    },
   });
 
   // An empty body with a JSON content type means "no body" (action calls such as /suspend), not a parse error.

@@ -43,6 +43,15 @@ describe('REST envelope and errors', () => {
     expectEnvelope(outside.body, 404);
   });
 
+  it("answers a path that is no valid percent-encoded UTF-8 with a 400 envelope, not the router's own JSON", async () => {
+    for (const url of ['/api/users/%ED%A0%80', '/api/no-such/%ED%A0%80', `/api/users/${'1'.repeat(6000)}`]) {
+      const res = await api.get(url, adminToken);
+      expect(res.status, url.slice(0, 40)).toBe(400);
+      expectEnvelope(res.body, 400);
+      expect(res.body.error.message).toBe('Некорректный адрес запроса');
+    }
+  });
+
   it('answers malformed JSON with 400', async () => {
     const res = await t.app.inject({
       method: 'POST',
