@@ -13,6 +13,7 @@ import { loadSystemGroupIds } from '../../server/users/system-groups';
 import { cloneTemplateDatabase } from './test-database';
 import { createSecretBox } from '../../server/secrets/secret-box';
 import { rest, type Rest } from './rest';
+import { validateInjectedResponses } from './openapi-validation';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -36,6 +37,8 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   });
   const app = await buildApp(deps);
   await app.ready();
+  // Every answer the tests get is checked against the document the app serves.
+  validateInjectedResponses(app);
   return {
     app,
     deps,
