@@ -149,6 +149,7 @@ export async function lockActiveRuns(
   tx: DbOrTx,
   of: { datasetIds: number[] } | { workspaceId: number },
 ): Promise<{ datasetIds: number[]; runs: ExtractRunRow[] }> {
+  if ('datasetIds' in of && !of.datasetIds.length) return { datasetIds: [], runs: [] };
   const locked = await tx
     .select({ id: datasets.id })
     .from(datasets)

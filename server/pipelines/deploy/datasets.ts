@@ -15,9 +15,16 @@ import { copyDatasetDependents, mapDatasetChildren } from './dataset-schema';
 export interface DatasetStepResult {
   /** Names of materialised datasets: their copies need a first synchronisation. */
   materialised: string[];
+  /** Updated copies that were materialised and are live now: their runs must end and their extracts go. */
+  nowLive: number[];
 }
 
 export async function deployDatasets(tx: Tx, pair: StagePair, authorId: number): Promise<DatasetStepResult> {
+  // Read before the upsert below overwrites `live`: a copy put back on its source as PUT /api/dataset/{id} live: true
+  // would be, whose synchronisation under way has to stop like that save's does.
+  const nowLive = await tx.execute<{ id: number }>(sql`
+    select c.id from ${MAP} m join datasets c on c.id = m.new_id join datasets o on o.id = m.old_id
+    where m.kind = 'dataset' and not m.created and not c.live and o.live`);
   // Every save moves the version and the edit time; the copy is a save of its own in the target stage.
   const upserted = await tx.execute<{ name: string; live: boolean }>(sql`
     insert into datasets (id, name, description, workspace_id, author_id, live)
@@ -33,7 +40,10 @@ export async function deployDatasets(tx: Tx, pair: StagePair, authorId: number):
   await upsertSchema(tx);
   await deleteOmitted(tx);
   await copyDatasetDependents(tx);
-  return { materialised: upserted.rows.filter((r) => !r.live).map((r) => r.name) };
+  return {
+    materialised: upserted.rows.filter((r) => !r.live).map((r) => r.name),
+    nowLive: nowLive.rows.map((r) => Number(r.id)),
+  };
 }
 
 const UPDATED_COPIES = sql`(select new_id from ${MAP} where kind = 'dataset' and not created)`;

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../app/deps';
 import { AppError, badRequest, invalid } from '../../kernel/errors';
 import { readCachesChanged } from '../../kernel/read-epoch';
 import { removeSourceFolder, sourceFileCopies } from '../../data-sources/store';
+import { endRunsOf, stopRunsAfter } from '../../extracts/extracts';
 import { pipelineForCaller, requireStageAdmin, requireStageRole, type PipelineContext } from '../access';
 import { MSG, nothingDeployedBecause } from '../messages';
 import { recordDeployment, type DeploymentObject } from '../history';
@@ -58,7 +59,7 @@ export async function deployToNextStage(
   checkRequest(input);
   const from = input.from_stage;
   const files = sourceFileCopies(deps);
-  let committed: { result: DeployResult; updatedSources: number[]; replacedFolders: string[] };
+  let committed: Awaited<ReturnType<typeof copyObjects>>;
   try {
     committed = await deps.db.transaction(async (tx) => {
       const ctx = await pipelineForCaller(tx, actor, pipelineId, { lock: true });
@@ -94,6 +95,7 @@ export async function deployToNextStage(
   await Promise.all([
     ...committed.updatedSources.map((id) => deps.connectors.release(id).catch(() => undefined)),
     ...committed.replacedFolders.map((uuid) => removeSourceFolder(deps, uuid)),
+    stopRunsAfter(deps, committed.endedRuns),
   ]);
   return committed.result;
 }
@@ -143,6 +145,7 @@ async function copyObjects(
   const sources = await deploySources(tx, pair, actor.userId, files);
   fault('sources');
   const datasets = await deployDatasets(tx, pair, actor.userId);
+  const endedRuns = await endRunsOf(tx, { datasetIds: datasets.nowLive }, 'live');
   fault('datasets');
   await deployWidgets(tx, pair, actor.userId);
   fault('widgets');
@@ -174,6 +177,7 @@ async function copyObjects(
     },
     updatedSources: mapped.filter((o) => o.type === 'data_source' && !o.created).map((o) => o.targetId),
     replacedFolders: sources.replacedFolders,
+    endedRuns,
   };
 }
 

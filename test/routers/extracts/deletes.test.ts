@@ -11,6 +11,7 @@ import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import { createPgSource, sourceDb } from '../widgets/world';
+import { createPipelineWorld, deploy, type DeployResult } from '../pipelines/deploy-world';
 import { createObjectDataset, materialise, waitForRun, type HistoryPage, type RunPage, type RunView } from './world';
 
 /*
@@ -66,34 +67,48 @@ const filesOf = async (datasetId: number) =>
     f.startsWith(`dataset-${datasetId}.`),
   );
 
+/** Who builds the slow datasets: the role cast's workspace administrator unless a test brings its own. */
+interface Builder {
+  userId: number;
+  token: string;
+}
+const castBuilder = (): Builder => ({ userId: cast.users.wsAdmin.id, token: owner() });
+
 /** A materialised dataset over a slow view of its own. */
-async function slowDataset(workspaceId: number): Promise<{ datasetId: number; view: string }> {
+async function slowDataset(
+  workspaceId: number,
+  by: Builder = castBuilder(),
+): Promise<{ datasetId: number; view: string }> {
   const view = uniq('x_slow');
   views.push(view);
   await db.query(
     `CREATE VIEW ${view} AS SELECT g AS id FROM generate_series(1, 1000000) g WHERE pg_sleep(0.001)::text = ''`,
   );
-  const sourceId = await createPgSource(t.deps, workspaceId, cast.users.wsAdmin.id);
-  const datasetId = await createObjectDataset(api, owner(), {
+  const sourceId = await createPgSource(t.deps, workspaceId, by.userId);
+  const datasetId = await createObjectDataset(api, by.token, {
     name: uniq('slow'),
     workspaceId,
     sourceId,
     object: { name: 'slow', schema: 'public', table: view },
     columns: [['id', 'integer']],
   });
-  await materialise(api, owner(), datasetId);
+  await materialise(api, by.token, datasetId);
   return { datasetId, view };
+}
+
+/** A synchronisation of the dataset under way at the source (its COPY of the view running, its partial file made). */
+async function startPull(datasetId: number, view: string, token = owner()): Promise<{ run: RunView; job: string }> {
+  const started = ok<RunView>(await api.post(`/api/datasets/${datasetId}/extracts`, {}, token));
+  const run = await waitForRun(api, token, started.job_id, (r) => r.state === 'running');
+  expect(await eventually(() => copying(view), 20_000)).toBe(true);
+  expect((await filesOf(datasetId)).some((f) => f.includes('.part'))).toBe(true);
+  return { run, job: (await runById(t.deps.db, run.job_id))!.bossJobId! };
 }
 
 /** A materialised dataset over a slow view of its own, with a run under way at the source. */
 async function slowRun(workspaceId: number): Promise<{ datasetId: number; run: RunView; view: string; job: string }> {
   const { datasetId, view } = await slowDataset(workspaceId);
-  const started = ok<RunView>(await api.post(`/api/datasets/${datasetId}/extracts`, {}, owner()));
-  const run = await waitForRun(api, owner(), started.job_id, (r) => r.state === 'running');
-  expect(await eventually(() => copying(view), 20_000)).toBe(true);
-  expect((await filesOf(datasetId)).some((f) => f.includes('.part'))).toBe(true);
-  const job = (await runById(t.deps.db, run.job_id))!.bossJobId!;
-  return { datasetId, run, view, job };
+  return { datasetId, view, ...(await startPull(datasetId, view)) };
 }
 
 /** The run's query at the source, its partial files and its job are all gone within a few seconds. */
@@ -189,6 +204,25 @@ describe('a run whose dataset goes while it pulls', () => {
       expect(await eventually(async () => (await sourceQueries(view)) === 0)).toBe(true);
       await materialise(api, owner(), datasetId);
     }
+  });
+
+  it("a deploy that puts a materialised copy back on its source ends the copy's run, as PUT live: true does", async () => {
+    const w = await createPipelineWorld(t.deps, api);
+    const builder = { userId: w.admin.id, token: w.tokens.admin };
+    const { datasetId: original, view } = await slowDataset(w.stages[0], builder);
+    const first = ok<DeployResult>(
+      await deploy(api, w, { from_stage: 0, objects: [{ type: 'dataset', id: original }] }),
+    );
+    const copy = first.objects.find((o) => o.type === 'dataset')!.target_id;
+    const pull = await startPull(copy, view, w.tokens.admin);
+    ok(await api.put(`/api/dataset/${original}`, { live: true }, w.tokens.admin));
+    const again = ok<DeployResult>(
+      await deploy(api, w, { from_stage: 0, objects: [{ type: 'dataset', id: original }] }),
+    );
+    expect(again.objects.find((o) => o.type === 'dataset')).toMatchObject({ target_id: copy, action: 'updated' });
+    await expectStopped({ datasetId: copy, view, job: pull.job });
+    const runs = ok<RunPage>(await api.get(`/api/datasets/${copy}/extracts`, w.tokens.admin));
+    expect(runs.content[0]).toMatchObject({ job_id: pull.run.job_id, state: 'cancelled', error: MSG.cancelledLive });
   });
 
   it('DELETE /api/data-source/{id} of a dataset that pulls is refused: the dataset is on it', async () => {
