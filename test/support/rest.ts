@@ -41,7 +41,10 @@ export function failure(res: RestResponse): ApiError {
   return body.error;
 }
 
-/** REST calls through fastify.inject on the exact paths, with an optional bearer token. */
+/**
+ * REST calls through fastify.inject on the exact paths, with an optional bearer token. A test app checks every
+ * answer against its served OpenAPI document (openapi-validation.ts): a mismatch rejects the call.
+ */
 export function rest(app: FastifyInstance | (() => FastifyInstance)) {
   // A getter lets a file build its client before the app starts (see useTestApp).
   const appOf = typeof app === 'function' ? app : () => app;
