@@ -38,7 +38,7 @@ export function extractFileOwner(name: string): number | null {
  * change is already committed: a file left behind (another node still writing it) goes with the sweep of
  * server/extracts.
  */
-export async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void> {
+async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void> {
   if (!datasetIds.length) return;
   const ids = new Set(datasetIds);
   try {
