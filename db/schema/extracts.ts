@@ -91,25 +91,3 @@ export const extractRunSteps = pgTable(
   },
   (t) => [index('extract_run_steps_run_idx').on(t.runId, t.id)],
 );
-
-/**
- * A user's notifications (/api/notifications): extract runs now; exports and mailings add their kinds. The object
- * reference is by type and id, not a foreign key: a notification outlives the object it tells about.
- */
-export const notifications = pgTable(
-  'notifications',
-  {
-    id: serial('id').primaryKey(),
-    userId: integer('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    kind: text('kind').notNull(),
-    title: text('title').notNull(),
-    message: text('message').notNull().default(''),
-    objectType: text('object_type'),
-    objectId: integer('object_id'),
-    read: boolean('read').notNull().default(false),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  },
-  (t) => [index('notifications_user_idx').on(t.userId, t.read, t.id)],
-);

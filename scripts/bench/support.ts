@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
-import { dataSources } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
 import { buildApp } from '../../server/app/app';
 import { loadConfig } from '../../server/app/config';
 import type { AppDeps } from '../../server/app/deps';

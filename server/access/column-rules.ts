@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { asc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetClsRules } from '../../db/schema';
+import { datasetClsRules } from '../../db/schema/dataset-cls-rules';
 import type { AppDeps } from '../app/deps';
 import type { Actor } from '../auth/actor';
 import { invalid } from '../kernel/errors';

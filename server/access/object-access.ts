@@ -1,7 +1,7 @@
 import { and, eq, getTableName, inArray, or, sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
-import { objectRights } from '../../db/schema';
+import { objectRights } from '../../db/schema/object-rights';
 import type { Actor } from '../auth/actor';
 import { AppError } from '../kernel/errors';
 import { OBJECT_KINDS, type ObjectKindName, type ObjectRow, type ObjectRowBase } from '../objects/kinds';

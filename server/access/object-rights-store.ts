@@ -1,7 +1,9 @@
 import { and, asc, eq, inArray, isNotNull, or, sql } from 'drizzle-orm';
 import type { PgTable } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
-import { groups, objectRights, users } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
+import { objectRights } from '../../db/schema/object-rights';
+import { users } from '../../db/schema/users';
 import { OBJECT_KINDS, type ObjectKindName } from '../objects/kinds';
 
 /*

@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups, users } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import type { Actor } from '../auth/actor';
 import { notFound } from '../kernel/errors';

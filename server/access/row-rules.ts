@@ -1,5 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
-import { datasetRlsRules, userAttributes } from '../../db/schema';
+import { datasetRlsRules } from '../../db/schema/dataset-rls-rules';
+import { userAttributes } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import type { Actor } from '../auth/actor';
 import { scopeFor } from '../query/compile/compile-widget';

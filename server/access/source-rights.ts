@@ -1,6 +1,10 @@
 import { and, eq, inArray, or, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, groupMembers, objectRights, users, workspaceMembers } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { groupMembers } from '../../db/schema/groups';
+import { objectRights } from '../../db/schema/object-rights';
+import { users } from '../../db/schema/users';
+import { workspaceMembers } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';

@@ -1,6 +1,6 @@
 import { Column, and, eq, getTableName, inArray, is, or, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { workspaceMembers, workspaces } from '../../db/schema';
+import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { AppError, badRequest, notFound } from '../kernel/errors';
 import { personalWorkspaceId } from '../users/accounts';

@@ -5,7 +5,7 @@ import {
   type ChatMessage,
   type ChatProviderConfig,
 } from '../../adapters/ai/chat-client';
-import { groups } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest, invalid } from '../kernel/errors';

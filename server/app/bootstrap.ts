@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { count, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { users } from '../../db/schema';
+import { users } from '../../db/schema/users';
 import { ensureSystemGroups, type SystemGroupIds } from '../users/system-groups';
 import { createUserAccount } from '../users/accounts';
 import { loadSigningKey } from '../auth/signing-key';

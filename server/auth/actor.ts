@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { users } from '../../db/schema';
+import { users } from '../../db/schema/users';
 import type { AppDeps, UserStatus } from '../app/deps';
 import { userGroupIds } from '../users/accounts';
 

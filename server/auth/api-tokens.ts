@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { apiTokens, groups } from '../../db/schema';
+import { apiTokens } from '../../db/schema/auth-tokens';
+import { groups } from '../../db/schema/groups';
 import type { AppDeps } from '../app/deps';
 import { AppError, invalid, notFound } from '../kernel/errors';
 import type { Actor } from './actor';

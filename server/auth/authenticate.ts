@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
-import { apiTokens, users } from '../../db/schema';
+import { apiTokens } from '../../db/schema/auth-tokens';
+import { users } from '../../db/schema/users';
 import type { AppDeps, UserStatus } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { userGroupIds } from '../users/accounts';

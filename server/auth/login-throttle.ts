@@ -1,6 +1,6 @@
 import { and, count, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../db/client';
-import { loginFailures } from '../../db/schema';
+import { loginFailures } from '../../db/schema/auth-tokens';
 import { AppError } from '../kernel/errors';
 
 /**

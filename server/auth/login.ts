@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { users } from '../../db/schema';
+import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { findUserByUsername, userGroupIds } from '../users/accounts';

@@ -1,6 +1,6 @@
 import { and, eq, gt, isNotNull, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { refreshTokens } from '../../db/schema';
+import { refreshTokens } from '../../db/schema/auth-tokens';
 import { randomToken, sha256 } from './opaque-tokens';
 
 const REFRESH_TOKEN_TTL_DAYS = 30;

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { dashboards } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
 import type { Actor } from '../auth/actor';
 import { deletableObject, ownedObject, readableObject } from '../access/object-access';
 import { assertWorkspaceEditable } from '../access/workspace-access';

@@ -1,6 +1,8 @@
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { dashboards, datasetFields, datasetObjects, datasets, widgets } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
+import { datasetFields, datasetObjects, datasets } from '../../db/schema/datasets';
+import { widgets } from '../../db/schema/widgets';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
 import { cloneWidget } from '../widgets/store';
 import { layoutOf, remapWidgets, withoutWidget, type DashboardLayout, type LayoutRefs } from './layout';

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSourceAccessLog, users } from '../../db/schema';
+import { dataSourceAccessLog } from '../../db/schema/data-sources';
+import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import { timeRange } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';

@@ -11,7 +11,7 @@ import {
   type SourceSettings,
 } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
 import { sourceDriver } from '../drivers/drivers';
 import { badRequest, notFound } from '../kernel/errors';

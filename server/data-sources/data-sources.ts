@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { SourceKind, SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';

@@ -1,6 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetSources, datasets, widgets } from '../../db/schema';
+import { datasetSources, datasets } from '../../db/schema/datasets';
+import { widgets } from '../../db/schema/widgets';
 import { dashboardsNamingWidgets } from '../dashboards/store';
 
 export interface SourceObject {

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { ColumnInfo, SourceSettings, TableInfo } from '../../adapters/sources';
-import { dataSourceMetadata } from '../../db/schema';
+import { dataSourceMetadata } from '../../db/schema/data-sources';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { invalid, notFound } from '../kernel/errors';

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { ConnectorError, type Connector, type ResultColumn } from '../../adapters/sources';
 import type { Db } from '../../db/client';
-import { dataSourceQueries } from '../../db/schema';
+import { dataSourceQueries } from '../../db/schema/data-sources';
 
 /*
  * Runs SQL console queries in the background of the API node that accepted them.

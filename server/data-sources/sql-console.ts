@@ -1,6 +1,7 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { ConnectorError, type ResultColumn } from '../../adapters/sources';
-import { dataSourceQueries, users } from '../../db/schema';
+import { dataSourceQueries } from '../../db/schema/data-sources';
+import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, notFound } from '../kernel/errors';

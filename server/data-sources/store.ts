@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { dataSourceMetadata, dataSources } from '../../db/schema';
+import { dataSourceMetadata, dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
 import type { CloneTarget, IdMap } from '../objects/id-map';
 import { loadDataSourceRow, type DataSourceRow } from './connection';

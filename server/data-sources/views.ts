@@ -1,7 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { users } from '../../db/schema';
+import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import { SOURCE_KIND_LABELS } from '../settings/dictionary';
 import { openSecrets, type DataSourceRow } from './connection';

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetClsRules } from '../../db/schema';
+import { datasetClsRules } from '../../db/schema/dataset-cls-rules';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { ownedObject } from '../access/object-access';

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, datasetObjects, datasetSources, datasets } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasetObjects, datasetSources, datasets } from '../../db/schema/datasets';
 import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';

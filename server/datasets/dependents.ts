@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { widgets } from '../../db/schema';
+import { widgets } from '../../db/schema/widgets';
 import { dashboardsNamingWidgets } from '../dashboards/store';
 
 export interface Dependent {

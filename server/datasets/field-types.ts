@@ -1,7 +1,8 @@
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { PrimitiveType } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, datasetFields, datasetObjects, datasets } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasetFields, datasetObjects, datasets } from '../../db/schema/datasets';
 import type { Actor } from '../auth/actor';
 import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/metadata';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';

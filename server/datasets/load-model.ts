@@ -10,7 +10,7 @@ import {
   datasetRelations,
   datasetSources,
   datasets,
-} from '../../db/schema';
+} from '../../db/schema/datasets';
 import { datasetNotFound } from './messages';
 import type {
   DatasetField,

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { SourceSettings } from '../../adapters/sources';
-import { dataSources } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
 import type { Actor } from '../auth/actor';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
 import type { AppDeps } from '../app/deps';

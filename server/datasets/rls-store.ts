@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetRlsRules } from '../../db/schema';
+import { datasetRlsRules } from '../../db/schema/dataset-rls-rules';
 
 export type RlsRuleRow = typeof datasetRlsRules.$inferSelect;
 

@@ -9,7 +9,7 @@ import {
   datasetParameters,
   datasetRelations,
   datasets,
-} from '../../db/schema';
+} from '../../db/schema/datasets';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';

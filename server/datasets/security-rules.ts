@@ -1,6 +1,8 @@
 import { eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasets, groups, users } from '../../db/schema';
+import { datasets } from '../../db/schema/datasets';
+import { groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import type { FieldErrors } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';

@@ -1,6 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, datasetObjects } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasetObjects } from '../../db/schema/datasets';
 import { workspaceRoleOf } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import { ownsObject } from '../access/object-access';

@@ -1,6 +1,8 @@
 import { and, eq, notInArray } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { datasetClsRules, datasetRlsRules, datasetSources, datasets } from '../../db/schema';
+import { datasetClsRules } from '../../db/schema/dataset-cls-rules';
+import { datasetRlsRules } from '../../db/schema/dataset-rls-rules';
+import { datasetSources, datasets } from '../../db/schema/datasets';
 import { badRequest } from '../kernel/errors';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
 import type { DatasetModel } from '../query/compile/dataset-model';

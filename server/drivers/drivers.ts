@@ -12,7 +12,7 @@ import {
   type ConnectorDriver,
   type SourceKind,
 } from '../../adapters/sources';
-import { driverPlugins } from '../../db/schema';
+import { driverPlugins } from '../../db/schema/driver-plugins';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';

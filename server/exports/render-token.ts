@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, gt } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { exportJobs, exportRenderTokens } from '../../db/schema';
+import { exportJobs, exportRenderTokens } from '../../db/schema/exports';
 import { unauthorized } from '../kernel/errors';
 import type { ExportJobRow } from './store';
 

@@ -1,6 +1,6 @@
 import { and, eq, inArray, isNotNull, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { exportJobs } from '../../db/schema';
+import { exportJobs } from '../../db/schema/exports';
 
 /* Export jobs (tx-first, actor-free): POST /api/exports inserts, the job moves them, GET /api/exports/{jobId} reads. */
 

@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm';
-import { datasetFields, datasetObjects } from '../../db/schema';
+import { datasetFields, datasetObjects } from '../../db/schema/datasets';
 import { readableObject } from '../access/object-access';
 import type { Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';

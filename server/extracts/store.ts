@@ -2,7 +2,8 @@ import { and, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { orderByOf, type PageRequest } from '../kernel/paging';
 import type { DbOrTx } from '../../db/client';
-import { datasetExtractions, datasets, extractRuns, extractRunSteps } from '../../db/schema';
+import { datasets } from '../../db/schema/datasets';
+import { datasetExtractions, extractRuns, extractRunSteps } from '../../db/schema/extracts';
 
 /*
  * Rows of extraction settings, runs and their step log (tx-first, actor-free). The run's state machine is in

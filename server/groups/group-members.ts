@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, users } from '../../db/schema';
+import { groupMembers } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest, invalid, notFound } from '../kernel/errors';

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, ilike, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
 import { getApiTokenSettings } from '../auth/api-tokens';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
 import { findGroupOr404, type GroupRow } from './views';
 
 /*

@@ -1,6 +1,6 @@
 import { eq, getTableName, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups } from '../../db/schema';
+import { groupMembers, groups } from '../../db/schema/groups';
 import { notFound } from '../kernel/errors';
 
 export type GroupRow = typeof groups.$inferSelect;

@@ -1,5 +1,6 @@
 import { count, eq, ilike, sql } from 'drizzle-orm';
-import { mailChannels, mailings } from '../../db/schema';
+import { mailChannels } from '../../db/schema/mail-channels';
+import { mailings } from '../../db/schema/mailings';
 import type { DbOrTx } from '../../db/client';
 import { containsPattern, orderByOf, type PageRequest } from '../kernel/paging';
 

@@ -1,5 +1,6 @@
 import { and, eq, ilike, type SQL } from 'drizzle-orm';
-import { mailingRuns, mailings, users } from '../../db/schema';
+import { mailingRuns, mailings } from '../../db/schema/mailings';
+import { users } from '../../db/schema/users';
 import { readableObject } from '../access/object-access';
 import { roleIsAdmin } from '../access/roles';
 import { viewerOf } from '../access/viewer';

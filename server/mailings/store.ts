@@ -1,14 +1,8 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import {
-  datasetFields,
-  datasetObjects,
-  groupMembers,
-  groups,
-  mailingLetters,
-  mailingRuns,
-  mailings,
-  users,
-} from '../../db/schema';
+import { datasetFields, datasetObjects } from '../../db/schema/datasets';
+import { groupMembers, groups } from '../../db/schema/groups';
+import { mailingLetters, mailingRuns, mailings } from '../../db/schema/mailings';
+import { users } from '../../db/schema/users';
 import type { DbOrTx } from '../../db/client';
 
 /* Mailings, their runs and letters (tx-first, actor-free). */

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { orderByOf, type PageRequest } from '../kernel/paging';
-import { notifications } from '../../db/schema';
+import { notifications } from '../../db/schema/notifications';
 
 /*
  * A user's notifications (tx-first). Other areas add theirs through insertNotification: extract runs now, exports

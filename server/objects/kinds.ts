@@ -1,6 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core';
-import { dashboards, dataSources, datasets, widgets } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasets } from '../../db/schema/datasets';
+import { widgets } from '../../db/schema/widgets';
 import { notFound, type AppError } from '../kernel/errors';
 import { datasetNotFound } from '../datasets/messages';
 import { dashboardNotFound } from '../dashboards/messages';

@@ -1,6 +1,7 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { pipelineStages, workspaceMembers, workspaces } from '../../db/schema';
+import { pipelineStages } from '../../db/schema/pipelines';
+import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { ADMIN_ROLE, roleIsAdmin } from '../access/roles';
 import { assertWorkspaceReadable, workspaceNotFound } from '../access/workspace-access';

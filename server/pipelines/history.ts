@@ -1,6 +1,7 @@
 import { count, desc, eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
-import { pipelineDeployments, users } from '../../db/schema';
+import { pipelineDeployments } from '../../db/schema/pipelines';
+import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { pageOf } from '../kernel/paging';

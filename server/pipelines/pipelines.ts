@@ -1,6 +1,6 @@
 import { and, count, eq, ilike, isNotNull, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { pipelineStages, pipelines } from '../../db/schema';
+import { pipelineStages, pipelines } from '../../db/schema/pipelines';
 import type { Actor } from '../auth/actor';
 import { actorRoleRankSql } from '../access/workspace-access';
 import type { AppDeps } from '../app/deps';

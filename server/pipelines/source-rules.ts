@@ -1,7 +1,8 @@
 import { and, asc, eq, ne } from 'drizzle-orm';
 import type { SourceKind, SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources, pipelineSourceRules } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { pipelineSourceRules } from '../../db/schema/pipelines';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { openSecrets } from '../data-sources/connection';

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { pipelineObjectLinks, pipelineStages, pipelines, workspaces } from '../../db/schema';
+import { pipelineObjectLinks, pipelineStages, pipelines } from '../../db/schema/pipelines';
+import { workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { actorRoleRankSql } from '../access/workspace-access';
 import { roleOfRank, type WorkspaceRole } from '../access/roles';

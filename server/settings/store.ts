@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { settings } from '../../db/schema';
+import { settings } from '../../db/schema/settings';
 
 export async function readSetting<T>(db: DbOrTx, key: string): Promise<T | undefined> {
   const rows = await db.select({ value: settings.value }).from(settings).where(eq(settings.key, key));

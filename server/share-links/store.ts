@@ -1,6 +1,8 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dashboards, shareLinks, users } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
+import { shareLinks } from '../../db/schema/share-links';
+import { users } from '../../db/schema/users';
 
 /*
  * Share-link rows (tx-first, actor-free). A revoked link keeps its row (who issued what, when it was revoked) but is

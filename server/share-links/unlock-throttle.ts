@@ -1,6 +1,6 @@
 import { and, count, eq, gt, lt, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { shareLinkUnlockFailures } from '../../db/schema';
+import { shareLinkUnlockFailures } from '../../db/schema/share-links';
 import { AppError } from '../kernel/errors';
 import { MSG } from './messages';
 

@@ -1,7 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
 import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
 import type { DbOrTx, Tx } from '../../db/client';
-import { driverPlugins, settings } from '../../db/schema';
+import { driverPlugins } from '../../db/schema/driver-plugins';
+import { settings } from '../../db/schema/settings';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
 import { readSetting } from '../settings/store';

@@ -1,15 +1,8 @@
 import { and, asc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import {
-  groupMembers,
-  groups,
-  ssoGroupMappings,
-  ssoLoginCodes,
-  ssoLoginStates,
-  ssoProviders,
-  ssoSamlAssertions,
-  users,
-} from '../../db/schema';
+import { groupMembers, groups } from '../../db/schema/groups';
+import { ssoGroupMappings, ssoLoginCodes, ssoLoginStates, ssoProviders, ssoSamlAssertions } from '../../db/schema/sso';
+import { users } from '../../db/schema/users';
 
 /* Rows of the SSO tables (db/schema/sso.ts), transaction first and actor free. */
 

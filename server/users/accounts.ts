@@ -1,6 +1,8 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, users, workspaces } from '../../db/schema';
+import { groupMembers } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
+import { workspaces } from '../../db/schema/workspaces';
 import { AppError } from '../kernel/errors';
 import { nonBlank } from '../kernel/validation';
 import { hashPassword } from '../auth/passwords';

@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { users } from '../../db/schema';
+import { users } from '../../db/schema/users';
 import { notFound } from '../kernel/errors';
 
 /*

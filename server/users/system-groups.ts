@@ -1,6 +1,6 @@
 import { inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
 
 /** The groups every installation has from its first start. They cannot be deleted. */
 const SYSTEM_GROUPS = {

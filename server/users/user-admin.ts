@@ -1,6 +1,7 @@
 import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups, users } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
 import { revokeUserApiTokens } from '../auth/api-tokens';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, exists, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups, users } from '../../db/schema';
+import { groupMembers, groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import {

@@ -1,6 +1,8 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups, users, workspaces } from '../../db/schema';
+import { groupMembers, groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
+import { workspaces } from '../../db/schema/workspaces';
 import { notFound } from '../kernel/errors';
 import type { AccountType } from './accounts';
 

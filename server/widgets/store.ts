@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { widgets } from '../../db/schema';
+import { widgets } from '../../db/schema/widgets';
 import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
 import { widgetNotFound } from '../objects/kinds';
 import type { WidgetRow } from './views';

@@ -1,4 +1,4 @@
-import type { widgets } from '../../db/schema';
+import type { widgets } from '../../db/schema/widgets';
 import type { CalculatedFieldDef, FilterSpec, ShelfField, SortSpec } from '../query/compile/types';
 
 export type WidgetRow = typeof widgets.$inferSelect;

@@ -1,6 +1,8 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { dataSources, datasetSources, datasets, widgets } from '../../db/schema';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasetSources, datasets } from '../../db/schema/datasets';
+import { widgets } from '../../db/schema/widgets';
 import { accessOfRank, rightRankInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-access';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { widgets } from '../../db/schema';
+import { widgets } from '../../db/schema/widgets';
 import type { Actor } from '../auth/actor';
 import { deletableObject, editableObject, ownedObject, readableObject } from '../access/object-access';
 import type { DatasetRow } from '../datasets/load-model';

@@ -1,6 +1,8 @@
 import { and, count, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups, users, workspaceMembers } from '../../db/schema';
+import { groups } from '../../db/schema/groups';
+import { users } from '../../db/schema/users';
+import { workspaceMembers } from '../../db/schema/workspaces';
 import { assertWorkspaceReadable, type WorkspaceAccess } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';

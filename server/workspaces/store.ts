@@ -1,6 +1,6 @@
 import { eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { workspaceMembers, workspaces } from '../../db/schema';
+import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import { notFound } from '../kernel/errors';
 import { ADMIN_ROLE } from '../access/roles';
 

@@ -1,6 +1,9 @@
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
-import { dashboards, dataSources, datasetSources, datasets, widgets } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
+import { dataSources } from '../../db/schema/data-sources';
+import { datasetSources, datasets } from '../../db/schema/datasets';
+import { widgets } from '../../db/schema/widgets';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { roleIsAdmin } from '../access/roles';

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { workspaces } from '../../db/schema';
+import { workspaces } from '../../db/schema/workspaces';
 import { workspaceNotFound, type WorkspaceRow } from '../access/workspace-access';
 import type { WorkspaceRole } from '../access/roles';
 

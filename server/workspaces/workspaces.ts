@@ -1,6 +1,6 @@
 import { and, count, eq, ilike, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { workspaceMembers, workspaces } from '../../db/schema';
+import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import { actorRoleRankSql, assertWorkspaceAdmin, assertWorkspaceReadable } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';

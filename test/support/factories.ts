@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
-import { dashboards, groupMembers, groups, workspaceMembers, workspaces } from '../../db/schema';
+import { dashboards } from '../../db/schema/dashboards';
+import { groupMembers, groups } from '../../db/schema/groups';
+import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import { ADMIN_ROLE, type WorkspaceRole } from '../../server/access/roles';
 import { createUserAccount, type AccountType } from '../../server/users/accounts';
 import type { AppDeps } from '../../server/app/deps';

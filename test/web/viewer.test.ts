@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { eq } from 'drizzle-orm';
-import { shareLinks } from '../../db/schema';
+import { shareLinks } from '../../db/schema/share-links';
 import { useTestApp } from '../support/app';
 import { ok } from '../support/rest';
 import { createShareWorld, issueLink, qtyByProduct, type ShareLink, type ShareWorld } from '../routers/public/world';

@@ -8,7 +8,7 @@ import {
   type SourceKind,
 } from '../../../adapters/sources';
 import type { DbOrTx } from '../../../db/client';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import type { DatasetModel, QueryTarget } from '../compile/dataset-model';
 import { connectorForSource, type DataSourceRow } from '../../data-sources/connection';
 import type { AppDeps } from '../../app/deps';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { and, eq } from 'drizzle-orm';
 import type { z } from 'zod';
-import { objectRights } from '../../../db/schema';
+import { objectRights } from '../../../db/schema/object-rights';
 import type { listRightsOutput, removedRightOutput, rightItem } from '../../../routers/access/schemas';
 import type { dataSourceView, listDataSourcesOutput } from '../../../routers/data-sources/schemas';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';

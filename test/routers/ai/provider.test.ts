@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { eq } from 'drizzle-orm';
-import { settings } from '../../../db/schema';
+import { settings } from '../../../db/schema/settings';
 import type { accessOutput, aiProviderView, checkOutput } from '../../../routers/ai/schemas';
 import { useTestApp } from '../../support/app';
 import { addToGroup, createGroup, createSysadmin, createUser, login, type TestUser } from '../../support/factories';

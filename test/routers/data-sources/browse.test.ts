@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { dataSourceAccessLog, dataSourceMetadata } from '../../../db/schema';
+import { dataSourceAccessLog, dataSourceMetadata } from '../../../db/schema/data-sources';
 import { useTestApp } from '../../support/app';
 import { failure } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { count, eq } from 'drizzle-orm';
-import { dataSourceAccessLog, dataSources } from '../../../db/schema';
+import { dataSourceAccessLog, dataSources } from '../../../db/schema/data-sources';
 import { closedPort, silentServer } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
 import { failure } from '../../support/rest';

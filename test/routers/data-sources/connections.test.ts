@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { dataSources, datasetSources, datasets } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
+import { datasetSources, datasets } from '../../../db/schema/datasets';
 import { useTestApp } from '../../support/app';
 import { failure, type Deleted } from '../../support/rest';
 import { createRoleCast, createUser, login, type RoleCast } from '../../support/factories';

@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import net from 'node:net';
 import { eq } from 'drizzle-orm';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import { closedPort } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq, sql } from 'drizzle-orm';
 import { createConnector } from '../../../adapters/sources';
-import { dataSourceQueries } from '../../../db/schema';
+import { dataSourceQueries } from '../../../db/schema/data-sources';
 import { useTestApp } from '../../support/app';
 import { failure } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { z } from 'zod';
-import { datasetClsRules } from '../../../db/schema';
+import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import type { dashboardDataOutput } from '../../../routers/dashboards/schemas';
 import type {

@@ -1,6 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dataSources, datasets, widgets } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
+import { datasets } from '../../../db/schema/datasets';
+import { widgets } from '../../../db/schema/widgets';
 import { useTestApp } from '../../support/app';
 import {
   addWorkspaceMember,

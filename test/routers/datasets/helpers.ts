@@ -1,4 +1,4 @@
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import type { AppDeps } from '../../../server/app/deps';
 import type { z } from 'zod';
 import type { datasetDetails, listDatasetsOutput, schemaInput } from '../../../routers/datasets/schemas';

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import type { z } from 'zod';
-import { datasetClsRules, datasetRlsRules } from '../../../db/schema';
+import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
+import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
 import type { datasetPreviewOutput, fieldValuesOutput } from '../../../routers/datasets/data-procedures';
 import type {
   effectiveSecurityOutput,

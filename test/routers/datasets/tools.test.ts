@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { widgets } from '../../../db/schema';
+import { widgets } from '../../../db/schema/widgets';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, createSharedWorkspace, type RoleCast } from '../../support/factories';
 import { byName, createDataset, emptySchema, insertSource, shopSchema } from './helpers';

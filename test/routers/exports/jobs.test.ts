@@ -2,7 +2,7 @@ import { access, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { exportJobs } from '../../../db/schema';
+import { exportJobs } from '../../../db/schema/exports';
 import { LIMIT_MSG } from '../../../server/exports/limits';
 import { produceExport } from '../../../server/exports/produce';
 import { cleanExpiredExports } from '../../../server/exports/run-job';

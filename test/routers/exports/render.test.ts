@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportJobs } from '../../../db/schema';
+import { exportJobs } from '../../../db/schema/exports';
 import { pdfPageCount } from '../../../server/exports/render-file';
 import { exportJobById } from '../../../server/exports/store';
 import { produceExport } from '../../../server/exports/produce';

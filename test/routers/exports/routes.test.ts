@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportJobs } from '../../../db/schema';
+import { exportJobs } from '../../../db/schema/exports';
 import { issueRenderToken } from '../../../server/exports/render-token';
 import { insertExportJob, type ExportJobRow } from '../../../server/exports/store';
 import { useTestApp } from '../../support/app';

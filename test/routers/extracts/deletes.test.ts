@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type pg from 'pg';
-import { datasets } from '../../../db/schema';
+import { datasets } from '../../../db/schema/datasets';
 import { MSG } from '../../../server/extracts/messages';
 import { EXTRACT_RUN } from '../../../server/extracts/run-job';
 import { runById } from '../../../server/extracts/store';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { extractRuns, extractRunSteps } from '../../../db/schema';
+import { extractRuns, extractRunSteps } from '../../../db/schema/extracts';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';

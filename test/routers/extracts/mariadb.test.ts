@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cron } from 'croner';
 import mysql from 'mysql2/promise';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import { MSG } from '../../../server/extracts/messages';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { extractRuns } from '../../../db/schema';
+import { extractRuns } from '../../../db/schema/extracts';
 import { MSG } from '../../../server/extracts/messages';
 import { EXTRACT_RUN, startExtractJobs } from '../../../server/extracts/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';

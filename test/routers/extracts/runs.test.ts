@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { extractRuns } from '../../../db/schema';
+import { extractRuns } from '../../../db/schema/extracts';
 import { MSG } from '../../../server/extracts/messages';
 import { startExtractJobs } from '../../../server/extracts/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { groupMembers } from '../../../db/schema';
+import { groupMembers } from '../../../db/schema/groups';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, login } from '../../support/factories';
 import { failure, ok } from '../../support/rest';

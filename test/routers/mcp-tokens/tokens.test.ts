@@ -9,7 +9,7 @@ import type {
   tokenSettings,
   tokenView,
 } from '../../../routers/mcp-tokens/schemas';
-import { groups } from '../../../db/schema';
+import { groups } from '../../../db/schema/groups';
 
 type TokenPage = z.output<typeof listTokensOutput>;
 type TokenView = z.output<typeof tokenView>;

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { and, eq, sql } from 'drizzle-orm';
-import { pipelineObjectLinks, pipelineSourceRules, pipelineStages } from '../../../db/schema';
+import { pipelineObjectLinks, pipelineSourceRules, pipelineStages } from '../../../db/schema/pipelines';
 import { useTestApp } from '../../support/app';
 import {
   addToGroup,

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { pipelineObjectLinks } from '../../../db/schema';
+import { pipelineObjectLinks } from '../../../db/schema/pipelines';
 import type { widgetView } from '../../../routers/widgets/schemas';
 import { useTestApp } from '../../support/app';
 import { addWorkspaceMember, createUser, login, uniq } from '../../support/factories';

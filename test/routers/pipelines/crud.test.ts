@@ -6,8 +6,8 @@ import {
   pipelineSourceRules,
   pipelineStages,
   pipelines,
-  workspaces,
-} from '../../../db/schema';
+} from '../../../db/schema/pipelines';
+import { workspaces } from '../../../db/schema/workspaces';
 import { useTestApp } from '../../support/app';
 import { createDashboardRow, createSysadmin, login } from '../../support/factories';
 import { failure, ok, type Deleted } from '../../support/rest';

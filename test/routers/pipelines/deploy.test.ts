@@ -1,15 +1,12 @@
 import { and, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import {
-  dashboards,
-  dataSources,
-  datasets,
-  objectRights,
-  pipelineDeployments,
-  pipelineObjectLinks,
-  widgets,
-} from '../../../db/schema';
+import { dashboards } from '../../../db/schema/dashboards';
+import { dataSources } from '../../../db/schema/data-sources';
+import { datasets } from '../../../db/schema/datasets';
+import { objectRights } from '../../../db/schema/object-rights';
+import { pipelineDeployments, pipelineObjectLinks } from '../../../db/schema/pipelines';
+import { widgets } from '../../../db/schema/widgets';
 import type { dashboardSchemaView } from '../../../routers/dashboards/schemas';
 import type { dataSourceView } from '../../../routers/data-sources/schemas';
 import type { datasetDetails } from '../../../routers/datasets/schemas';

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { pipelineSourceRules, workspaceMembers } from '../../../db/schema';
+import { pipelineSourceRules } from '../../../db/schema/pipelines';
+import { workspaceMembers } from '../../../db/schema/workspaces';
 import { useTestApp } from '../../support/app';
 import { failure, type RestResponse } from '../../support/rest';
 import { bind, createPipelineWorld, createSourceRow, postPipeline, type Persona, type PipelineWorld } from './world';

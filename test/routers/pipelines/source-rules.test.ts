@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { dataSources, pipelineSourceRules } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
+import { pipelineSourceRules } from '../../../db/schema/pipelines';
 import { pgSettings } from '../../adapters/sources/servers';
 import { useTestApp } from '../../support/app';
 import { failure, ok } from '../../support/rest';

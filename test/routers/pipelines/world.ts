@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import type {
   availableWorkspacesOutput,
   listPipelinesOutput,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import type { z } from 'zod';
 import type { listMembersOutput } from '../../../routers/workspaces/schemas';
-import { shareLinks } from '../../../db/schema';
+import { shareLinks } from '../../../db/schema/share-links';
 import { useTestApp } from '../../support/app';
 import { failure, ok, type RestResponse } from '../../support/rest';
 import {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { eq } from 'drizzle-orm';
-import { shareLinks } from '../../../db/schema';
+import { shareLinks } from '../../../db/schema/share-links';
 import { createSecretBox } from '../../../server/secrets/secret-box';
 import { useTestApp } from '../../support/app';
 import { failure, ok } from '../../support/rest';

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ssoProviders } from '../../../db/schema';
+import { ssoProviders } from '../../../db/schema/sso';
 import type { Deleted } from '../../support/rest';
 import type { groupMappingsOutput, providerView, testOutput } from '../../../routers/sso/schemas';
 import { SSO_MESSAGES } from '../../../server/sso/messages';

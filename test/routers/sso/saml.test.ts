@@ -1,7 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import type { z } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { groupMembers, ssoProviders, users } from '../../../db/schema';
+import { groupMembers } from '../../../db/schema/groups';
+import { ssoProviders } from '../../../db/schema/sso';
+import { users } from '../../../db/schema/users';
 import type { loginOutput } from '../../../routers/auth/schemas';
 import type { providerView } from '../../../routers/sso/schemas';
 import { SSO_MESSAGES } from '../../../server/sso/messages';

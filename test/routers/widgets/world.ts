@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import type { AppDeps } from '../../../server/app/deps';
 import type { z } from 'zod';
 import type { listWidgetsOutput, widgetDataOutput, widgetView } from '../../../routers/widgets/schemas';

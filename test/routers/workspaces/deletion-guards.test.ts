@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { workspaces } from '../../../db/schema';
+import { workspaces } from '../../../db/schema/workspaces';
 import type { WorkspaceDeletionGuard } from '../../../server/workspaces/deletion-guards';
 import type { WorkspaceStageLookup } from '../../../server/workspaces/stage-binding';
 import { useTestApp } from '../../support/app';

@@ -1,7 +1,10 @@
 import { eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { dashboards, dataSources, datasets, widgets } from '../../../db/schema';
+import { dashboards } from '../../../db/schema/dashboards';
+import { dataSources } from '../../../db/schema/data-sources';
+import { datasets } from '../../../db/schema/datasets';
+import { widgets } from '../../../db/schema/widgets';
 import type { widgetView } from '../../../routers/widgets/schemas';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { and, eq, inArray, sql } from 'drizzle-orm';
-import { dashboards, dataSources, datasets, widgets, workspaceMembers } from '../../../db/schema';
+import { dashboards } from '../../../db/schema/dashboards';
+import { dataSources } from '../../../db/schema/data-sources';
+import { datasets } from '../../../db/schema/datasets';
+import { widgets } from '../../../db/schema/widgets';
+import { workspaceMembers } from '../../../db/schema/workspaces';
 import {
   accessOf,
   accessOfRank,

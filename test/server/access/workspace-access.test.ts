@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { and, eq } from 'drizzle-orm';
-import { workspaces } from '../../../db/schema';
+import { workspaces } from '../../../db/schema/workspaces';
 import {
   assertWorkspaceAdmin,
   assertWorkspaceEditable,

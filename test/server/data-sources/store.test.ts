@@ -3,7 +3,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dataSourceMetadata, dataSources } from '../../../db/schema';
+import { dataSourceMetadata, dataSources } from '../../../db/schema/data-sources';
 import { filesRoot, sourceDir, toAbsolute, toRelative } from '../../../server/data-sources/file-storage';
 import {
   cloneSource,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
-import { datasets, widgets } from '../../../db/schema';
+import { datasets } from '../../../db/schema/datasets';
+import { widgets } from '../../../db/schema/widgets';
 import type { Actor } from '../../../server/auth/actor';
 import { AppError } from '../../../server/kernel/errors';
 import { listObjects } from '../../../server/objects/list';

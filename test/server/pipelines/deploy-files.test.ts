@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { dataSources } from '../../../db/schema';
+import { dataSources } from '../../../db/schema/data-sources';
 import { actorOf, type Actor } from '../../../server/auth/actor';
 import { deployToNextStage } from '../../../server/pipelines/deploy/deploy';
 import { useTestApp } from '../../support/app';

@@ -2,10 +2,8 @@ import { integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './users';
 
 /*
- * The AI assistant's installation state. The provider settings (GET/PUT /api/admin/ai-provider) are one row of the
- * settings table (key `ai_provider`, api_key sealed by the secret box): there is one provider per installation and
- * the settings table already gives it a cached, atomic home. Uploaded connector plugins (/api/admin/drivers) need
- * integer ids and a row each, so they have their own table.
+ * Uploaded connector plugins (/api/admin/drivers), owned by server/drivers. They need integer ids and a row each, so
+ * they have a table of their own (installation-wide settings such as the AI provider are rows of the settings table).
  */
 
 /**
