@@ -1,4 +1,4 @@
-import { router } from '../server/app/trpc';
+import { router } from './trpc';
 import { adminRouter } from './admin/router';
 import { authRouter } from './auth/router';
 import { dataSourceRouter } from './data-sources/router';

@@ -55,7 +55,7 @@ function procedureGates(appRouter: AnyRouter): Map<string, { isPublic: boolean }
     const openapi = def.meta?.openapi;
     if (!openapi) continue;
     // tRPC keeps `.use()` middlewares, input/output parsers (marked with _type) and, last, the call of the resolver.
-    // A feature switch (server/app/trpc.ts) does not authenticate.
+    // A feature switch (routers/trpc.ts) does not authenticate.
     const uses = def.middlewares.slice(0, -1).filter((m) => m._type === undefined && !m.featureSwitch).length;
     gates.set(`${openapi.method.toUpperCase()} ${openapi.path}`, { isPublic: uses === 0 });
   }

@@ -5,7 +5,7 @@ import {
   setObjectRight,
 } from '../../server/access/object-rights';
 import type { ObjectRightRow, RightSubject } from '../../server/access/object-rights-store';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import {
   groupInput,
   groupRightInput,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { getSourceType, listSourceTypes, updateSourceType } from '../../server/source-types/source-types';
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { listSourceTypesOutput, sourceTypeDetails, sourceTypeInput, updateSourceTypeInput } from './schemas';
 import { aiAdminProcedures } from '../ai/admin-procedures';
 import { driverProcedures } from '../drivers/procedures';

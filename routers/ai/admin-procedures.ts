@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { checkAiProvider, getAiProvider, updateAiProvider } from '../../server/ai/ai';
-import { sysadminProcedure } from '../../server/app/trpc';
+import { sysadminProcedure } from '../trpc';
 import { aiProviderView, checkAiProviderInput, checkOutput, updateAiProviderInput } from './schemas';
 
 const tags = ['Administration'];

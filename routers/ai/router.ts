@@ -3,7 +3,7 @@ import { aiAccess } from '../../server/ai/ai';
 import { generateFormula } from '../../server/ai/formula';
 import { generateSql } from '../../server/ai/sql';
 import { generateWidgetCode, type WidgetBodyParser } from '../../server/ai/widget-code';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { createWidgetInput } from '../widgets/schemas';
 import {
   accessOutput,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { login, logout, refresh } from '../../server/auth/login';
-import { authedProcedure, publicProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, publicProcedure, router } from '../trpc';
 import { loginInput, loginOutput, logoutOutput, refreshInput } from './schemas';
 
 const tags = ['Login and providers'];

@@ -1,4 +1,4 @@
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import {
   copyDashboard,
   createDashboard,

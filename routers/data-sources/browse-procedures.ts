@@ -1,7 +1,7 @@
 import { columnValues, listSourceObjects, previewTable } from '../../server/data-sources/browse';
 import { listColumns, listSchemas, listTables } from '../../server/data-sources/metadata';
 import { refreshMetadataAndFieldTypes } from '../../server/datasets/field-types';
-import { authedProcedure } from '../../server/app/trpc';
+import { authedProcedure } from '../trpc';
 import { idInput } from '../common';
 import {
   columnValuesInput,

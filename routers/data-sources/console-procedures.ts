@@ -1,6 +1,6 @@
 import { listAccessLog } from '../../server/data-sources/access-log';
 import { cancelQuery, getQuery, listQueries, runQuery, validateSql } from '../../server/data-sources/sql-console';
-import { authedProcedure } from '../../server/app/trpc';
+import { authedProcedure } from '../trpc';
 import {
   accessLogInput,
   accessLogOutput,

@@ -8,7 +8,7 @@ import {
   updateDataSource,
 } from '../../server/data-sources/data-sources';
 import { deleteFileSource } from '../../server/data-sources/files';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { deletedOutput, idInput } from '../common';
 import { browseProcedures } from './browse-procedures';
 import { consoleProcedures } from './console-procedures';

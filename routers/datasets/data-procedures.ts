@@ -6,7 +6,7 @@ import {
   type DatasetPreviewInput,
   type FieldValuesInput,
 } from '../../server/datasets/data-reads';
-import { authedProcedure } from '../../server/app/trpc';
+import { authedProcedure } from '../trpc';
 import { entityId, parameterValues, widgetFilter, wireString, type Accepts, type Mirrors } from '../common';
 
 /*

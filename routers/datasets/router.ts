@@ -10,7 +10,7 @@ import {
 import { validateFormula } from '../../server/datasets/formula-check';
 import { suggestRelations } from '../../server/datasets/relation-suggest';
 import { saveSchema, validateSchema } from '../../server/datasets/schema-store';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
 import { datasetSecurityProcedures } from './security-procedures';

@@ -16,7 +16,7 @@ import {
   type ClsRuleInput,
   type ClsRuleView,
 } from '../../server/datasets/cls-rules';
-import { authedProcedure } from '../../server/app/trpc';
+import { authedProcedure } from '../trpc';
 import { deletedOutput, entityId, wireString, type Mirrors } from '../common';
 
 /*

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { deleteDriver, listDrivers } from '../../server/drivers/drivers';
-import { sysadminProcedure } from '../../server/app/trpc';
+import { sysadminProcedure } from '../trpc';
 import { deletedOutput, entityId } from '../common';
 import { listDriversOutput } from './schemas';
 

@@ -1,4 +1,4 @@
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { getExport, startExport } from '../../server/exports/exports';
 import { exportLimits, updateExportLimits } from '../../server/exports/limits';
 import {

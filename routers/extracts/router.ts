@@ -1,4 +1,4 @@
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { getExtraction, updateExtraction } from '../../server/extracts/settings';
 import { cancelEtlJob, etlJobHistory, getEtlJob, listExtracts, startExtract } from '../../server/extracts/runs';
 import {

@@ -1,6 +1,6 @@
 import { addGroupMembers, listGroupMembers, removeGroupMember } from '../../server/groups/group-members';
 import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from '../../server/groups/groups';
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { deletedOutput, idInput } from '../common';
 import {
   addMembersInput,

@@ -1,4 +1,4 @@
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import {
   changeChannel,
   createChannel,

@@ -1,5 +1,5 @@
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import {
   changeMailing,
   createMailing,

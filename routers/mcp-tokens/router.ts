@@ -8,7 +8,7 @@ import {
   suspendApiToken,
   updateApiTokenSettings,
 } from '../../server/auth/api-tokens';
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { idInput } from '../common';
 import {
   createTokenInput,

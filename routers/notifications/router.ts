@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import {
   listNotifications,
   NOTIFICATION_SORT_FIELDS,

@@ -1,4 +1,4 @@
-import { pipelineProcedure } from '../../server/app/trpc';
+import { pipelineProcedure } from '../trpc';
 import { compareStages } from '../../server/pipelines/compare';
 import { deployToNextStage } from '../../server/pipelines/deploy/deploy';
 import { listDeployments } from '../../server/pipelines/history';

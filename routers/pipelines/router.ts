@@ -1,4 +1,4 @@
-import { pipelineProcedure, router } from '../../server/app/trpc';
+import { pipelineProcedure, router } from '../trpc';
 import { availableWorkspaces, bindStage, unbindStage } from '../../server/pipelines/binding';
 import {
   createPipeline,

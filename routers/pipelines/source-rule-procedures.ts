@@ -1,4 +1,4 @@
-import { pipelineProcedure } from '../../server/app/trpc';
+import { pipelineProcedure } from '../trpc';
 import { deleteSourceRule, listSourceRules, upsertSourceRule } from '../../server/pipelines/source-rules';
 import {
   deletedSourceRuleOutput,

@@ -1,4 +1,4 @@
-import { publicLinkProcedure, router } from '../../server/app/trpc';
+import { publicLinkProcedure, router } from '../trpc';
 import {
   publicDashboard,
   publicFieldValues,

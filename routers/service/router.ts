@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { dictionary } from '../../server/settings/dictionary';
 import { getInstallationSettings, updateInstallationSettings } from '../../server/settings/installation';
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { dictionaryOutput, settingsOutput, settingsUpdateInput } from './schemas';
 import { sourceNetworkProcedures } from './source-network';
 

@@ -5,7 +5,7 @@ import {
   NETWORK_ENTRY_MESSAGE,
   updateSourceNetworkPolicy,
 } from '../../server/settings/source-network';
-import { sysadminProcedure } from '../../server/app/trpc';
+import { sysadminProcedure } from '../trpc';
 import { wireString } from '../common';
 
 const tags = ['Service'];

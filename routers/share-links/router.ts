@@ -1,4 +1,4 @@
-import { shareLinkProcedure, router } from '../../server/app/trpc';
+import { shareLinkProcedure, router } from '../trpc';
 import {
   activateShareLink,
   createShareLink,

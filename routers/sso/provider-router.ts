@@ -1,4 +1,4 @@
-import { router, sysadminProcedure } from '../../server/app/trpc';
+import { router, sysadminProcedure } from '../trpc';
 import { testProvider } from '../../server/sso/provider-checks';
 import {
   createProvider,

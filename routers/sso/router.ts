@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { publicProcedure, router } from '../../server/app/trpc';
+import { publicProcedure, router } from '../trpc';
 import { exchangeSsoCode, loginPageProviders } from '../../server/sso/login-flow';
 import { loginOutput } from '../auth/schemas';
 import { exchangeInput, loginProvidersOutput } from './schemas';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure, router, sysadminProcedure } from '../../server/app/trpc';
+import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { getUserAttributes, listAttributeKeys, setUserAttributes } from '../../server/users/attributes';
 import { changeOwnPassword, resetPassword } from '../../server/users/password-changes';
 import { createUser, deleteUser, updateUser } from '../../server/users/user-admin';

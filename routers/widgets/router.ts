@@ -1,4 +1,4 @@
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { widgetData, widgetPreview } from '../../server/widgets/widget-data';
 import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
 import { deletedOutput, idInput } from '../common';

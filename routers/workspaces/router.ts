@@ -1,5 +1,5 @@
 import { AppError } from '../../server/kernel/errors';
-import { authedProcedure, router } from '../../server/app/trpc';
+import { authedProcedure, router } from '../trpc';
 import { addMember, listMembers, removeMember, updateMember } from '../../server/workspaces/members';
 import {
   createWorkspace,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authedProcedure } from '../../server/app/trpc';
+import { authedProcedure } from '../trpc';
 import { transferObjects, type TransferInput, type TransferResult } from '../../server/workspaces/transfer';
 import { entityId, type Accepts, type Mirrors } from '../common';
 

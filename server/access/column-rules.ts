@@ -12,6 +12,9 @@ import type { DatasetField, DatasetModel } from '../query/compile/dataset-model'
 import type { CompiledQuery, ParameterValues, WidgetQueryInput } from '../query/compile/types';
 import { collectReferences, parseExpression, type Dialect, type Expr } from '../query/expr';
 import type { Viewer } from './viewer';
+import { cacheSlot } from '../kernel/app-caches';
+import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
+import { TtlCache } from '../kernel/ttl-cache';
 
 /*
  * Column-level security. A rule of a dataset hides or masks some of its fields for the users and groups it names
@@ -58,9 +61,12 @@ async function loadRules(db: DbOrTx, datasetId: number): Promise<ClsRule[]> {
   }));
 }
 
+/** A dataset's column-level security rules by dataset id, version and read epoch. */
+const columnRuleCache = cacheSlot('access.columnRules', () => new TtlCache<string, ClsRule[]>(READ_DECISION_TTL_MS));
+
 async function rulesOf(deps: AppDeps, model: Pick<DatasetModel, 'id' | 'version'>): Promise<ClsRule[]> {
   const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
-  return deps.caches.columnRules.getOrLoad(key, () => loadRules(deps.db, model.id));
+  return deps.caches.of(columnRuleCache).getOrLoad(key, () => loadRules(deps.db, model.id));
 }
 
 function appliesTo(rule: ClsRule, actor: Actor): boolean {

@@ -9,6 +9,9 @@ import type { DatasetFilter, DatasetModel } from '../query/compile/dataset-model
 import { escapeLiteral, type Dialect, type ParamSink } from '../query/expr';
 import type { LiteralValue } from '../query/expr/dialect';
 import type { Viewer } from './viewer';
+import { cacheSlot } from '../kernel/app-caches';
+import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
+import { TtlCache } from '../kernel/ttl-cache';
 
 /*
  * Row-level security: the rules of a dataset (GET /api/dataset/{id}/rls-rules) as dataset filters for one reader.
@@ -29,10 +32,18 @@ export interface RowRule {
 /** Rule filters get negative ids so they never meet a saved filter's id in error paths or plan keys. */
 const RULE_FILTER_ID_BASE = -1_000_000;
 
+/** A dataset's row-level security rules by dataset id, version and read epoch. */
+const rowRuleCache = cacheSlot('access.rowRules', () => new TtlCache<string, RowRule[]>(READ_DECISION_TTL_MS));
+/** A user's attributes (the values rules compare with) by user id and read epoch. */
+const attributeCache = cacheSlot(
+  'access.userAttributes',
+  () => new TtlCache<string, Map<string, string[]>>(READ_DECISION_TTL_MS),
+);
+
 async function rulesOf(deps: AppDeps, model: DatasetModel): Promise<RowRule[]> {
   // Keyed with the read epoch: every rule change bumps it, so a change takes effect at once in this process.
   const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
-  return deps.caches.rowRules.getOrLoad(key, () =>
+  return deps.caches.of(rowRuleCache).getOrLoad(key, () =>
     deps.db
       .select({
         id: datasetRlsRules.id,
@@ -51,7 +62,7 @@ async function rulesOf(deps: AppDeps, model: DatasetModel): Promise<RowRule[]> {
 async function attributesOf(deps: AppDeps, userId: number): Promise<Map<string, string[]>> {
   // PUT /api/users/{id}/attributes bumps the read epoch.
   const key = `${userId}:${deps.caches.readEpoch.value}`;
-  return deps.caches.userAttributes.getOrLoad(key, async () => {
+  return deps.caches.of(attributeCache).getOrLoad(key, async () => {
     const rows = await deps.db
       .select({ key: userAttributes.key, values: userAttributes.values })
       .from(userAttributes)

@@ -10,6 +10,9 @@ import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { readableIds } from './object-access';
 import { roleAllowsEdit, WORKSPACE_ROLES } from './roles';
+import { cacheSlot } from '../kernel/app-caches';
+import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
+import { TtlCache } from '../kernel/ttl-cache';
 
 const EDITING_ROLES = WORKSPACE_ROLES.filter((r) => roleAllowsEdit(r));
 
@@ -84,6 +87,12 @@ async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sourc
  * source) under the process's read epoch (see AppDeps.caches), so a repeated read costs no metadata query and a
  * membership, role or source change in this process takes effect on the next request.
  */
+/** Whether a dataset's author may use a source of another workspace, keyed with the read epoch. */
+const sourceRightDecisions = cacheSlot(
+  'access.sourceRights',
+  () => new TtlCache<string, boolean>(READ_DECISION_TTL_MS),
+);
+
 export async function assertSourcesUsable(
   deps: AppDeps,
   db: DbOrTx,
@@ -93,7 +102,7 @@ export async function assertSourcesUsable(
 ): Promise<void> {
   const foreign = sources.filter((s) => s.workspaceId !== dataset.workspaceId);
   if (foreign.length === 0) return;
-  const cache = deps.caches.sourceRights;
+  const cache = deps.caches.of(sourceRightDecisions);
   const epoch = deps.caches.readEpoch.value;
   const key = (s: SourceRef) =>
     `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;

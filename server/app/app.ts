@@ -6,7 +6,7 @@ import { appRouter, type AppRouter } from '../../routers';
 import { registerRestRoutes } from '../../adapters/rest/register-routes';
 import { buildOpenApiDocument } from '../../adapters/rest/openapi';
 import { errorEnvelope } from '../../adapters/rest/envelope';
-import { createContext } from './context';
+import { createContext } from '../../routers/context';
 import type { AppDeps } from './deps';
 import { ERROR_TABLE } from '../kernel/errors';
 import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';

@@ -5,8 +5,20 @@ import { StartupError, startEmbeddedPostgres, type EmbeddedServer } from '../../
 import { runMigrations } from '../../db/migrate';
 import { bootstrap, type BootstrapResult } from './bootstrap';
 import type { AppConfig } from './config';
-import { createAppDeps, type AppDeps } from './deps';
+import type { AppDeps, BaseDeps } from './deps';
+import type { Pool } from 'pg';
+import { ConnectorCache } from '../../adapters/sources';
+import { AppCaches } from '../kernel/app-caches';
+import { JobRunner } from '../jobs/jobs';
+import { LocalQueries } from '../data-sources/query-runner';
 import { createSecretBox, loadSecretsKey } from '../secrets/secret-box';
+import { addWorkspaceDeletionGuard, setWorkspaceStageLookup } from '../workspaces/hooks';
+import { workspaceBoundToStage, workspaceStageBinding } from '../pipelines/binding';
+import { extractJobKinds, startExtractJobs } from '../extracts/run-job';
+import { startScheduledExtract } from '../extracts/runs';
+import { exportJobKinds, startExportJobs } from '../exports/run-job';
+import { mailingJobKinds, startMailingJobs } from '../mailings/run-job';
+import { startScheduledMailing } from '../mailings/mailings';
 
 export interface Runtime {
   deps: AppDeps;
@@ -37,6 +49,36 @@ async function makeDirectory(dir: string): Promise<void> {
     await fs.mkdir(d).catch((e: NodeJS.ErrnoException) => {
       if (e.code !== 'EEXIST') throw e;
     });
+}
+
+/**
+ * The app's deps: fresh caches, connector pools and SQL console runs, with what areas plug into other areas and the
+ * job kinds of every area registered here, explicitly: the one place to read which hooks and jobs an app has.
+ */
+export function createAppDeps(base: BaseDeps): AppDeps {
+  const deps: AppDeps = {
+    ...base,
+    connectors: new ConnectorCache(),
+    localQueries: new LocalQueries(base.db),
+    jobs: new JobRunner((base.db as unknown as { $client: Pool }).$client),
+    caches: new AppCaches(),
+  };
+  // Pipelines: a workspace bound to a stage cannot be deleted (DELETE /api/workspaces/{id}, reason omitted), and
+  // GET /api/workspaces/{id} shows the stage it is bound to (pipeline_stage).
+  addWorkspaceDeletionGuard(deps, workspaceBoundToStage);
+  setWorkspaceStageLookup(deps, workspaceStageBinding);
+  registerJobKinds(deps);
+  return deps;
+}
+
+/** The job kinds of every area (server/jobs): extract runs and schedules, exports, mailings and their schedules. */
+function registerJobKinds(deps: AppDeps): void {
+  for (const kind of extractJobKinds(deps, startScheduledExtract)) deps.jobs.register(kind);
+  deps.jobs.onStart(() => startExtractJobs(deps));
+  for (const kind of exportJobKinds(deps)) deps.jobs.register(kind);
+  deps.jobs.onStart(() => startExportJobs(deps));
+  for (const kind of mailingJobKinds(deps, startScheduledMailing)) deps.jobs.register(kind);
+  deps.jobs.onStart(() => startMailingJobs(deps));
 }
 
 /** Database (external or embedded) -> migrations -> first-start seeding. Shared by main.ts and scripts. */

@@ -1,7 +1,38 @@
 import { eq } from 'drizzle-orm';
 import { users } from '../../db/schema/users';
-import type { AppDeps, UserStatus } from '../app/deps';
+import type { AppDeps } from '../app/deps';
+import { cacheSlot } from '../kernel/app-caches';
+import { TtlCache } from '../kernel/ttl-cache';
 import { userGroupIds } from '../users/accounts';
+
+/** What authentication needs of an account on every request (server/auth/authenticate.ts). */
+export interface UserStatus {
+  username: string;
+  accountType: string;
+  active: boolean;
+}
+
+/*
+ * Read on every authenticated request, so kept a few seconds; the node that changes an account drops its entry at
+ * once (forgetUserStatus), other nodes within the TTL.
+ */
+const userStatuses = cacheSlot('auth.userStatus', () => new TtlCache<number, UserStatus | null>(5_000));
+
+/** The account's status (null: no such user), cached. */
+export function userStatusOf(deps: Pick<AppDeps, 'db' | 'caches'>, userId: number): Promise<UserStatus | null> {
+  return deps.caches.of(userStatuses).getOrLoad(userId, async () => {
+    const [u] = await deps.db
+      .select({ username: users.username, accountType: users.accountType, active: users.active })
+      .from(users)
+      .where(eq(users.id, userId));
+    return u ?? null;
+  });
+}
+
+/** After a change of the account (deactivated, deleted, its type changed). */
+export function forgetUserStatus(deps: Pick<AppDeps, 'caches'>, userId: number): void {
+  deps.caches.of(userStatuses).delete(userId);
+}
 
 /** Who is calling. For a session token the groups are those at login; for an API token, the owner's current ones. */
 export interface Actor {

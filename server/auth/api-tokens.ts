@@ -3,7 +3,9 @@ import type { DbOrTx } from '../../db/client';
 import { apiTokens } from '../../db/schema/auth-tokens';
 import { groups } from '../../db/schema/groups';
 import type { AppDeps } from '../app/deps';
+import { cacheSlot } from '../kernel/app-caches';
 import { AppError, invalid, notFound } from '../kernel/errors';
+import { TtlCache } from '../kernel/ttl-cache';
 import type { Actor } from './actor';
 import { getApiTokenSettings, saveApiTokenSettings, type ApiTokenSettings } from './api-token-settings';
 import { randomToken, sha256 } from './opaque-tokens';
@@ -93,13 +95,38 @@ async function ownToken(deps: AppDeps, actor: Actor, id: number, allowSysadmin: 
   return row;
 }
 
+interface ApiTokenIdentity {
+  tokenId: number;
+  userId: number;
+  status: string;
+}
+
+/*
+ * Read on every call made with an API token, so kept a few seconds by the token's hash; the node that changes a
+ * token's status drops its entry at once, other nodes within the TTL.
+ */
+const apiTokenIdentities = cacheSlot('auth.apiTokens', () => new TtlCache<string, ApiTokenIdentity | null>(5_000));
+/** When this app last wrote a token's last_used_at. */
+const apiTokenTouches = cacheSlot('auth.apiTokenTouches', () => new Map<number, number>());
+
+/** The token (by its hash) with its owner and status; null when no token has that hash. */
+export function apiTokenIdentity(deps: AppDeps, hash: string): Promise<ApiTokenIdentity | null> {
+  return deps.caches.of(apiTokenIdentities).getOrLoad(hash, async () => {
+    const [row] = await deps.db
+      .select({ tokenId: apiTokens.id, userId: apiTokens.userId, status: apiTokens.status })
+      .from(apiTokens)
+      .where(eq(apiTokens.tokenHash, hash));
+    return row ?? null;
+  });
+}
+
 async function setStatus(deps: AppDeps, row: TokenRow, status: 'active' | 'suspended' | 'revoked') {
   const [updated] = await deps.db
     .update(apiTokens)
     .set({ status, revokedAt: status === 'revoked' ? sql`now()` : null })
     .where(eq(apiTokens.id, row.id))
     .returning();
-  deps.caches.apiTokens.delete(row.tokenHash);
+  deps.caches.of(apiTokenIdentities).delete(row.tokenHash);
   return tokenView(updated);
 }
 
@@ -128,16 +155,16 @@ export async function revokeUserApiTokens(deps: AppDeps, db: DbOrTx, userId: num
     .set({ status: 'revoked', revokedAt: sql`now()` })
     .where(and(eq(apiTokens.userId, userId), sql`${apiTokens.status} <> 'revoked'`))
     .returning({ hash: apiTokens.tokenHash });
-  for (const r of rows) deps.caches.apiTokens.delete(r.hash);
+  for (const r of rows) deps.caches.of(apiTokenIdentities).delete(r.hash);
 }
 
 /**
  * last_used_at is written at most once a minute per token: a write per request would cost more than the request.
- * When this app last wrote it is in deps.caches.apiTokenTouches.
+ * When this app last wrote it is in its touch times.
  */
 export function touchApiToken(deps: AppDeps, tokenId: number): void {
   const now = Date.now();
-  const lastTouched = deps.caches.apiTokenTouches;
+  const lastTouched = deps.caches.of(apiTokenTouches);
   if ((lastTouched.get(tokenId) ?? 0) > now - 60_000) return;
   lastTouched.set(tokenId, now);
   deps.db

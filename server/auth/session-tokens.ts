@@ -2,6 +2,7 @@ import crypto, { type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
 import { randomToken } from './opaque-tokens';
 import { AppError } from '../kernel/errors';
+import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
 import type { AppDeps } from '../app/deps';
 
@@ -16,13 +17,13 @@ export interface SessionClaims {
 type VerifiedClaims = SessionClaims & { exp: number };
 
 /**
- * What signing and verifying keep between requests, per app (deps.caches.sessionTokens). jose re-imports a raw key
+ * What signing and verifying keep between requests, per app. jose re-imports a raw key
  * on every call: the key is imported once. A token verified once is remembered until shortly before it expires:
  * verification (a WebCrypto round trip on the thread pool) was the largest cost of an authenticated request; entries
  * never outlive the token's `exp`. Both belong to one key, and another key starts afresh, so a token is only ever
  * recognised by the installation key that signed it.
  */
-export class SessionTokenCache {
+class SessionTokenCache {
   private key: Uint8Array | undefined;
   private keyObject: KeyObject | undefined;
   private verified = new TtlCache<string, VerifiedClaims>(60_000, 50_000);
@@ -37,6 +38,8 @@ export class SessionTokenCache {
   }
 }
 
+const sessionTokenCaches = cacheSlot('auth.sessionTokens', () => new SessionTokenCache());
+
 /** The app's signing key and the cache that goes with it. */
 type SessionTokenDeps = Pick<AppDeps, 'signingKey' | 'caches'>;
 
@@ -49,11 +52,11 @@ export async function issueSessionToken(deps: SessionTokenDeps, claims: SessionC
     .setIssuedAt()
     .setJti(randomToken(12))
     .setExpirationTime(Math.floor(Date.now() / 1000) + SESSION_TOKEN_TTL_SECONDS)
-    .sign(deps.caches.sessionTokens.of(deps.signingKey).keyObject);
+    .sign(deps.caches.of(sessionTokenCaches).of(deps.signingKey).keyObject);
 }
 
 export async function verifySessionToken(deps: SessionTokenDeps, token: string): Promise<SessionClaims> {
-  const { keyObject, verified } = deps.caches.sessionTokens.of(deps.signingKey);
+  const { keyObject, verified } = deps.caches.of(sessionTokenCaches).of(deps.signingKey);
   const hit = verified.get(token);
   if (hit && hit.exp * 1000 > Date.now()) return hit;
   try {

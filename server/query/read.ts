@@ -17,6 +17,8 @@ import type { CompiledQuery, WidgetQueryInput } from './compile/types';
 import type { Dialect } from './expr';
 import { compileAndRun, datasetQueryContext } from './run/dataset-context';
 import { queryEngineFor, streamQuery } from './run/engine';
+import { cacheSlot } from '../kernel/app-caches';
+import { TtlCache } from '../kernel/ttl-cache';
 
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
@@ -25,6 +27,9 @@ import { queryEngineFor, streamQuery } from './run/engine';
  * pages and the assistant. The caller has already found the object through the access policy (server/access); here
  * the dataset's own right to its sources is checked, and the viewer is where row- and column-level security apply.
  */
+
+/** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
+const plans = cacheSlot('query.plans', () => new TtlCache<string, CompiledQuery>(10 * 60_000, 5_000));
 
 export type ReadRequest =
   | { kind: 'widget'; query: WidgetQueryInput }
@@ -167,10 +172,10 @@ function shapedPlan(
   columnRulesKey: string,
 ): CompiledQuery {
   const planKey = `shape:${model.id}:${model.version}:${columnRulesKey}:${JSON.stringify(query)}`;
-  const cached = deps.caches.plans.get(planKey);
+  const cached = deps.caches.of(plans).get(planKey);
   if (cached) return cached;
   const compiled = compileWidgetQuery(model, query, dialectOf, { shape: true });
-  deps.caches.plans.set(planKey, compiled);
+  deps.caches.of(plans).set(planKey, compiled);
   return compiled;
 }
 
@@ -279,10 +284,10 @@ function compileRequest(
       // Compiling depends on the model (its version and the viewer's column rules), the request and the sources'
       // dialects (fixed per source id) only.
       const planKey = `${model.id}:${model.version}:${columnRulesKey}:${JSON.stringify(request.query)}`;
-      const cached = deps.caches.plans.get(planKey);
+      const cached = deps.caches.of(plans).get(planKey);
       if (cached) return cached;
       const compiled = compileWidgetQuery(model, request.query, dialectOf);
-      deps.caches.plans.set(planKey, compiled);
+      deps.caches.of(plans).set(planKey, compiled);
       return compiled;
     }
     case 'preview':

@@ -5,7 +5,7 @@ import { users } from '../../db/schema/users';
 import { revokeUserApiTokens } from '../auth/api-tokens';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
-import type { Actor } from '../auth/actor';
+import { forgetUserStatus, type Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { AppError, badRequest, invalid } from '../kernel/errors';
@@ -99,7 +99,7 @@ export async function updateUser(deps: AppDeps, actor: Actor, id: number, input:
     return userRecord(tx, after);
   });
   // Status and account type are cached for authentication: a change must apply to the very next request.
-  deps.caches.userStatus.delete(id);
+  forgetUserStatus(deps, id);
   readCachesChanged(deps); // an account switched off no longer lends its datasets a right to other workspaces' sources
   return record;
 }
@@ -122,7 +122,7 @@ export async function deleteUser(deps: AppDeps, actor: Actor, id: number): Promi
     }
     throw e;
   } finally {
-    deps.caches.userStatus.delete(id);
+    forgetUserStatus(deps, id);
     readCachesChanged(deps);
   }
   return { id, deleted: true };

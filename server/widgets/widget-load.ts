@@ -9,6 +9,9 @@ import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-acces
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { OBJECT_KINDS, type ObjectRow } from '../objects/kinds';
+import { cacheSlot } from '../kernel/app-caches';
+import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
+import { TtlCache } from '../kernel/ttl-cache';
 
 export interface WidgetForData extends ObjectAccess<'widget'> {
   dataset: DatasetOwnerRef;
@@ -56,8 +59,10 @@ function prepare(db: Db) {
     .prepare('widget_for_data');
 }
 
-/** The prepared statement, kept per app in AppDeps.caches.widgetForDataStatement (it belongs to deps.db). */
-export type WidgetForDataStatement = ReturnType<typeof prepare>;
+/** The prepared statement, made on first use per app (it belongs to deps.db). */
+const statements = cacheSlot('widgets.forDataStatement', () => ({}) as { statement?: ReturnType<typeof prepare> });
+/** What a data request needs of a widget, per caller and read epoch (loadWidgetForData). */
+const widgetReads = cacheSlot('widgets.reads', () => new TtlCache<string, WidgetForData>(READ_DECISION_TTL_MS));
 
 /**
  * Everything a data request needs before it can compile: the widget, the caller's role in its workspace and right on
@@ -71,13 +76,13 @@ export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: n
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
   // A hit answers without an await (the hot path); a miss is single-flight, so the readers of one widget arriving as
   // its entry expires share one query.
-  const hit = deps.caches.widgetReads.get(key);
+  const hit = deps.caches.of(widgetReads).get(key);
   if (hit) return hit;
-  return deps.caches.widgetReads.getOrLoad(key, () => queryWidgetForData(deps, actor, widgetId));
+  return deps.caches.of(widgetReads).getOrLoad(key, () => queryWidgetForData(deps, actor, widgetId));
 }
 
 async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
-  const slot = deps.caches.widgetForDataStatement;
+  const slot = deps.caches.of(statements);
   slot.statement ??= prepare(deps.db);
   const [found] = await slot.statement.execute({ id: widgetId, ...preparedCallerParams(actor) });
   if (!found) throw OBJECT_KINDS.widget.notFound(widgetId);

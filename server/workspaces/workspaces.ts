@@ -8,11 +8,10 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { AppError, ERROR_TABLE, badRequest } from '../kernel/errors';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation } from '../kernel/db-errors';
-import { workspaceDeletionBlocked } from './deletion-guards';
 import { ADMIN_ROLE, roleOfRank } from '../access/roles';
 import { deleteRightsInWorkspace } from '../access/object-rights-store';
 import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
-import { stageBindingOf } from './stage-binding';
+import { stageBindingOf, workspaceDeletionBlocked } from './hooks';
 import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';
 
@@ -67,7 +66,7 @@ export async function listWorkspaces(db: DbOrTx, actor: Actor, input: PageReques
   );
 }
 
-export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'hooks'>, actor: Actor, id: number) {
+export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'caches'>, actor: Actor, id: number) {
   const { db } = deps;
   const { workspace, role } = await assertWorkspaceReadable(db, actor, id);
   const [{ members }] = await db
@@ -77,7 +76,7 @@ export async function getWorkspace(deps: Pick<AppDeps, 'db' | 'hooks'>, actor: A
   return {
     ...workspaceView(workspace, role),
     member_count: members,
-    pipeline_stage: await stageBindingOf(deps.hooks.workspaceStageLookup, db, id),
+    pipeline_stage: await stageBindingOf(deps, db, id),
   };
 }
 
@@ -129,8 +128,7 @@ export async function deleteWorkspace(deps: AppDeps, actor: Actor, id: number): 
         const { workspace } = await assertWorkspaceAdmin(tx, actor, id);
         if (workspace.type === 'personal') throw badRequest('Личное пространство нельзя удалить');
         // The reason stays unsaid (specification): a bound pipeline stage, or whatever else an area registered.
-        if (await workspaceDeletionBlocked(deps.hooks.workspaceDeletionGuards, tx, id))
-          throw badRequest(ERROR_TABLE.bad_request.message);
+        if (await workspaceDeletionBlocked(deps, tx, id)) throw badRequest(ERROR_TABLE.bad_request.message);
         // Its datasets locked, no run of theirs starts until this commits.
         const runs = await endRunsOf(tx, { workspaceId: id }, 'deleted');
         // Its objects go by cascade; their rights (no foreign key to an object) go here.

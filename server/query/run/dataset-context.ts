@@ -8,6 +8,7 @@ import { DatasetSources } from './targets';
 import type { CompiledQuery } from '../compile/types';
 import type { Dialect } from '../expr';
 import { extractModelOf, openExtract } from '../../extracts/extracts';
+import { cacheSlot } from '../../kernel/app-caches';
 
 /*
  * What a data request needs of its dataset: the model (cached per dataset version, so a request reads no schema) and
@@ -16,9 +17,12 @@ import { extractModelOf, openExtract } from '../../extracts/extracts';
 
 const MAX_MODELS = 500;
 
+/** Dataset models by dataset id; an entry serves only while the dataset's version is unchanged. */
+const models = cacheSlot('query.models', () => new Map<number, DatasetModel>());
+
 /** The model of a dataset row; reloaded whenever the row's version differs from the cached model's. */
 async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
-  const cache = deps.caches.models;
+  const cache = deps.caches.of(models);
   const hit = cache.get(row.id);
   if (hit && hit.version === row.version) return hit;
   const model = await loadDatasetModel(deps.db, row.id);

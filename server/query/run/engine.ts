@@ -6,6 +6,7 @@ import { AppError } from '../../kernel/errors';
 import { ResultCache, type CachedResult, type ResultCacheOptions } from './result-cache';
 import type { ExecutableTarget } from './targets';
 import type { CompiledQuery } from '../compile/types';
+import { cacheSlot } from '../../kernel/app-caches';
 
 /*
  * Runs compiled queries: through the result cache, with identical concurrent requests sharing one execution
@@ -145,14 +146,16 @@ function queryFailure(e: unknown): AppError {
   return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${message}`, { cause: e });
 }
 
+/** Runs compiled queries: the result cache and single flight (replaced through configureQueryEngine). */
+const engines = cacheSlot('query.engine', () => new QueryEngine());
+
 /** The application's engine (one cache per process and application instance). */
 export function queryEngineFor(deps: AppDeps): QueryEngine {
-  return deps.caches.queryEngine;
+  return deps.caches.of(engines);
 }
 
 /** Replaces the application's engine, e.g. to turn the cache off for a benchmark or shorten the timeout in a test. */
 export function configureQueryEngine(deps: AppDeps, options: Partial<QueryEngineOptions>): QueryEngine {
   const engine = new QueryEngine({ ...DEFAULT_ENGINE_OPTIONS, ...options });
-  deps.caches.queryEngine = engine;
-  return engine;
+  return deps.caches.replace(engines, engine);
 }

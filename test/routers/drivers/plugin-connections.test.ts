@@ -6,7 +6,7 @@ import type { driverView } from '../../../routers/drivers/schemas';
 import type { sourceTypeDetails } from '../../../routers/admin/schemas';
 import type { widgetDataOutput } from '../../../routers/widgets/schemas';
 import { buildApp } from '../../../server/app/app';
-import { createAppDeps } from '../../../server/app/deps';
+import { createAppDeps } from '../../../server/app/start';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, login, uniq } from '../../support/factories';
 import { failure, ok, rest } from '../../support/rest';

@@ -8,7 +8,7 @@ import { connectDatabase } from '../../../db/client';
 import { freePort } from '../../../db/embedded';
 import { buildApp } from '../../../server/app/app';
 import { loadConfig } from '../../../server/app/config';
-import { createAppDeps } from '../../../server/app/deps';
+import { createAppDeps } from '../../../server/app/start';
 import { loadSigningKey } from '../../../server/auth/signing-key';
 import { MSG } from '../../../server/mailings/messages';
 import { createSecretBox } from '../../../server/secrets/secret-box';

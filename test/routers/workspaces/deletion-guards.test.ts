@@ -1,8 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eq } from 'drizzle-orm';
 import { workspaces } from '../../../db/schema/workspaces';
-import type { WorkspaceDeletionGuard } from '../../../server/workspaces/deletion-guards';
-import type { WorkspaceStageLookup } from '../../../server/workspaces/stage-binding';
+import {
+  addWorkspaceDeletionGuard,
+  setWorkspaceStageLookup,
+  type WorkspaceDeletionGuard,
+  type WorkspaceStageLookup,
+} from '../../../server/workspaces/hooks';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, type TestUser } from '../../support/factories';
 
@@ -15,23 +19,11 @@ beforeAll(async () => {
   token = await login(api, admin.username, admin.password);
 });
 
-/** Registers a guard in this test app's deps, as server/app/hooks.ts does for an area; returns its removal. */
-function registerWorkspaceDeletionGuard(guard: WorkspaceDeletionGuard): () => void {
-  const guards = t.deps.hooks.workspaceDeletionGuards;
-  guards.push(guard);
-  return () => {
-    const i = guards.indexOf(guard);
-    if (i >= 0) guards.splice(i, 1);
-  };
-}
+/** Registers a guard in this test app's deps, as server/app/start.ts does for pipelines; returns its removal. */
+const registerWorkspaceDeletionGuard = (guard: WorkspaceDeletionGuard) => addWorkspaceDeletionGuard(t.deps, guard);
 
-/** Plugs a stage lookup into this test app's deps, as server/app/hooks.ts does for pipelines; returns its removal. */
-function registerWorkspaceStageLookup(lookup: WorkspaceStageLookup): () => void {
-  t.deps.hooks.workspaceStageLookup = lookup;
-  return () => {
-    if (t.deps.hooks.workspaceStageLookup === lookup) t.deps.hooks.workspaceStageLookup = null;
-  };
-}
+/** Plugs a stage lookup into this test app's deps, as server/app/start.ts does for pipelines; returns its removal. */
+const registerWorkspaceStageLookup = (lookup: WorkspaceStageLookup) => setWorkspaceStageLookup(t.deps, lookup);
 
 describe('workspace deletion guards (a workspace bound to a pipeline stage)', () => {
   it('refuses the deletion without saying why, deletes nothing, and allows it once the guard lets go', async () => {

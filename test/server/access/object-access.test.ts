@@ -276,7 +276,7 @@ describe('the policy in SQL', () => {
       status: 404,
       message: NOT_FOUND.widget(ids.widget),
     });
-    // The statement is prepared once per app and kept in its deps.
-    expect(t.deps.caches.widgetForDataStatement.statement).toBeDefined();
+    // The statement is prepared once per app and kept in its caches (made with the first read).
+    expect(t.deps.caches.made()).toContain('widgets.forDataStatement');
   });
 });

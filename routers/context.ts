@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import type { Actor } from '../auth/actor';
-import type { SecurityLog } from '../auth/login';
-import type { AppDeps } from './deps';
+import type { Actor } from '../server/auth/actor';
+import type { SecurityLog } from '../server/auth/login';
+import type { AppDeps } from '../server/app/deps';
 
-/** The same context serves REST and /trpc; auth is resolved lazily by the authed procedures. */
+/** The same context serves REST and /trpc (server/app/app.ts makes it per request); auth is resolved lazily by the authed procedures. */
 export interface Context {
   deps: AppDeps;
   authorization?: string;

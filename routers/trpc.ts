@@ -1,12 +1,12 @@
 import { initTRPC } from '@trpc/server';
 import superjson from 'superjson';
 import type { OpenApiMeta } from 'trpc-to-openapi';
-import type { Actor } from '../auth/actor';
-import { authenticate } from '../auth/authenticate';
+import type { Actor } from '../server/auth/actor';
+import { authenticate } from '../server/auth/authenticate';
 import type { Context } from './context';
-import { describeError } from '../kernel/error-response';
-import { AppError } from '../kernel/errors';
-import { assertFeatureEnabled, type Feature } from '../settings/installation';
+import { describeError } from '../server/kernel/error-response';
+import { AppError } from '../server/kernel/errors';
+import { assertFeatureEnabled, type Feature } from '../server/settings/installation';
 
 const t = initTRPC
   .context<Context>()
