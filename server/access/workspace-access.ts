@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { AppError, badRequest, notFound } from '../kernel/errors';
-import { personalWorkspaceId } from '../users/accounts';
+import { personalWorkspaceId } from '../workspaces/store';
 import { WORKSPACE_ROLES, roleAllowsEdit, roleIsAdmin, roleRank, strongestRole, type WorkspaceRole } from './roles';
 
 /*

@@ -1,13 +1,12 @@
-import { inArray } from 'drizzle-orm';
 import {
   ChatProviderError,
   completeChat,
   type ChatMessage,
   type ChatProviderConfig,
 } from '../../adapters/ai/chat-client';
-import { groups } from '../../db/schema/groups';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
+import { existingGroupIds } from '../groups/store';
 import { AppError, badRequest, invalid } from '../kernel/errors';
 import { AI_MSG } from './messages';
 import { saveAiProvider, storedAiProvider, type StoredAiProvider } from './provider-settings';
@@ -63,8 +62,7 @@ export async function getAiProvider(deps: AppDeps): Promise<AiProviderView> {
 
 async function assertGroupsExist(deps: AppDeps, ids: number[]): Promise<void> {
   if (!ids.length) return;
-  const found = await deps.db.select({ id: groups.id }).from(groups).where(inArray(groups.id, ids));
-  const known = new Set(found.map((g) => g.id));
+  const known = await existingGroupIds(deps.db, ids);
   const missing = ids.filter((id) => !known.has(id));
   if (missing.length) throw invalid({ allowedGroupIds: `groups not found: ${missing.join(', ')}` });
 }

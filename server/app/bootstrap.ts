@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import { count, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { users } from '../../db/schema/users';
 import { ensureSystemGroups, type SystemGroupIds } from '../users/system-groups';
 import { createUserAccount } from '../users/accounts';
+import { countUsers } from '../users/store';
 import { loadSigningKey } from '../auth/signing-key';
 
 export interface BootstrapResult {
@@ -27,9 +27,8 @@ export async function bootstrap(
     await tx.execute(sql`select pg_advisory_xact_lock(${BOOTSTRAP_LOCK})`);
     const systemGroups = await ensureSystemGroups(tx);
     const signingKey = await loadSigningKey(tx);
-    const [{ n }] = await tx.select({ n: count() }).from(users);
     let generatedAdminPassword: string | undefined;
-    if (n === 0) {
+    if ((await countUsers(tx)) === 0) {
       const password = opts.adminPassword ?? (generatedAdminPassword = generatePassword());
       await createUserAccount(tx, {
         username: opts.adminUsername,

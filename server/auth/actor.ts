@@ -1,16 +1,11 @@
-import { eq } from 'drizzle-orm';
-import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
+import { userGroupIds } from '../groups/store';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
-import { userGroupIds } from '../users/accounts';
+import { accountStatus, type AccountStatus } from '../users/store';
 
 /** What authentication needs of an account on every request (server/auth/authenticate.ts). */
-export interface UserStatus {
-  username: string;
-  accountType: string;
-  active: boolean;
-}
+export type UserStatus = AccountStatus;
 
 /*
  * Read on every authenticated request, so kept a few seconds; the node that changes an account drops its entry at
@@ -20,13 +15,7 @@ const userStatuses = cacheSlot('auth.userStatus', () => new TtlCache<number, Use
 
 /** The account's status (null: no such user), cached. */
 export function userStatusOf(deps: Pick<AppDeps, 'db' | 'caches'>, userId: number): Promise<UserStatus | null> {
-  return deps.caches.of(userStatuses).getOrLoad(userId, async () => {
-    const [u] = await deps.db
-      .select({ username: users.username, accountType: users.accountType, active: users.active })
-      .from(users)
-      .where(eq(users.id, userId));
-    return u ?? null;
-  });
+  return deps.caches.of(userStatuses).getOrLoad(userId, async () => (await accountStatus(deps.db, userId)) ?? null);
 }
 
 /** After a change of the account (deactivated, deleted, its type changed). */
@@ -69,10 +58,7 @@ export function actorOf(
  * Null when the account does not exist.
  */
 export async function actorOfUser(deps: Pick<AppDeps, 'db' | 'systemGroups'>, userId: number): Promise<Actor | null> {
-  const [status] = await deps.db
-    .select({ username: users.username, accountType: users.accountType, active: users.active })
-    .from(users)
-    .where(eq(users.id, userId));
+  const status = await accountStatus(deps.db, userId);
   if (!status) return null;
   return actorOf(deps, userId, status, await userGroupIds(deps.db, userId), 'api');
 }

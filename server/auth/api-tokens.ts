@@ -1,8 +1,8 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { apiTokens } from '../../db/schema/auth-tokens';
-import { groups } from '../../db/schema/groups';
 import type { AppDeps } from '../app/deps';
+import { existingGroupIds } from '../groups/store';
 import { cacheSlot } from '../kernel/app-caches';
 import { AppError, invalid, notFound } from '../kernel/errors';
 import { TtlCache } from '../kernel/ttl-cache';
@@ -176,8 +176,9 @@ export function touchApiToken(deps: AppDeps, tokenId: number): void {
 
 export async function updateApiTokenSettings(deps: AppDeps, input: ApiTokenSettings) {
   if (input.access_group_id !== null) {
-    const [g] = await deps.db.select({ id: groups.id }).from(groups).where(eq(groups.id, input.access_group_id));
-    if (!g) throw invalid({ accessGroupId: `Группа не найдена (id ${input.access_group_id})` });
+    const known = await existingGroupIds(deps.db, [input.access_group_id]);
+    if (!known.has(input.access_group_id))
+      throw invalid({ accessGroupId: `Группа не найдена (id ${input.access_group_id})` });
   }
   return saveApiTokenSettings(deps, deps.db, input);
 }

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
-import { userGroupIds } from '../users/accounts';
+import { userGroupIds } from '../groups/store';
 import { actorOf, userStatusOf, type Actor } from './actor';
 import { API_TOKEN_PREFIX, apiTokenIdentity, assertApiTokensUsable, touchApiToken } from './api-tokens';
 import { sha256 } from './opaque-tokens';

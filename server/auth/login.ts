@@ -1,9 +1,9 @@
-import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
-import { findUserByUsername, userGroupIds } from '../users/accounts';
+import { userGroupIds } from '../groups/store';
+import { findUserByUsername } from '../users/accounts';
+import { accountStatus } from '../users/store';
 import { burnPasswordCheck, verifyPassword } from './passwords';
 import { clearLoginFailures, releaseLoginAttempt, reserveLoginAttempt } from './login-throttle';
 import {
@@ -81,7 +81,7 @@ export async function refresh(deps: AppDeps, refreshToken: string, log?: Securit
   const outcome = await deps.db.transaction(async (tx): Promise<Outcome> => {
     const consumed = await consumeRefreshToken(tx, refreshToken);
     if (!consumed.ok) return consumed;
-    const [user] = await tx.select({ active: users.active }).from(users).where(eq(users.id, consumed.userId));
+    const user = await accountStatus(tx, consumed.userId);
     if (!user?.active) return { ok: true, session: null };
     return { ok: true, session: await sessionFor(deps, tx, consumed.userId, consumed.lineage) };
   });

@@ -1,12 +1,13 @@
-import { and, asc, count, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, count, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groupMembers } from '../../db/schema/groups';
-import { users } from '../../db/schema/users';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest, invalid, notFound } from '../kernel/errors';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation } from '../kernel/db-errors';
+import { existingUserIds } from '../users/store';
+import { userRef } from '../users/views';
 import { findGroupOr404 } from './views';
 
 export const GROUP_MEMBER_SORT_FIELDS = ['id', 'username', 'full_name', 'added_at'] as const;
@@ -15,6 +16,7 @@ export async function listGroupMembers(db: DbOrTx, groupId: number, input: PageR
   await findGroupOr404(db, groupId);
   const where = eq(groupMembers.groupId, groupId);
   const [{ total }] = await db.select({ total: count() }).from(groupMembers).where(where);
+  const users = userRef();
   const rows = await db
     .select({
       id: users.id,
@@ -53,11 +55,7 @@ export async function listGroupMembers(db: DbOrTx, groupId: number, input: PageR
 
 /** 422 naming each id of `ids` that is not an account, at its position in the body (`userIds[1]`). */
 async function assertUsersExist(db: DbOrTx, ids: readonly number[], field: string): Promise<void> {
-  const found = await db
-    .select({ id: users.id })
-    .from(users)
-    .where(inArray(users.id, [...ids]));
-  const known = new Set(found.map((u) => u.id));
+  const known = await existingUserIds(db, ids);
   const errors: Record<string, string> = {};
   ids.forEach((id, i) => {
     if (!known.has(id)) errors[`${field}[${i}]`] = `Пользователь не найден (id ${id})`;

@@ -1,8 +1,8 @@
-import { and, asc, eq, gt, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull, lt, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups } from '../../db/schema/groups';
 import { ssoGroupMappings, ssoLoginCodes, ssoLoginStates, ssoProviders, ssoSamlAssertions } from '../../db/schema/sso';
-import { users } from '../../db/schema/users';
+import { addUserToGroups, existingGroupIds, removeUserFromGroups } from '../groups/store';
+import { accountStatus } from '../users/store';
 
 /* Rows of the SSO tables (db/schema/sso.ts), transaction first and actor free. */
 
@@ -43,12 +43,7 @@ export async function deleteProviderRow(db: DbOrTx, id: number): Promise<boolean
 
 /** The ids of `ids` that are no group. */
 export async function missingGroupIds(db: DbOrTx, ids: readonly number[]): Promise<number[]> {
-  if (ids.length === 0) return [];
-  const found = await db
-    .select({ id: groups.id })
-    .from(groups)
-    .where(inArray(groups.id, [...ids]));
-  const known = new Set(found.map((g) => g.id));
+  const known = await existingGroupIds(db, ids);
   return ids.filter((id) => !known.has(id));
 }
 
@@ -137,29 +132,15 @@ export async function syncMappedGroups(db: DbOrTx, providerId: number, userId: n
   const mapped = [...new Set(mappings.map((m) => m.groupId))];
   const wanted = [...new Set(mappings.filter((m) => held.has(m.idpGroup)).map((m) => m.groupId))];
   const unwanted = mapped.filter((id) => !wanted.includes(id));
-  let changed = false;
-  if (unwanted.length) {
-    const removed = await db
-      .delete(groupMembers)
-      .where(and(eq(groupMembers.userId, userId), inArray(groupMembers.groupId, unwanted)))
-      .returning({ id: groupMembers.groupId });
-    changed ||= removed.length > 0;
-  }
-  if (wanted.length) {
-    const added = await db
-      .insert(groupMembers)
-      .values(wanted.map((groupId) => ({ groupId, userId })))
-      .onConflictDoNothing()
-      .returning({ id: groupMembers.groupId });
-    changed ||= added.length > 0;
-  }
-  return changed;
+  const removed = await removeUserFromGroups(db, userId, unwanted);
+  const added = await addUserToGroups(db, userId, wanted);
+  return removed.length > 0 || added.length > 0;
 }
 
 /** Whether the account exists and is active (null: it no longer exists). */
 export async function userIsActive(db: DbOrTx, userId: number): Promise<boolean | null> {
-  const [row] = await db.select({ active: users.active }).from(users).where(eq(users.id, userId));
-  return row ? row.active : null;
+  const status = await accountStatus(db, userId);
+  return status ? status.active : null;
 }
 
 /**

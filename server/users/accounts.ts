@@ -1,11 +1,10 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers } from '../../db/schema/groups';
 import { users } from '../../db/schema/users';
-import { workspaces } from '../../db/schema/workspaces';
 import { AppError } from '../kernel/errors';
 import { nonBlank } from '../kernel/validation';
 import { hashPassword } from '../auth/passwords';
+import { addUserToGroups } from '../groups/store';
 import { insertWorkspace } from '../workspaces/store';
 import { insertUser } from './store';
 
@@ -59,24 +58,6 @@ export async function createUserAccount(tx: DbOrTx, input: NewAccount) {
     { name: `Личное пространство ${user.username}`, type: 'personal', ownerUserId: user.id, createdBy: user.id },
     user.id,
   );
-  if (input.groupIds?.length) {
-    await tx
-      .insert(groupMembers)
-      .values(input.groupIds.map((groupId) => ({ groupId, userId: user.id })))
-      .onConflictDoNothing();
-  }
+  await addUserToGroups(tx, user.id, input.groupIds ?? []);
   return { user, personalWorkspaceId: ws.id };
-}
-
-export async function userGroupIds(db: DbOrTx, userId: number): Promise<number[]> {
-  const rows = await db.select({ id: groupMembers.groupId }).from(groupMembers).where(eq(groupMembers.userId, userId));
-  return rows.map((r) => r.id).sort((a, b) => a - b);
-}
-
-export async function personalWorkspaceId(db: DbOrTx, userId: number): Promise<number | undefined> {
-  const rows = await db
-    .select({ id: workspaces.id })
-    .from(workspaces)
-    .where(and(eq(workspaces.ownerUserId, userId), eq(workspaces.type, 'personal')));
-  return rows[0]?.id;
 }

@@ -1,6 +1,5 @@
-import { inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema/groups';
+import { ensureSystemGroup, groupIdsBySystemKey } from '../groups/store';
 
 /** The groups every installation has from its first start. They cannot be deleted. */
 const SYSTEM_GROUPS = {
@@ -18,17 +17,13 @@ export interface SystemGroupIds {
 
 export async function ensureSystemGroups(db: DbOrTx): Promise<SystemGroupIds> {
   for (const [key, g] of Object.entries(SYSTEM_GROUPS)) {
-    await db.insert(groups).values({ name: g.name, description: g.description, systemKey: key }).onConflictDoNothing();
+    await ensureSystemGroup(db, key, { name: g.name, description: g.description });
   }
   return loadSystemGroupIds(db);
 }
 
 export async function loadSystemGroupIds(db: DbOrTx): Promise<SystemGroupIds> {
-  const rows = await db
-    .select({ id: groups.id, key: groups.systemKey })
-    .from(groups)
-    .where(inArray(groups.systemKey, Object.keys(SYSTEM_GROUPS)));
-  const byKey = new Map(rows.map((r) => [r.key, r.id]));
+  const byKey = await groupIdsBySystemKey(db, Object.keys(SYSTEM_GROUPS));
   const platformAdmins = byKey.get('platform_admins');
   const workspaceManagers = byKey.get('workspace_managers');
   if (!platformAdmins || !workspaceManagers) throw new Error('system groups are missing: run the bootstrap first');

@@ -1,18 +1,10 @@
-import { and, asc, count, eq, exists, ilike, or, sql, type SQL } from 'drizzle-orm';
+import { and, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups } from '../../db/schema/groups';
 import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
+import { groupsOfUserPage, isGroupMemberSql } from '../groups/views';
 import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/paging';
-import {
-  findUserOr404,
-  userRecord,
-  userRecords,
-  userSummary,
-  type GroupRef,
-  type UserRecord,
-  type UserSummary,
-} from './views';
+import { findUserOr404, userRecord, userRecords, userSummary, type UserRecord, type UserSummary } from './views';
 
 export const USER_SORT_FIELDS = ['id', 'username', 'full_name', 'created_at'] as const;
 export const USER_GROUP_SORT_FIELDS = ['id', 'name', 'added_at'] as const;
@@ -33,13 +25,7 @@ export async function listUsers(db: DbOrTx, actor: Actor, input: PageRequest & U
     if (actor.isSysadmin) searchable.push(ilike(users.email, p));
     conditions.push(or(...searchable)!);
   }
-  if (input.groupId !== undefined) {
-    const inGroup = db
-      .select({ one: sql`1` })
-      .from(groupMembers)
-      .where(and(eq(groupMembers.groupId, input.groupId), eq(groupMembers.userId, users.id)));
-    conditions.push(exists(inGroup));
-  }
+  if (input.groupId !== undefined) conditions.push(isGroupMemberSql(input.groupId, users.id));
   if (input.active !== undefined) conditions.push(eq(users.active, input.active));
   const where = conditions.length ? and(...conditions) : undefined;
 
@@ -88,35 +74,5 @@ export async function currentUser(db: DbOrTx, actor: Actor) {
 
 export async function listUserGroups(db: DbOrTx, userId: number, input: PageRequest) {
   await findUserOr404(db, userId);
-  const where = eq(groupMembers.userId, userId);
-  const [{ total }] = await db.select({ total: count() }).from(groupMembers).where(where);
-  const rows = await db
-    .select({
-      id: groups.id,
-      name: groups.name,
-      description: groups.description,
-      systemKey: groups.systemKey,
-      addedAt: groupMembers.createdAt,
-    })
-    .from(groupMembers)
-    .innerJoin(groups, eq(groups.id, groupMembers.groupId))
-    .where(where)
-    .orderBy(
-      ...orderByOf(
-        input.sort,
-        { id: groups.id, name: groups.name, added_at: groupMembers.createdAt },
-        [asc(groups.name)],
-        groups.id,
-      ),
-    )
-    .limit(input.size)
-    .offset(input.page * input.size);
-  const content = rows.map((g): GroupRef & { description: string; added_at: string } => ({
-    id: g.id,
-    name: g.name,
-    description: g.description,
-    system: g.systemKey !== null,
-    added_at: g.addedAt.toISOString(),
-  }));
-  return pageOf(content, input, total);
+  return groupsOfUserPage(db, userId, input);
 }

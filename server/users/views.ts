@@ -1,18 +1,14 @@
-import { and, asc, eq, inArray } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
-import { groupMembers, groups } from '../../db/schema/groups';
 import { users } from '../../db/schema/users';
-import { workspaces } from '../../db/schema/workspaces';
 import { notFound } from '../kernel/errors';
+import { groupRefsOfUsers } from '../groups/store';
+import type { GroupRef } from '../groups/views';
+import { personalWorkspaceIds } from '../workspaces/store';
 import type { AccountType } from './accounts';
 
 export type UserRow = typeof users.$inferSelect;
-
-export interface GroupRef {
-  id: number;
-  name: string;
-  system: boolean;
-}
 
 /** What any user may see of another account: enough to pick someone, nothing to contact or profile them. */
 export interface UserSummary {
@@ -41,23 +37,8 @@ export const userSummary = (u: UserRow): UserSummary => ({ id: u.id, username: u
 export async function userRecords(db: DbOrTx, rows: UserRow[]): Promise<UserRecord[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
-  const memberships = await db
-    .select({ userId: groupMembers.userId, id: groups.id, name: groups.name, systemKey: groups.systemKey })
-    .from(groupMembers)
-    .innerJoin(groups, eq(groups.id, groupMembers.groupId))
-    .where(inArray(groupMembers.userId, ids))
-    .orderBy(asc(groups.name), asc(groups.id));
-  const personal = await db
-    .select({ ownerUserId: workspaces.ownerUserId, id: workspaces.id })
-    .from(workspaces)
-    .where(and(inArray(workspaces.ownerUserId, ids), eq(workspaces.type, 'personal')));
-  const groupsOf = new Map<number, GroupRef[]>();
-  for (const m of memberships) {
-    const list = groupsOf.get(m.userId) ?? [];
-    list.push({ id: m.id, name: m.name, system: m.systemKey !== null });
-    groupsOf.set(m.userId, list);
-  }
-  const personalOf = new Map(personal.map((p) => [p.ownerUserId, p.id]));
+  const groupsOf = await groupRefsOfUsers(db, ids);
+  const personalOf = await personalWorkspaceIds(db, ids);
   return rows.map((u) => ({
     ...userSummary(u),
     email: u.email,
@@ -82,4 +63,29 @@ export async function findUserOr404(db: DbOrTx, id: number, opts: { forUpdate?: 
   const [row] = opts.forUpdate ? await query.for('update') : await query;
   if (!row) throw userNotFound(id);
   return row;
+}
+
+/**
+ * What other areas may join of an account (the author or member column of their lists): id, username, full name and
+ * whether it is active, as a subquery PostgreSQL inlines, so a list stays one query and never sees passwords or
+ * e-mail addresses.
+ */
+export const userRef = (alias = 'user_ref') =>
+  new QueryBuilder()
+    .select({ id: users.id, username: users.username, fullName: users.fullName, active: users.active })
+    .from(users)
+    .as(alias);
+
+/** An account as another object names it (its author, owner or caller). */
+export interface UserName {
+  id: number;
+  username: string;
+}
+
+/** The usernames of the given accounts in one query; an id that is no account (deleted) is absent. */
+export async function userNamesById(db: DbOrTx, ids: Iterable<number | null>): Promise<Map<number, UserName>> {
+  const wanted = [...new Set([...ids].filter((i): i is number => i !== null))];
+  if (wanted.length === 0) return new Map();
+  const rows = await db.select({ id: users.id, username: users.username }).from(users).where(inArray(users.id, wanted));
+  return new Map(rows.map((r) => [r.id, r]));
 }

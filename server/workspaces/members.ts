@@ -1,7 +1,5 @@
 import { and, count, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema/groups';
-import { users } from '../../db/schema/users';
 import { workspaceMembers } from '../../db/schema/workspaces';
 import { assertWorkspaceReadable, type WorkspaceAccess } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
@@ -11,6 +9,10 @@ import { AppError, badRequest, invalid, notFound } from '../kernel/errors';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { isForeignKeyViolation, isUniqueViolation } from '../kernel/db-errors';
 import { ADMIN_ROLE, WORKSPACE_ROLES, roleIsAdmin, roleRank, type WorkspaceRole } from '../access/roles';
+import { existingGroupIds } from '../groups/store';
+import { groupRef } from '../groups/views';
+import { existingUserIds } from '../users/store';
+import { userRef } from '../users/views';
 import { lockWorkspace } from './views';
 
 export const MEMBER_SORT_FIELDS = ['member_id', 'name', 'role', 'created_at'] as const;
@@ -19,6 +21,9 @@ export type NewMember = { role: WorkspaceRole } & (
   { user_id: number; group_id?: undefined } | { group_id: number; user_id?: undefined }
 );
 
+// The member's account or group, joined from what the users and groups areas offer (one query per page).
+const users = userRef();
+const groups = groupRef();
 const memberName = sql<string>`coalesce(${users.username}, ${groups.name})`;
 const roleRankSql = sql<number>`case ${workspaceMembers.role} ${sql.join(
   WORKSPACE_ROLES.map((r) => sql`when ${r} then ${sql.raw(String(roleRank(r)))}`),
@@ -122,9 +127,9 @@ export async function addMember(deps: AppDeps, actor: Actor, workspaceId: number
         // A personal workspace is its owner's alone; sharing happens in shared workspaces (or by object rights).
         if (workspace.type === 'personal') throw badRequest('В личное пространство нельзя добавлять участников');
         const subject = isUser
-          ? await tx.select({ id: users.id }).from(users).where(eq(users.id, input.user_id!))
-          : await tx.select({ id: groups.id }).from(groups).where(eq(groups.id, input.group_id!));
-        if (subject.length === 0) {
+          ? await existingUserIds(tx, [input.user_id!])
+          : await existingGroupIds(tx, [input.group_id!]);
+        if (subject.size === 0) {
           throw invalid(
             isUser
               ? { userId: `Пользователь не найден (id ${input.user_id})` }

@@ -8,7 +8,7 @@ import { ssoLoginCodes, ssoLoginStates } from '../../../db/schema/sso';
 import { users } from '../../../db/schema/users';
 import type { loginOutput } from '../../../routers/auth/schemas';
 import type { loginProvidersOutput, providerView } from '../../../routers/sso/schemas';
-import { personalWorkspaceId } from '../../../server/users/accounts';
+import { personalWorkspaceId } from '../../../server/workspaces/store';
 import { SSO_MESSAGES } from '../../../server/sso/messages';
 import { useTestApp } from '../../support/app';
 import { TEST_ADMIN } from '../../support/constants';
