@@ -1,3 +1,7 @@
+import { and, asc, eq, inArray, sql, type SQLWrapper } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../../db/client';
+import { datasetFields, datasetObjects, datasetSources, datasets } from '../../db/schema/datasets';
 import type { DatasetRow } from './load-model';
 import type { DatasetModel } from '../query/compile/dataset-model';
 import type { SchemaView } from './schema-types';
@@ -104,3 +108,94 @@ export function withoutHiddenFields(model: DatasetModel, hidden: Set<number>): D
     filters: model.filters.filter((f) => shown(f.fieldId)),
   };
 }
+
+/*
+ * What other areas read of datasets without loading a whole model: fields by id (dashboard layouts and selectors,
+ * mailing slices, export titles), the datasets on a source, and the pieces of a dataset other areas' single queries
+ * join (the widget data path).
+ */
+
+/** A dataset field as another object names it. */
+export interface FieldRef {
+  id: number;
+  datasetId: number;
+  /** The dataset's workspace. */
+  workspaceId: number;
+  name: string;
+  title: string;
+  /** The name of its object; null for a calculated field. */
+  objectName: string | null;
+}
+
+function fieldRefQuery(db: DbOrTx) {
+  return db
+    .select({
+      id: datasetFields.id,
+      datasetId: datasetFields.datasetId,
+      workspaceId: datasets.workspaceId,
+      name: datasetFields.name,
+      title: datasetFields.title,
+      objectName: datasetObjects.name,
+    })
+    .from(datasetFields)
+    .innerJoin(datasets, eq(datasets.id, datasetFields.datasetId))
+    .leftJoin(datasetObjects, eq(datasetObjects.id, datasetFields.objectId));
+}
+
+/** The fields of any datasets by id, in one query; an id that is no field is absent. */
+export async function fieldRefsById(db: DbOrTx, ids: number[]): Promise<Map<number, FieldRef>> {
+  if (ids.length === 0) return new Map();
+  const rows = await fieldRefQuery(db).where(inArray(datasetFields.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** Every field of the dataset, in schema order. */
+export async function fieldRefsOfDataset(db: DbOrTx, datasetId: number): Promise<FieldRef[]> {
+  return fieldRefQuery(db)
+    .where(eq(datasetFields.datasetId, datasetId))
+    .orderBy(asc(datasetFields.position), asc(datasetFields.id));
+}
+
+/** Datasets built on the source (they block its deletion), by name. */
+export async function datasetsOnSource(
+  db: DbOrTx,
+  sourceId: number,
+): Promise<{ id: number; name: string; workspaceId: number }[]> {
+  return db
+    .select({ id: datasets.id, name: datasets.name, workspaceId: datasets.workspaceId })
+    .from(datasetSources)
+    .innerJoin(datasets, eq(datasets.id, datasetSources.datasetId))
+    .where(eq(datasetSources.dataSourceId, sourceId))
+    .orderBy(datasets.name, datasets.id);
+}
+
+/** Of the given datasets, those that still exist and are materialised (live = false): the ones an extract serves. */
+export async function materialisedAmong(db: DbOrTx, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set();
+  const rows = await db
+    .select({ id: datasets.id })
+    .from(datasets)
+    .where(and(inArray(datasets.id, ids), eq(datasets.live, false)));
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * What other areas may join of a dataset (a widget's data request reads its dataset's version and owner with the
+ * widget), as a subquery PostgreSQL inlines, so their query stays one statement.
+ */
+export const datasetRef = (alias = 'dataset_ref') =>
+  new QueryBuilder()
+    .select({
+      id: datasets.id,
+      name: datasets.name,
+      workspaceId: datasets.workspaceId,
+      authorId: datasets.authorId,
+      version: datasets.version,
+    })
+    .from(datasets)
+    .as(alias);
+
+/** SQL: the ids of the data sources of the dataset `datasetId` (a column or expression of the caller's query). */
+export const sourceIdsOfDatasetSql = (datasetId: SQLWrapper) =>
+  sql`(select ${sql.identifier('ds_src')}.${sql.identifier('data_source_id')} from ${datasetSources} as ${sql.identifier('ds_src')}
+    where ${sql.identifier('ds_src')}.${sql.identifier('dataset_id')} = ${datasetId})`;

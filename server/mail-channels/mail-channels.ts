@@ -3,16 +3,9 @@ import type { AppDeps } from '../app/deps';
 import { smtpSender, SmtpError, type SmtpSettings } from '../../adapters/mail/smtp';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
+import { mailingsUsingChannel } from '../mailings/store';
 import { MSG, testFailed } from './messages';
-import {
-  channelById,
-  channelsPage,
-  deleteChannel,
-  insertChannel,
-  mailingsOfChannel,
-  updateChannel,
-  type MailChannelRow,
-} from './store';
+import { channelById, channelsPage, deleteChannel, insertChannel, updateChannel, type MailChannelRow } from './store';
 
 /*
  * SMTP mail channels: GET/POST /api/mail-channels, GET/PUT/DELETE /api/mail-channels/{id},
@@ -100,12 +93,12 @@ export async function changeChannel(deps: AppDeps, id: number, input: MailChanne
 /** DELETE /api/mail-channels/{id}: 400 while mailings use it (the foreign key refuses a race the count missed). */
 export async function removeChannel(deps: AppDeps, id: number): Promise<{ id: number; deleted: true }> {
   await mustChannel(deps, id);
-  const used = await mailingsOfChannel(deps.db, id);
+  const used = await mailingsUsingChannel(deps.db, id);
   if (used > 0) throw MSG.inUse(used);
   try {
     await deleteChannel(deps.db, id);
   } catch (e) {
-    if (isForeignKeyViolation(e)) throw MSG.inUse(await mailingsOfChannel(deps.db, id));
+    if (isForeignKeyViolation(e)) throw MSG.inUse(await mailingsUsingChannel(deps.db, id));
     throw e;
   }
   return { id, deleted: true };

@@ -1,6 +1,5 @@
 import { count, eq, ilike, sql } from 'drizzle-orm';
 import { mailChannels } from '../../db/schema/mail-channels';
-import { mailings } from '../../db/schema/mailings';
 import type { DbOrTx } from '../../db/client';
 import { containsPattern, orderByOf, type PageRequest } from '../kernel/paging';
 
@@ -62,9 +61,4 @@ export async function updateChannel(
 
 export async function deleteChannel(db: DbOrTx, id: number): Promise<void> {
   await db.delete(mailChannels).where(eq(mailChannels.id, id));
-}
-
-export async function mailingsOfChannel(db: DbOrTx, id: number): Promise<number> {
-  const [row] = await db.select({ n: count() }).from(mailings).where(eq(mailings.channelId, id));
-  return Number(row?.n ?? 0);
 }

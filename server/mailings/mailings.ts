@@ -1,6 +1,5 @@
 import { and, eq, ilike, type SQL } from 'drizzle-orm';
 import { mailingRuns, mailings } from '../../db/schema/mailings';
-import { users } from '../../db/schema/users';
 import { readableObject } from '../access/object-access';
 import { roleIsAdmin } from '../access/roles';
 import { viewerOf } from '../access/viewer';
@@ -12,6 +11,7 @@ import {
 } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
+import { existingGroupIds } from '../groups/store';
 import { cronProblem, isTimeZone } from '../jobs/jobs';
 import { channelById } from '../mail-channels/store';
 import { smtpSettingsOf } from '../mail-channels/mail-channels';
@@ -20,13 +20,13 @@ import { AppError, badRequest, invalid, type FieldErrors } from '../kernel/error
 import { containsPattern, pageOf } from '../kernel/paging';
 import { timeRange } from '../objects/list';
 import type { FilterSpec } from '../query/compile/types';
+import { emailsOf, existingUserIds } from '../users/store';
 import { buildLetter, dropFiles } from './letters';
 import { MSG } from './messages';
 import { MAILING_RUN, MAILING_SCHEDULE } from './run-job';
 import { checkSlice, estimateOf, planSlices, type SliceSpec } from './slices';
 import {
   deleteMailing,
-  existingIds,
   insertMailing,
   insertRun,
   letterCounts,
@@ -193,9 +193,9 @@ export async function sendTestLetter(
   const mailing = await mailingFor(deps, actor, id, true);
   let to = emails ?? [];
   if (!to.length) {
-    const [me] = await deps.db.select({ email: users.email }).from(users).where(eq(users.id, actor.userId));
-    if (!me?.email) throw MSG.noTestAddress;
-    to = [me.email];
+    const [mine] = await emailsOf(deps.db, [actor.userId]);
+    if (!mine) throw MSG.noTestAddress;
+    to = [mine];
   }
   // Built with the caller's rights (the owner's, when the owner asks): a test letter goes to addresses the caller
   // chooses, so it must not carry what only the owner may read.
@@ -323,11 +323,11 @@ async function checkInput(deps: AppDeps, owner: Actor, input: MailingInput): Pro
   if (hasDashboard) await readable('dashboard', input.dashboard_id!, 'dashboard_id');
   for (const [i, id] of input.widget_ids.entries()) await readable('widget', id, `widget_ids[${i}]`);
   const r = input.recipients;
-  const knownUsers = await existingIds(deps.db, 'users', r.user_ids);
+  const knownUsers = await existingUserIds(deps.db, r.user_ids);
   r.user_ids.forEach((id, i) => {
     if (!knownUsers.has(id)) errors[`recipients.user_ids[${i}]`] = MSG.userNotFound(id);
   });
-  const knownGroups = await existingIds(deps.db, 'groups', r.group_ids);
+  const knownGroups = await existingGroupIds(deps.db, r.group_ids);
   r.group_ids.forEach((id, i) => {
     if (!knownGroups.has(id)) errors[`recipients.group_ids[${i}]`] = MSG.groupNotFound(id);
   });

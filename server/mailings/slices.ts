@@ -5,7 +5,7 @@ import { invalid } from '../kernel/errors';
 import type { FilterSpec, WidgetQueryInput } from '../query/compile/types';
 import { readData } from '../query/read';
 import { MSG } from './messages';
-import { datasetFieldRefs } from './store';
+import { fieldRefsById } from '../datasets/views';
 
 /*
  * Slices of a mailing (POST /api/mailings/slice-estimate and every sliced run): the distinct pairs (slice value,
@@ -49,10 +49,10 @@ function addressesIn(value: unknown): string[] {
 
 /** The slice's fields, checked to belong to its dataset (422 naming the field otherwise). */
 async function sliceRefs(deps: AppDeps, spec: SliceSpec, path: string) {
-  const rows = await datasetFieldRefs(deps.db, spec.dataset_id, [spec.field_id, spec.recipient_field_id]);
+  const fields = await fieldRefsById(deps.db, [spec.field_id, spec.recipient_field_id]);
   const ref = (id: number, key: string) => {
-    const f = rows.find((r) => r.id === id);
-    if (!f) throw invalid({ [`${path}${key}`]: MSG.fieldNotInDataset(id) });
+    const f = fields.get(id);
+    if (!f || f.datasetId !== spec.dataset_id) throw invalid({ [`${path}${key}`]: MSG.fieldNotInDataset(id) });
     return f.objectName === null ? `[${refText(f.name)}]` : `[${refText(f.objectName)}.${refText(f.name)}]`;
   };
   return { value: ref(spec.field_id, 'field_id'), recipient: ref(spec.recipient_field_id, 'recipient_field_id') };

@@ -1,9 +1,8 @@
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from 'drizzle-orm';
-import { datasetFields, datasetObjects } from '../../db/schema/datasets';
-import { groupMembers, groups } from '../../db/schema/groups';
 import { mailingLetters, mailingRuns, mailings } from '../../db/schema/mailings';
-import { users } from '../../db/schema/users';
 import type { DbOrTx } from '../../db/client';
+import { memberUserIds } from '../groups/store';
+import { emailsOf } from '../users/store';
 
 /* Mailings, their runs and letters (tx-first, actor-free). */
 
@@ -176,36 +175,11 @@ export async function letterCounts(db: DbOrTx, runId: number): Promise<{ sent: n
 
 /** E-mail addresses of users and of the members of groups (accounts without one are skipped). */
 export async function addressesOf(db: DbOrTx, userIds: number[], groupIds: number[]): Promise<string[]> {
-  const out: string[] = [];
-  if (userIds.length) {
-    const rows = await db.select({ email: users.email }).from(users).where(inArray(users.id, userIds));
-    for (const r of rows) if (r.email) out.push(r.email);
-  }
-  if (groupIds.length) {
-    const rows = await db
-      .select({ email: users.email })
-      .from(groupMembers)
-      .innerJoin(users, eq(users.id, groupMembers.userId))
-      .where(inArray(groupMembers.groupId, groupIds));
-    for (const r of rows) if (r.email) out.push(r.email);
-  }
-  return out;
+  return [...(await emailsOf(db, userIds)), ...(await emailsOf(db, await memberUserIds(db, groupIds)))];
 }
 
-export async function existingIds(db: DbOrTx, table: 'users' | 'groups', ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
-  const rows =
-    table === 'users'
-      ? await db.select({ id: users.id }).from(users).where(inArray(users.id, ids))
-      : await db.select({ id: groups.id }).from(groups).where(inArray(groups.id, ids));
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Fields of a dataset by id, with the name of their object (what a `[object.field]` reference needs). */
-export async function datasetFieldRefs(db: DbOrTx, datasetId: number, ids: number[]) {
-  return db
-    .select({ id: datasetFields.id, name: datasetFields.name, objectName: datasetObjects.name })
-    .from(datasetFields)
-    .leftJoin(datasetObjects, eq(datasetObjects.id, datasetFields.objectId))
-    .where(and(eq(datasetFields.datasetId, datasetId), inArray(datasetFields.id, ids)));
+/** How many mailings send through the channel (a channel in use cannot be deleted). */
+export async function mailingsUsingChannel(db: DbOrTx, channelId: number): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(mailings).where(eq(mailings.channelId, channelId));
+  return Number(row?.n ?? 0);
 }
