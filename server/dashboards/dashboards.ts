@@ -7,11 +7,12 @@ import type { AppDeps } from '../app/deps';
 import { badRequest, invalid } from '../kernel/errors';
 import type { PageRequest } from '../kernel/paging';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { emptyIdMap } from '../objects/id-map';
+import { mapCopyOf, mapObjects } from '../objects/copy-map';
+import { copyWidgets } from '../widgets/store';
 import { listObjects, type StdListFilter } from '../objects/list';
-import { layoutOf, layoutProblems, referencedWidgetIds, type DashboardLayout } from './layout';
+import { layoutOf, layoutProblems, referencedWidgetIds, widgetIdsOf, type DashboardLayout } from './layout';
 import {
-  cloneDashboard,
+  copyDashboards,
   insertDashboard,
   layoutRefs,
   loadFullDashboard,
@@ -149,17 +150,15 @@ export async function copyDashboard(
     );
   const copy = await deps.db
     .transaction(async (tx) => {
-      const copyId = await cloneDashboard(
-        tx,
-        id,
-        {
-          workspaceId,
-          authorId: actor.userId,
-          name: input.name ?? `${row.name} (копия)`,
-          copyWidgets: input.copy_widgets,
-        },
-        emptyIdMap(),
-      );
+      const target = { workspaceId, authorId: actor.userId };
+      const copyId = await mapCopyOf(tx, 'dashboard', id, input.name ?? `${row.name} (копия)`);
+      // With copy_widgets the tiles' widgets are copied too (each once, on their datasets) and the copy shows them.
+      if (input.copy_widgets) {
+        const { layout: current } = await loadFullDashboard(tx, id);
+        await mapObjects(tx, 'widget', widgetIdsOf(layoutOf(current)));
+        await copyWidgets(tx, target);
+      }
+      await copyDashboards(tx, target);
       return loadFullDashboard(tx, copyId);
     })
     .finally(() => readCachesChanged(deps));

@@ -3,9 +3,8 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { dashboards } from '../../db/schema/dashboards';
 import { datasetFields, datasetObjects, datasets } from '../../db/schema/datasets';
 import { widgets } from '../../db/schema/widgets';
-import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
-import { cloneWidget } from '../widgets/store';
-import { layoutOf, remapWidgets, withoutWidget, type DashboardLayout, type LayoutRefs } from './layout';
+import { COPY_MAP, ints, readCopyMap, type CopyTarget } from '../objects/copy-map';
+import { layoutOf, referencedWidgetIds, remapWidgets, withoutWidget, type LayoutRefs } from './layout';
 import { dashboardNotFound } from './messages';
 
 /*
@@ -141,32 +140,44 @@ export async function dropWidgetFromLayouts(
   for (const row of rows) await updateDashboard(tx, row.id, { layout: withoutWidget(layoutOf(row.layout), widgetId) });
 }
 
+/** Every widget the layouts of these dashboards name (tiles, selectors, parameters): a deploy brings them along. */
+export async function widgetIdsInLayouts(tx: DbOrTx, dashboardIds: number[]): Promise<number[]> {
+  if (!dashboardIds.length) return [];
+  const rows = await tx
+    .select({ layout: dashboards.layout })
+    .from(dashboards)
+    .where(sql`${dashboards.id} = any(${ints(dashboardIds)})`);
+  return [...new Set(rows.flatMap((r) => referencedWidgetIds(layoutOf(r.layout))))];
+}
+
 /**
- * A copy of the dashboard in `target`. With `copyWidgets` its tiles' widgets are cloned too (each once, into the
- * same target; they keep their datasets unless the id map cloned those) and the copy's layout points at the clones;
- * without, the layout keeps naming the original widgets (an id the map does not know stays as it is). Records
- * old -> new in `idMap` and answers the new id.
+ * Copies every dashboard of the copy map (server/objects/copy-map.ts) into `target`, one upsert: each layout points at
+ * the copies the map has of the widgets it names (tiles, selectors, parameters) and of its selectors' dataset fields;
+ * an id the map does not know stays (a copy in place without its widgets shows the original widgets). The map entries
+ * the layouts need are read in one statement.
  */
-export async function cloneDashboard(
-  tx: Tx,
-  id: number,
-  target: CloneTarget & { copyWidgets?: boolean },
-  idMap: IdMap,
-): Promise<number> {
-  const row = await loadFullDashboard(tx, id);
-  const layout: DashboardLayout = layoutOf(row.layout);
-  if (target.copyWidgets) {
-    for (const widgetId of layout.items.map((i) => i.widget_id))
-      if (!idMap.widgets.has(widgetId))
-        await cloneWidget(tx, widgetId, { workspaceId: target.workspaceId, authorId: target.authorId }, idMap);
-  }
-  const copy = await insertDashboard(tx, {
-    name: target.name ?? row.name,
-    description: row.description,
-    workspaceId: target.workspaceId,
-    authorId: target.authorId,
-    layout: remapWidgets(layout, (w) => mapped(idMap.widgets, w)),
+export async function copyDashboards(tx: Tx, target: CopyTarget): Promise<void> {
+  const originals = await tx.execute<{ id: number; layout: unknown }>(sql`
+    select o.id, o.layout from ${COPY_MAP} m join dashboards o on o.id = m.old_id where m.kind = 'dashboard'`);
+  if (!originals.rows.length) return;
+  const layouts = originals.rows.map((r) => ({ id: r.id, layout: layoutOf(r.layout) }));
+  const widgetIds = new Set(layouts.flatMap(({ layout }) => referencedWidgetIds(layout)));
+  const fieldIds = new Set(layouts.flatMap(({ layout }) => layout.selectors.map((s) => s.field_id)));
+  const copies = await readCopyMap(tx, { widget: [...widgetIds], dataset_field: [...fieldIds] });
+  const rows = layouts.map(({ id, layout }) => {
+    const remapped = remapWidgets(layout, (w) => copies.widget.get(w) ?? w);
+    const selectors = remapped.selectors.map((s) => ({
+      ...s,
+      field_id: copies.dataset_field.get(s.field_id) ?? s.field_id,
+    }));
+    return { old_id: id, layout: { ...remapped, selectors } };
   });
-  idMap.dashboards.set(id, copy.id);
-  return copy.id;
+  await tx.execute(sql`
+    insert into dashboards (id, name, description, workspace_id, author_id, layout)
+    select m.new_id, m.name, o.description, ${target.workspaceId}::int, ${target.authorId}::int, r.layout
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) r(old_id int, layout jsonb)
+    join ${COPY_MAP} m on m.kind = 'dashboard' and m.old_id = r.old_id
+    join dashboards o on o.id = r.old_id
+    on conflict (id) do update set name = excluded.name, description = excluded.description,
+      layout = excluded.layout, updated_at = now()`);
 }

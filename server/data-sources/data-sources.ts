@@ -7,7 +7,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest } from '../kernel/errors';
-import { emptyIdMap } from '../objects/id-map';
+import { mapCopyOf } from '../objects/copy-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { assertKindEnabled } from '../source-types/source-types';
@@ -21,7 +21,7 @@ import { removeFileSourceFiles } from './file-storage';
 import { assertSourceAddressAllowed } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
-import { cloneSource, insertSource, loadFullSource, sourceFileCopies, updateSource, type SourcePatch } from './store';
+import { copySources, insertSource, loadFullSource, sourceFileCopies, updateSource, type SourcePatch } from './store';
 import { authorOf, authorsById, dataSourceView, type DataSourceView } from './views';
 
 export const DATA_SOURCE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
@@ -221,13 +221,8 @@ export async function copyDataSource(
   let created: DataSourceRow;
   try {
     created = await deps.db.transaction(async (tx) => {
-      const copyId = await cloneSource(
-        tx,
-        id,
-        { workspaceId, authorId: actor.userId, name: input.name ?? `${row.name} (копия)` },
-        emptyIdMap(),
-        files,
-      );
+      const copyId = await mapCopyOf(tx, 'data_source', id, input.name ?? `${row.name} (копия)`);
+      await copySources(tx, { workspaceId, authorId: actor.userId }, { files });
       await logSourceAccess(tx, copyId, actor, 'edit', `копия источника ${row.id}`);
       await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copyId}`);
       return loadFullSource(tx, copyId);

@@ -8,7 +8,7 @@ import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
 import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
-import { emptyIdMap } from '../objects/id-map';
+import { mapCopyOf } from '../objects/copy-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
@@ -19,7 +19,7 @@ import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot, type DatasetRow } from './load-model';
 import { MSG } from './messages';
-import { cloneDataset, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
+import { copyDatasets, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
 import { datasetDetails, datasetView, withoutHiddenFields, type DatasetMode } from './views';
 
 export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
@@ -206,13 +206,9 @@ export async function copyDataset(
     const { row: original } = await ownedObject(tx, actor, 'dataset', id);
     const workspaceId = input.workspace_id ?? original.workspaceId;
     await assertWorkspaceEditable(tx, actor, workspaceId);
-    // An empty id map: the copy stays on the original's sources.
-    const copyId = await cloneDataset(
-      tx,
-      id,
-      { workspaceId, authorId: actor.userId, name: input.name ?? `${original.name} (копия)` },
-      emptyIdMap(),
-    );
+    // Only the dataset in the copy map: the copy stays on the original's sources.
+    const copyId = await mapCopyOf(tx, 'dataset', id, input.name ?? `${original.name} (копия)`);
+    await copyDatasets(tx, { workspaceId, authorId: actor.userId });
     const { row, model } = await loadFullDataset(tx, copyId);
     return datasetDetails(row, model);
   });

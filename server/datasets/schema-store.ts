@@ -17,10 +17,9 @@ import { invalid } from '../kernel/errors';
 import { ownedObject } from '../access/object-access';
 import { assertSchemaSourcesUsable } from '../access/source-rights';
 import { dataSourceIdsOf, modelOfRow, type DatasetRow } from './load-model';
-import type { DatasetModel } from '../query/compile/dataset-model';
 import { resolveSchema, type ResolvedSchema, type SavedIds } from './schema-validation';
 import { sqlObjectErrors } from './sql-objects';
-import type { FieldInput, SchemaInput } from './schema-types';
+import type { SchemaInput } from './schema-types';
 import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
 import { assertRuleFieldsKept } from './rls-rules';
@@ -96,14 +95,9 @@ async function deleteOmitted(
 /**
  * Writes a resolved schema over the dataset's current one. Statement order keeps every foreign key satisfied:
  * omitted dependents go first, then objects, fields and the rest are upserted, and only then are the omitted fields
- * and objects deleted (no kept row points at them any more). Answers the real ids given to the new fields (temporary
- * id -> real id): a clone records them in its id map.
+ * and objects deleted (no kept row points at them any more).
  */
-export async function writeSchema(
-  tx: Tx,
-  datasetId: number,
-  s: ResolvedSchema,
-): Promise<{ newFieldIds: Map<number, number> }> {
+async function writeSchema(tx: Tx, datasetId: number, s: ResolvedSchema): Promise<void> {
   const objectIds = await allocate(tx, 'dataset_objects', s.objects);
   const fieldIds = await allocate(tx, 'dataset_fields', s.fields);
   const relationIds = await allocate(tx, 'dataset_relations', s.relations);
@@ -260,7 +254,6 @@ export async function writeSchema(
     datasetId,
     s.objects.map((o) => obj(o.id)),
   );
-  return { newFieldIds: fieldIds };
 }
 
 /** Every save of a dataset (settings or schema) moves its edit time and version: pipelines compare by edit time. */
@@ -340,69 +333,4 @@ export async function validateSchema(deps: AppDeps, actor: Actor, id: number, in
     },
     { accessMode: 'read only' },
   );
-}
-
-/**
- * The schema of a model as a save body with new temporary ids: how a copy is written (and checked) through the same
- * path as an ordinary save.
- */
-export function schemaInputOf(m: DatasetModel): SchemaInput {
-  const temp = <T extends { id: number }>(items: T[]) => new Map(items.map((x, i) => [x.id, -(i + 1)]));
-  const o = temp(m.objects);
-  const f = temp(m.fields);
-  const at = (map: Map<number, number>) => (id: number) => map.get(id) ?? id;
-  return {
-    objects: m.objects.map((x) => ({
-      id: at(o)(x.id),
-      data_source_id: x.dataSourceId,
-      name: x.name,
-      kind: x.kind,
-      schema: x.schema,
-      table: x.table,
-      sql: x.sql,
-    })),
-    fields: m.fields.map((x): FieldInput => ({
-      id: at(f)(x.id),
-      object_id: x.objectId === null ? null : at(o)(x.objectId),
-      name: x.name,
-      title: x.title,
-      kind: x.kind,
-      column: x.column,
-      formula: x.derivation ? null : x.formula,
-      derivation: x.derivation
-        ? { field_id: at(f)(x.derivation.fieldId), function: x.derivation.function, args: x.derivation.args }
-        : null,
-      primitive_type: x.primitiveType,
-      aggregation: x.aggregation,
-      hidden: x.hidden,
-      description: x.description,
-      sort_by_field_id: x.sortByFieldId === null ? null : at(f)(x.sortByFieldId),
-    })),
-    relations: m.relations.map((r, i) => ({
-      id: -(i + 1),
-      left_object_id: at(o)(r.leftObjectId),
-      right_object_id: at(o)(r.rightObjectId),
-      join_type: r.joinType,
-      conditions: r.conditions.map((c) => ({
-        left_field_id: at(f)(c.leftFieldId),
-        right_field_id: at(f)(c.rightFieldId),
-      })),
-    })),
-    hierarchies: m.hierarchies.map((h, i) => ({ id: -(i + 1), name: h.name, field_ids: h.fieldIds.map(at(f)) })),
-    filters: m.filters.map((x, i) => ({
-      id: -(i + 1),
-      field_id: at(f)(x.fieldId),
-      op: x.op,
-      values: x.values,
-      value_type: x.valueType,
-    })),
-    parameters: m.parameters.map((p, i) => ({
-      id: -(i + 1),
-      name: p.name,
-      primitive_type: (p.declaredType ?? p.primitiveType) as SchemaInput['parameters'][number]['primitive_type'],
-      default_value: p.defaultValue,
-      domain: p.domain,
-      order: p.order,
-    })),
-  };
 }

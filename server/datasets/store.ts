@@ -1,14 +1,18 @@
-import { and, eq, notInArray } from 'drizzle-orm';
+import { and, eq, notInArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { datasetClsRules } from '../../db/schema/dataset-cls-rules';
-import { datasetRlsRules } from '../../db/schema/dataset-rls-rules';
 import { datasetSources, datasets } from '../../db/schema/datasets';
-import { badRequest } from '../kernel/errors';
-import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
+import { analyzeCopyMap, COPY_MAP, ints, type CopyTarget } from '../objects/copy-map';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import { copyDatasetRules } from './copy-rules';
+import {
+  clearCopyDependents,
+  copyDatasetDependents,
+  deleteOmitted,
+  mapDatasetChildren,
+  upsertSchema,
+} from './copy-schema';
 import { loadDatasetRow, modelOfRow, type DatasetRow } from './load-model';
-import { schemaInputOf, touchDataset, writeSchema } from './schema-store';
-import { emptySavedIds, resolveSchema } from './schema-validation';
+import { touchDataset } from './schema-store';
 
 /*
  * The datasets' writes and full reads: transaction first, no actor, no access checks (the services in datasets.ts
@@ -73,65 +77,58 @@ export async function loadFullDataset(tx: DbOrTx, id: number): Promise<{ row: Da
   return { row, model: await modelOfRow(tx, row) };
 }
 
-/**
- * A copy of the dataset in `target`: the same settings and schema under new ids, on the sources the id map gives
- * (a source not cloned in this run stays the same). Formulas name fields by object and field name, so they are kept
- * as they are. Records the dataset and every field (old -> new) in `idMap` and answers the new id.
- */
-export async function cloneDataset(tx: Tx, id: number, target: CloneTarget, idMap: IdMap): Promise<number> {
-  const { row, model } = await loadFullDataset(tx, id);
-  const sourceIds = model.dataSourceIds.map((s) => mapped(idMap.dataSources, s));
-  const copy = await insertDataset(
-    tx,
-    {
-      name: target.name ?? row.name,
-      description: row.description,
-      workspaceId: target.workspaceId,
-      authorId: target.authorId,
-      live: row.live,
-    },
-    sourceIds,
-  );
-  // The schema goes through the same checks and writer as an ordinary save, with temporary ids for every element.
-  const input = schemaInputOf({
-    ...model,
-    objects: model.objects.map((o) => ({ ...o, dataSourceId: mapped(idMap.dataSources, o.dataSourceId) })),
-  });
-  const resolved = resolveSchema(input, emptySavedIds(), sourceIds);
-  // The original was saved through the same checks; a failure here means it was damaged outside the API.
-  if (!resolved.ok) throw badRequest('Схему датасета не удалось скопировать: она не проходит проверку');
-  const { newFieldIds } = await writeSchema(tx, copy.id, resolved.schema);
-  // schemaInputOf keeps the model's order: input.fields[i] is model.fields[i] under its temporary id.
-  model.fields.forEach((f, i) => idMap.datasetFields.set(f.id, newFieldIds.get(input.fields[i].id)!));
-  await cloneSecurityRules(tx, id, copy.id, idMap.datasetFields);
-  idMap.datasets.set(id, copy.id);
-  return copy.id;
+/** The datasets among `ids` that are in the workspace, with their sources (a deploy brings a dataset's sources along). */
+export async function datasetsWithSources(
+  tx: DbOrTx,
+  workspaceId: number,
+  ids: number[],
+): Promise<{ id: number; dataSourceIds: number[] }[]> {
+  if (!ids.length) return [];
+  const res = await tx.execute<{ id: number; source_ids: number[] }>(sql`
+    select d.id, coalesce(array_agg(s.data_source_id) filter (where s.data_source_id is not null), '{}') as source_ids
+    from datasets d left join dataset_sources s on s.dataset_id = d.id
+    where d.workspace_id = ${workspaceId} and d.id = any(${ints(ids)})
+    group by d.id`);
+  return res.rows.map((r) => ({ id: r.id, dataSourceIds: r.source_ids }));
+}
+
+export interface DatasetCopyResult {
+  /** Names of the materialised copies: their extract data is not carried, they need a first synchronisation. */
+  materialised: string[];
+  /** Updated copies that were materialised and are live now: their runs must end and their extracts go. */
+  nowLive: number[];
 }
 
 /**
- * Row- and column-level security rules go with the copy, on the copied fields: a copy without them would show every
- * row and column to the users the rules restrict (fail closed; the users and groups they name are global).
+ * Copies every dataset of the copy map (server/objects/copy-map.ts) into `target`, batched: a fixed number of
+ * statements whatever the number of datasets, fields and rules. Each copy is on the copies of the sources mapped beside
+ * it (a source not in the map stays the same) and carries the whole schema (copy-schema.ts: objects, fields kept by
+ * name on update, relations, hierarchies, filters, parameters) and the security rules (copy-rules.ts). Formulas name
+ * fields by object and field name, so they travel as they are. Extract data and refresh schedules are not carried.
+ * Every save moves the version and the edit time: an update of a copy is a save of its own.
  */
-async function cloneSecurityRules(tx: Tx, fromId: number, toId: number, fields: Map<number, number>): Promise<void> {
-  const field = (id: number) => mapped(fields, id);
-  const rls = await tx.select().from(datasetRlsRules).where(eq(datasetRlsRules.datasetId, fromId));
-  if (rls.length) {
-    await tx.insert(datasetRlsRules).values(
-      rls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
-        ...r,
-        datasetId: toId,
-        fieldId: field(r.fieldId),
-      })),
-    );
-  }
-  const cls = await tx.select().from(datasetClsRules).where(eq(datasetClsRules.datasetId, fromId));
-  if (cls.length) {
-    await tx.insert(datasetClsRules).values(
-      cls.map(({ id: _id, createdAt: _c, updatedAt: _u, ...r }) => ({
-        ...r,
-        datasetId: toId,
-        fieldIds: r.fieldIds.map(field),
-      })),
-    );
-  }
+export async function copyDatasets(tx: Tx, target: CopyTarget): Promise<DatasetCopyResult> {
+  // Read before the upsert overwrites `live`: a copy put back on its source as PUT /api/dataset/{id} live: true would
+  // be, whose synchronisation under way has to stop like that save's does.
+  const nowLive = await tx.execute<{ id: number }>(sql`
+    select c.id from ${COPY_MAP} m join datasets c on c.id = m.new_id join datasets o on o.id = m.old_id
+    where m.kind = 'dataset' and not m.created and not c.live and o.live`);
+  const upserted = await tx.execute<{ name: string; live: boolean }>(sql`
+    insert into datasets (id, name, description, workspace_id, author_id, live)
+    select m.new_id, m.name, o.description, ${target.workspaceId}::int, ${target.authorId}::int, o.live
+    from ${COPY_MAP} m join datasets o on o.id = m.old_id where m.kind = 'dataset'
+    on conflict (id) do update set name = excluded.name, description = excluded.description, live = excluded.live,
+      version = datasets.version + 1, updated_at = now()
+    returning name, live`);
+  await mapDatasetChildren(tx);
+  await analyzeCopyMap(tx);
+  await clearCopyDependents(tx);
+  await upsertSchema(tx);
+  await copyDatasetRules(tx);
+  await deleteOmitted(tx);
+  await copyDatasetDependents(tx);
+  return {
+    materialised: upserted.rows.filter((r) => !r.live).map((r) => r.name),
+    nowLive: nowLive.rows.map((r) => Number(r.id)),
+  };
 }

@@ -1,7 +1,7 @@
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { widgets } from '../../db/schema/widgets';
-import { mapped, type CloneTarget, type IdMap } from '../objects/id-map';
+import { COPY_MAP, ints, type CopyTarget } from '../objects/copy-map';
 import { widgetNotFound } from '../objects/kinds';
 import type { WidgetRow } from './views';
 
@@ -37,22 +37,33 @@ export async function loadFullWidget(tx: DbOrTx, id: number): Promise<WidgetRow>
   return row;
 }
 
+/** The widgets among `ids` that are in the workspace, with their datasets (a deploy brings a widget's dataset along). */
+export async function widgetsWithDatasets(
+  tx: DbOrTx,
+  workspaceId: number,
+  ids: number[],
+): Promise<{ id: number; datasetId: number }[]> {
+  if (!ids.length) return [];
+  return tx
+    .select({ id: widgets.id, datasetId: widgets.datasetId })
+    .from(widgets)
+    .where(and(eq(widgets.workspaceId, workspaceId), sql`${widgets.id} = any(${ints(ids)})`));
+}
+
 /**
- * A copy of the widget in `target` on the dataset the id map gives (the same one when its dataset was not cloned in
- * this run). The shelves name dataset fields by object and field name, not by id, so the configuration is kept as it
- * is. Records old -> new in `idMap` and answers the new id. A widget lives where its dataset does (widgets.ts saves it
- * so): a deploy clones the dataset into the same target first, or targets the workspace of the dataset it keeps.
+ * Copies every widget of the copy map (server/objects/copy-map.ts) into `target`, one upsert: each copy on its
+ * dataset's copy when the map has one, else on the same dataset. The shelves name dataset fields by object and field
+ * name, not by id, so the configuration travels as it is. A widget lives where its dataset does (widgets.ts saves it
+ * so): a deploy copies the dataset into the same target first, a copy in place keeps it.
  */
-export async function cloneWidget(tx: Tx, id: number, target: CloneTarget, idMap: IdMap): Promise<number> {
-  const row = await loadFullWidget(tx, id);
-  const copy = await insertWidget(tx, {
-    name: target.name ?? row.name,
-    type: row.type,
-    datasetId: mapped(idMap.datasets, row.datasetId),
-    workspaceId: target.workspaceId,
-    authorId: target.authorId,
-    config: row.config,
-  });
-  idMap.widgets.set(id, copy.id);
-  return copy.id;
+export async function copyWidgets(tx: Tx, target: CopyTarget): Promise<void> {
+  await tx.execute(sql`
+    insert into widgets (id, name, type, dataset_id, workspace_id, author_id, config)
+    select m.new_id, m.name, o.type, coalesce(dm.new_id, o.dataset_id), ${target.workspaceId}::int,
+      ${target.authorId}::int, o.config
+    from ${COPY_MAP} m join widgets o on o.id = m.old_id
+    left join ${COPY_MAP} dm on dm.kind = 'dataset' and dm.old_id = o.dataset_id
+    where m.kind = 'widget'
+    on conflict (id) do update set name = excluded.name, type = excluded.type, dataset_id = excluded.dataset_id,
+      config = excluded.config, updated_at = now()`);
 }

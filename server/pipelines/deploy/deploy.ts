@@ -4,25 +4,27 @@ import type { Actor } from '../../auth/actor';
 import type { AppDeps } from '../../app/deps';
 import { AppError, badRequest, invalid } from '../../kernel/errors';
 import { readCachesChanged } from '../../kernel/read-epoch';
-import { removeSourceFolder, sourceFileCopies } from '../../data-sources/store';
+import { copySources, removeSourceFolder, sourceFileCopies } from '../../data-sources/store';
+import { copyDatasets } from '../../datasets/store';
+import { copyWidgets } from '../../widgets/store';
+import { copyDashboards } from '../../dashboards/store';
 import { endRunsOf, stopRunsAfter } from '../../extracts/extracts';
+import { createCopyMap, mappedObjects, type CopyTarget } from '../../objects/copy-map';
 import { pipelineForCaller, requireStageAdmin, requireStageRole, type PipelineContext } from '../access';
 import { MSG, nothingDeployedBecause } from '../messages';
 import { recordDeployment, type DeploymentObject } from '../history';
-import { deployDashboards } from './dashboards';
-import { deployDatasets } from './datasets';
-import { createDeployMap, DEPLOY_KINDS, mapObjects, mappedObjects, type StagePair } from './map';
+import { mapSelection, type StagePair } from './map';
 import { WARN } from './messages';
 import { selectObjects, type ObjectRef, type Selection } from './selection';
-import { deploySources } from './sources';
-import { deployWidgets } from './widgets';
+import { substitutionRules } from './sources';
 import { saveLinks } from './links';
 
 /*
  * POST /api/pipeline/{id}/deploy: the chosen objects of stage `from_stage` (all of them for `objects: []`) with their
  * dependencies, copied one step forward in ONE transaction, in the order sources, datasets, widgets, dashboards.
- * Each kind is written by a fixed number of batched statements (server/pipelines/deploy/*), so the statement count does
- * not grow with the number of objects. Deploys of one pipeline run one after another (the pipeline and the receiving
+ * The originals are mapped to their copies in a copy map (server/objects/copy-map.ts, the engine of every copy) and
+ * each kind is written by its owner's batched copy (copySources, copyDatasets, copyWidgets, copyDashboards) in a fixed
+ * number of statements, so the statement count does not grow with the number of objects. Deploys of one pipeline run one after another (the pipeline and the receiving
  * stage are locked first). Anything failing after the access checks rolls everything back and answers 400
  * «Ничего не развёрнуто: <reason>»; the copied files of file sources are removed then too.
  */
@@ -139,29 +141,31 @@ async function copyObjects(
   const fault = (step: DeployStep) => {
     if (opts.faultAfter === step) throw new Error(`injected fault after ${step}`);
   };
-  await createDeployMap(tx);
-  for (const kind of DEPLOY_KINDS) await mapObjects(tx, pair, kind, selection[kind]);
-  const mapped = await mappedObjects(tx, pair);
-  const sources = await deploySources(tx, pair, actor.userId, files);
+  await createCopyMap(tx);
+  await mapSelection(tx, pair, selection);
+  const mapped = await mappedObjects(tx, pair.targetWorkspaceId);
+  // Every copy is a save of its own in the target stage, by the deploying user.
+  const target: CopyTarget = { workspaceId: pair.targetWorkspaceId, authorId: actor.userId };
+  const sources = await copySources(tx, target, { files, overrides: substitutionRules(pair) });
   fault('sources');
-  const datasets = await deployDatasets(tx, pair, actor.userId);
+  const datasets = await copyDatasets(tx, target);
   const endedRuns = await endRunsOf(tx, { datasetIds: datasets.nowLive }, 'live');
   fault('datasets');
-  await deployWidgets(tx, pair, actor.userId);
+  await copyWidgets(tx, target);
   fault('widgets');
-  await deployDashboards(tx, pair, actor.userId);
+  await copyDashboards(tx, target);
   fault('dashboards');
   await saveLinks(tx, pair);
   fault('links');
   const warnings = [
-    ...mapped.filter((o) => o.created && o.nameTaken).map((o) => WARN.sameName(o.type, o.name)),
-    ...sources.withoutRule.map(WARN.noRule),
+    ...mapped.filter((o) => o.created && o.nameTaken).map((o) => WARN.sameName(o.kind, o.name)),
+    ...sources.withoutOverride.map(WARN.noRule),
     ...datasets.materialised.map(WARN.materialised),
   ];
   const result: DeploymentObject[] = mapped.map((o) => ({
-    type: o.type,
-    source_id: o.sourceId,
-    target_id: o.targetId,
+    type: o.kind,
+    source_id: o.originalId,
+    target_id: o.copyId,
     action: o.created ? 'created' : 'updated',
     name: o.name,
   }));
@@ -175,7 +179,7 @@ async function copyObjects(
       objects: result,
       warnings,
     },
-    updatedSources: mapped.filter((o) => o.type === 'data_source' && !o.created).map((o) => o.targetId),
+    updatedSources: mapped.filter((o) => o.kind === 'data_source' && !o.created).map((o) => o.copyId),
     replacedFolders: sources.replacedFolders,
     endedRuns,
   };

@@ -1,7 +1,10 @@
-import { sql } from 'drizzle-orm';
 import type { Tx } from '../../../db/client';
 import { badRequest } from '../../kernel/errors';
-import { DEPLOY_KINDS, ints, KIND_TABLE, type DeployKind } from './map';
+import { objectsInWorkspace } from '../../objects/in-workspace';
+import { widgetIdsInLayouts } from '../../dashboards/store';
+import { datasetsWithSources } from '../../datasets/store';
+import { widgetsWithDatasets } from '../../widgets/store';
+import type { DeployKind } from './map';
 import { OBJECT_LABEL } from './messages';
 
 /*
@@ -18,54 +21,34 @@ export interface ObjectRef {
 
 export type Selection = Record<DeployKind, number[]>;
 
-const emptySelection = (): Selection => ({ data_source: [], dataset: [], widget: [], dashboard: [] });
-
 export async function selectObjects(tx: Tx, workspaceId: number, objects: ObjectRef[]): Promise<Selection> {
-  const chosen = emptySelection();
+  if (objects.length === 0) return objectsInWorkspace(tx, workspaceId);
+  const chosen: Selection = { data_source: [], dataset: [], widget: [], dashboard: [] };
   for (const o of objects) chosen[o.type].push(o.id);
-  const all = objects.length === 0;
-  // One statement: every object of the workspace (all) or the chosen ones that are in it.
-  const parts = DEPLOY_KINDS.map(
-    (kind) => sql`select ${kind} as kind, id from ${sql.raw(KIND_TABLE[kind])}
-      where workspace_id = ${workspaceId} ${all ? sql`` : sql`and id = any(${ints(chosen[kind])})`}`,
-  );
-  const found = await tx.execute<{ kind: DeployKind; id: number }>(sql.join(parts, sql` union all `));
-  const selection = emptySelection();
-  for (const r of found.rows) selection[r.kind].push(r.id);
-  if (all) return selection;
+  const selection = await objectsInWorkspace(tx, workspaceId, chosen);
   for (const o of objects)
     if (!selection[o.type].includes(o.id))
       throw badRequest(`${OBJECT_LABEL[o.type]} не найден в исходной стадии (id ${o.id})`);
   return withDependencies(tx, workspaceId, selection);
 }
 
-/** The selection closed over its dependencies, in three statements whatever its size. */
+const unique = (ids: number[]) => [...new Set(ids)];
+
+/** The selection closed over its dependencies, in four statements whatever its size. */
 async function withDependencies(tx: Tx, workspaceId: number, s: Selection): Promise<Selection> {
-  const widgets = await tx.execute<{ id: number }>(sql`
-    select distinct w.id from widgets w
-    where w.workspace_id = ${workspaceId} and (w.id = any(${ints(s.widget)}) or w.id in (
-      select (x.value)::int from dashboards d,
-        lateral (
-          select i->>'widget_id' as value from jsonb_array_elements(coalesce(d.layout->'items', '[]')) i
-          union select v from jsonb_array_elements(coalesce(d.layout->'selectors', '[]')) e,
-            jsonb_array_elements_text(coalesce(e->'widget_ids', '[]')) v
-          union select v from jsonb_array_elements(coalesce(d.layout->'parameters', '[]')) e,
-            jsonb_array_elements_text(coalesce(e->'widget_ids', '[]')) v
-        ) x
-      where d.id = any(${ints(s.dashboard)})))`);
-  const widgetIds = widgets.rows.map((r) => r.id);
-  const datasets = await tx.execute<{ id: number }>(sql`
-    select d.id from datasets d where d.workspace_id = ${workspaceId}
-      and (d.id = any(${ints(s.dataset)}) or d.id in (select dataset_id from widgets where id = any(${ints(widgetIds)})))`);
-  const datasetIds = datasets.rows.map((r) => r.id);
-  const sources = await tx.execute<{ id: number }>(sql`
-    select s.id from data_sources s where s.workspace_id = ${workspaceId}
-      and (s.id = any(${ints(s.data_source)})
-        or s.id in (select data_source_id from dataset_sources where dataset_id = any(${ints(datasetIds)})))`);
+  const named = await widgetIdsInLayouts(tx, s.dashboard);
+  const widgets = await widgetsWithDatasets(tx, workspaceId, unique([...s.widget, ...named]));
+  const datasets = await datasetsWithSources(
+    tx,
+    workspaceId,
+    unique([...s.dataset, ...widgets.map((w) => w.datasetId)]),
+  );
+  const sourceIds = unique([...s.data_source, ...datasets.flatMap((d) => d.dataSourceIds)]);
+  const sources = await objectsInWorkspace(tx, workspaceId, { data_source: sourceIds });
   return {
-    data_source: sources.rows.map((r) => r.id),
-    dataset: datasetIds,
-    widget: widgetIds,
+    data_source: sources.data_source,
+    dataset: datasets.map((d) => d.id),
+    widget: widgets.map((w) => w.id),
     dashboard: s.dashboard,
   };
 }

@@ -1,24 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceMetadata, dataSources } from '../../../db/schema/data-sources';
 import { filesRoot, sourceDir, toAbsolute, toRelative } from '../../../server/data-sources/file-storage';
 import {
-  cloneSource,
+  copySources,
   insertSource,
   loadFullSource,
   sourceFileCopies,
   updateSource,
+  type SourceFileCopies,
 } from '../../../server/data-sources/store';
-import { emptyIdMap } from '../../../server/objects/id-map';
+import { createCopyMap, mapObjects, readCopyMap, type CopyTarget } from '../../../server/objects/copy-map';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, uniq, type TestUser } from '../../support/factories';
 
 /*
  * The data sources' store: tx-first, actor-free writes that a deploy composes in one transaction. Every call here
- * runs in a transaction of the test's own, as a deploy's would.
+ * runs in a transaction of the test's own, as a deploy's would; copies go through the copy map
+ * (server/objects/copy-map.ts) as POST /api/data-source/{id}/copy and a deploy do.
  */
 
 const { t } = useTestApp();
@@ -69,6 +71,15 @@ async function fileSource() {
   );
 }
 
+/** A copy of one source through the copy map (in a transaction of its own): answers the copy's id. */
+const copyOne = (id: number, target: CopyTarget, files: SourceFileCopies, name?: string) =>
+  t.deps.db.transaction(async (tx) => {
+    await createCopyMap(tx);
+    const copyId = (await mapObjects(tx, 'data_source', [id], { name })).get(id)!;
+    await copySources(tx, target, { files });
+    return copyId;
+  });
+
 const exists = (p: string) =>
   stat(p).then(
     () => true,
@@ -108,15 +119,17 @@ describe('data source store', () => {
     });
   });
 
-  it('clones a source into another workspace with its settings and sealed secrets, recording old -> new', async () => {
+  it('copies a source into another workspace with its settings and sealed secrets, under the id the map drew', async () => {
     const original = await pgSource();
-    const idMap = emptyIdMap();
     const files = sourceFileCopies(t.deps);
-    const copyId = await t.deps.db.transaction((tx) =>
-      cloneSource(tx, original.id, { workspaceId: target, authorId: null }, idMap, files),
-    );
+    const { copyId, recorded } = await t.deps.db.transaction(async (tx) => {
+      await createCopyMap(tx);
+      const copyId = (await mapObjects(tx, 'data_source', [original.id])).get(original.id)!;
+      await copySources(tx, { workspaceId: target, authorId: null }, { files });
+      return { copyId, recorded: (await readCopyMap(tx, { data_source: [original.id] })).data_source };
+    });
     expect(copyId).not.toBe(original.id);
-    expect(idMap.dataSources).toEqual(new Map([[original.id, copyId]]));
+    expect(recorded).toEqual(new Map([[original.id, copyId]]));
     const copy = await loadFullSource(t.deps.db, copyId);
     expect(copy).toMatchObject({
       name: original.name,
@@ -128,17 +141,13 @@ describe('data source store', () => {
     });
     expect(copy.uuid).not.toBe(original.uuid);
     // Named when asked.
-    const named = await t.deps.db.transaction((tx) =>
-      cloneSource(tx, original.id, { workspaceId: target, authorId: user.id, name: 'n' }, idMap, files),
-    );
+    const named = await copyOne(original.id, { workspaceId: target, authorId: user.id }, files, 'n');
     expect((await loadFullSource(t.deps.db, named)).name).toBe('n');
   });
 
-  it('clones a file source with a folder of its own and the paths rewritten', async () => {
+  it('copies a file source with a folder of its own and the paths rewritten', async () => {
     const original = await fileSource();
-    const copyId = await t.deps.db.transaction((tx) =>
-      cloneSource(tx, original.id, { workspaceId: target, authorId: user.id }, emptyIdMap(), sourceFileCopies(t.deps)),
-    );
+    const copyId = await copyOne(original.id, { workspaceId: target, authorId: user.id }, sourceFileCopies(t.deps));
     const copy = await loadFullSource(t.deps.db, copyId);
     const settings = copy.settings as {
       file: { duckdb_path: string; tables: string[] };
@@ -157,17 +166,61 @@ describe('data source store', () => {
     const folders = () => readdir(filesRoot(t.deps)).then((names) => names.sort());
     const before = await folders();
     const files = sourceFileCopies(t.deps);
-    const idMap = emptyIdMap();
+    let copyId = 0;
     const failed = t.deps.db.transaction(async (tx) => {
-      await cloneSource(tx, original.id, { workspaceId: target, authorId: user.id }, idMap, files);
+      await createCopyMap(tx);
+      copyId = (await mapObjects(tx, 'data_source', [original.id])).get(original.id)!;
+      await copySources(tx, { workspaceId: target, authorId: user.id }, { files });
       throw new Error('a later step of the deploy failed');
     });
     await expect(failed).rejects.toThrow('a later step');
-    const copyId = idMap.dataSources.get(original.id)!;
+    expect(copyId).toBeGreaterThan(0);
     expect(await t.deps.db.select().from(dataSources).where(eq(dataSources.id, copyId))).toEqual([]);
     // The files are outside the transaction: the copied folder is there until the caller discards it.
     expect((await folders()).length).toBe(before.length + 1);
     await files.discard();
     expect(await folders()).toEqual(before);
+  });
+
+  it('updates a kept copy in place: an override replaces settings and secrets, the metadata of the old ones goes', async () => {
+    const [original, other] = [await pgSource(), await pgSource()];
+    const copyId = await copyOne(original.id, { workspaceId: target, authorId: user.id }, sourceFileCopies(t.deps));
+    const before = await loadFullSource(t.deps.db, copyId);
+    await t.deps.db.insert(dataSourceMetadata).values({ dataSourceId: copyId, cacheKey: 'schemas', value: ['public'] });
+    const sealed = t.deps.secretBox.seal({ password: 'replaced' });
+    const overrides = sql`select ${original.uuid}::uuid as source_uuid, 'postgresql' as type,
+      ${JSON.stringify({ host: 'prod', port: 5432, db: 'shop', username: 'prod' })}::jsonb as settings,
+      ${sealed} as secrets`;
+    const { result, copies } = await t.deps.db.transaction(async (tx) => {
+      await createCopyMap(tx);
+      const keep = {
+        copies: sql`select ${original.id}::int as original_id, ${copyId}::int as copy_id`,
+        workspaceId: target,
+      };
+      const kept = await mapObjects(tx, 'data_source', [original.id], { keep });
+      const created = await mapObjects(tx, 'data_source', [other.id], { keep });
+      const result = await copySources(
+        tx,
+        { workspaceId: target, authorId: user.id },
+        { files: sourceFileCopies(t.deps), overrides },
+      );
+      return { result, copies: { kept: kept.get(original.id)!, created: created.get(other.id)! } };
+    });
+    expect(copies.kept).toBe(copyId);
+    expect(copies.created).not.toBe(copyId);
+    // The other source had no override: it keeps the original's connection, and the result names it.
+    expect(result).toEqual({ withoutOverride: [other.name], replacedFolders: [] });
+    const updated = await loadFullSource(t.deps.db, copyId);
+    expect(updated).toMatchObject({ id: copyId, uuid: before.uuid, settings: { host: 'prod', username: 'prod' } });
+    expect(t.deps.secretBox.open(updated.secrets!)).toEqual({ password: 'replaced' });
+    expect(updated.updatedAt.getTime()).toBeGreaterThan(before.updatedAt.getTime());
+    expect(
+      await t.deps.db.select().from(dataSourceMetadata).where(eq(dataSourceMetadata.dataSourceId, copyId)),
+    ).toEqual([]);
+    expect(await loadFullSource(t.deps.db, copies.created)).toMatchObject({
+      settings: other.settings,
+      secrets: other.secrets,
+      workspaceId: target,
+    });
   });
 });

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cloneSource, insertSource, loadFullSource, sourceFileCopies } from '../../../server/data-sources/store';
-import { cloneDataset, insertDataset, loadFullDataset, updateDataset } from '../../../server/datasets/store';
-import { emptyIdMap } from '../../../server/objects/id-map';
+import { copySources, insertSource, loadFullSource, sourceFileCopies } from '../../../server/data-sources/store';
+import { copyDatasets, insertDataset, loadFullDataset, updateDataset } from '../../../server/datasets/store';
+import { createCopyMap, mapObjects, readCopyMap } from '../../../server/objects/copy-map';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, uniq, type TestUser } from '../../support/factories';
 import { ok } from '../../support/rest';
@@ -9,7 +9,8 @@ import { createDataset, shopSchema, type DatasetDetails } from '../../routers/da
 
 /*
  * The datasets' store: tx-first, actor-free writes that a deploy composes in one transaction with the other areas'
- * stores. Datasets with a schema are built through the REST API (the way users make them), then cloned here.
+ * stores. Datasets with a schema are built through the REST API (the way users make them), then copied here through
+ * the copy map (server/objects/copy-map.ts).
  */
 
 const { t, api } = useTestApp();
@@ -62,22 +63,19 @@ describe('dataset store', () => {
     await expect(loadFullDataset(t.deps.db, 2_000_000_000)).rejects.toMatchObject({ kind: 'not_found' });
   });
 
-  it('clones onto the sources cloned in the same run, keeps the others, and records every field', async () => {
+  it('copies onto the sources copied in the same run, keeps the others, and maps every field', async () => {
     const [a, b] = [await source(), await source()];
     const original = await shopOnTwoSources(a.id, b.id);
-    const idMap = emptyIdMap();
-    const { copyId, sourceCopy } = await t.deps.db.transaction(async (tx) => {
-      const sourceCopy = await cloneSource(
-        tx,
-        a.id,
-        { workspaceId: target, authorId: user.id },
-        idMap,
-        sourceFileCopies(t.deps),
-      );
-      const copyId = await cloneDataset(tx, original.id, { workspaceId: target, authorId: null }, idMap);
-      return { copyId, sourceCopy };
+    const { copyId, sourceCopy, copies } = await t.deps.db.transaction(async (tx) => {
+      await createCopyMap(tx);
+      const sourceCopy = (await mapObjects(tx, 'data_source', [a.id])).get(a.id)!;
+      const copyId = (await mapObjects(tx, 'dataset', [original.id])).get(original.id)!;
+      await copySources(tx, { workspaceId: target, authorId: user.id }, { files: sourceFileCopies(t.deps) });
+      await copyDatasets(tx, { workspaceId: target, authorId: null });
+      const copies = await readCopyMap(tx, { dataset: [original.id], dataset_field: original.fields.map((f) => f.id) });
+      return { copyId, sourceCopy, copies };
     });
-    expect(idMap.datasets).toEqual(new Map([[original.id, copyId]]));
+    expect(copies.dataset).toEqual(new Map([[original.id, copyId]]));
 
     const { row, model } = await loadFullDataset(t.deps.db, copyId);
     expect(row).toMatchObject({
@@ -96,13 +94,15 @@ describe('dataset store', () => {
     ]);
 
     // Every field has a new id, recorded in the map; references inside the schema follow it; formulas (by name) stay.
-    expect([...idMap.datasetFields.keys()]).toEqual(original.fields.map((f) => f.id));
-    const field = (oldId: number) => model.fields.find((f) => f.id === idMap.datasetFields.get(oldId))!;
+    expect([...copies.dataset_field.keys()].sort((x, y) => x - y)).toEqual(
+      original.fields.map((f) => f.id).sort((x, y) => x - y),
+    );
+    const field = (oldId: number) => model.fields.find((f) => f.id === copies.dataset_field.get(oldId))!;
     for (const f of original.fields) {
       expect(field(f.id)).toMatchObject({ name: f.name, formula: f.formula, kind: f.kind });
       expect(field(f.id).id).not.toBe(f.id);
     }
-    const newField = (oldId: number) => idMap.datasetFields.get(oldId);
+    const newField = (oldId: number) => copies.dataset_field.get(oldId);
     expect(model.relations[0].conditions).toEqual(
       original.relations[0].conditions.map((c) => ({
         leftFieldId: newField(c.left_field_id),
@@ -119,19 +119,22 @@ describe('dataset store', () => {
     expect(ok<DatasetDetails>(await api.get(`/api/dataset/${original.id}`, token))).toEqual(original);
   });
 
-  it('rolls the whole run back when a clone fails', async () => {
+  it('rolls the whole run back when a copy fails', async () => {
     const a = await source();
     const original = await shopOnTwoSources(a.id, a.id);
-    const idMap = emptyIdMap();
+    const target_ = { workspaceId: target, authorId: user.id };
+    const drawn = { source: 0, dataset: 0 };
     const run = t.deps.db.transaction(async (tx) => {
-      await cloneSource(tx, a.id, { workspaceId: target, authorId: user.id }, idMap, sourceFileCopies(t.deps));
-      await cloneDataset(tx, original.id, { workspaceId: target, authorId: user.id }, idMap);
-      await cloneDataset(tx, 2_000_000_000, { workspaceId: target, authorId: user.id }, idMap);
+      await createCopyMap(tx);
+      drawn.source = (await mapObjects(tx, 'data_source', [a.id])).get(a.id)!;
+      drawn.dataset = (await mapObjects(tx, 'dataset', [original.id])).get(original.id)!;
+      await copySources(tx, target_, { files: sourceFileCopies(t.deps) });
+      await copyDatasets(tx, target_);
+      expect((await loadFullDataset(tx, drawn.dataset)).row.workspaceId).toBe(target); // written, in the transaction
+      await mapObjects(tx, 'dataset', [2_000_000_000]); // deleted meanwhile: the whole run fails
     });
     await expect(run).rejects.toMatchObject({ kind: 'not_found' });
-    await expect(loadFullDataset(t.deps.db, idMap.datasets.get(original.id)!)).rejects.toMatchObject({
-      kind: 'not_found',
-    });
-    await expect(loadFullSource(t.deps.db, idMap.dataSources.get(a.id)!)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(loadFullDataset(t.deps.db, drawn.dataset)).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(loadFullSource(t.deps.db, drawn.source)).rejects.toMatchObject({ kind: 'not_found' });
   });
 });

@@ -3,18 +3,18 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSources } from '../../../db/schema/data-sources';
 import { datasets } from '../../../db/schema/datasets';
 import { widgets } from '../../../db/schema/widgets';
-import { cloneSource, insertSource, loadFullSource, sourceFileCopies } from '../../../server/data-sources/store';
-import { cloneDataset, loadFullDataset } from '../../../server/datasets/store';
-import { emptyIdMap, type CloneTarget } from '../../../server/objects/id-map';
-import { cloneWidget, insertWidget, loadFullWidget, updateWidget } from '../../../server/widgets/store';
+import { copySources, insertSource, loadFullSource, sourceFileCopies } from '../../../server/data-sources/store';
+import { copyDatasets, loadFullDataset } from '../../../server/datasets/store';
+import { createCopyMap, mapCopyOf, mapObjects, readCopyMap, type CopyTarget } from '../../../server/objects/copy-map';
+import { copyWidgets, insertWidget, loadFullWidget, updateWidget } from '../../../server/widgets/store';
 import { useTestApp } from '../../support/app';
 import { createSharedWorkspace, createUser, login, uniq, type TestUser } from '../../support/factories';
 import { ok } from '../../support/rest';
 import { createDataset, shopSchema, type DatasetDetails } from '../../routers/datasets/helpers';
 
 /*
- * The widgets' store, and the three stores composed as a deploy will compose them: a source, a dataset on it and a
- * widget on that, cloned into another workspace in ONE transaction through one id map.
+ * The widgets' store, and the three stores composed as a deploy composes them: a source, a dataset on it and a widget
+ * on that, copied into another workspace in ONE transaction through one copy map (server/objects/copy-map.ts).
  */
 
 const { t, api } = useTestApp();
@@ -90,32 +90,42 @@ describe('widget store', () => {
     });
   });
 
-  it('keeps a widget on its dataset when the dataset was not cloned in the run', async () => {
+  it('keeps a widget on its dataset when the dataset was not copied in the run', async () => {
     const { widget } = await world();
-    const idMap = emptyIdMap();
-    const copyId = await t.deps.db.transaction((tx) =>
-      cloneWidget(tx, widget.id, { workspaceId: user.personalWorkspaceId, authorId: user.id, name: 'c' }, idMap),
-    );
-    expect(idMap.widgets).toEqual(new Map([[widget.id, copyId]]));
+    const { copyId, recorded } = await t.deps.db.transaction(async (tx) => {
+      const copyId = await mapCopyOf(tx, 'widget', widget.id, 'c');
+      await copyWidgets(tx, { workspaceId: user.personalWorkspaceId, authorId: user.id });
+      return { copyId, recorded: (await readCopyMap(tx, { widget: [widget.id] })).widget };
+    });
+    expect(recorded).toEqual(new Map([[widget.id, copyId]]));
     expect(await loadFullWidget(t.deps.db, copyId)).toMatchObject({ name: 'c', datasetId: widget.datasetId, config });
   });
 });
 
-describe('a deploy: source, dataset and widget cloned into another workspace in one transaction', () => {
-  it('remaps every reference through the one id map and leaves the originals alone', async () => {
+describe('a deploy: source, dataset and widget copied into another workspace in one transaction', () => {
+  it('remaps every reference through the one copy map and leaves the originals alone', async () => {
     const { src, dataset, widget } = await world();
     const targetWs = await createSharedWorkspace(t.deps, [{ userId: user.id, role: 'Администратор' }]);
-    const target: CloneTarget = { workspaceId: targetWs, authorId: user.id };
-    const idMap = emptyIdMap();
-    await t.deps.db.transaction(async (tx) => {
-      await cloneSource(tx, src.id, target, idMap, sourceFileCopies(t.deps));
-      await cloneDataset(tx, dataset.id, target, idMap);
-      await cloneWidget(tx, widget.id, target, idMap);
+    const target: CopyTarget = { workspaceId: targetWs, authorId: user.id };
+    const copies = await t.deps.db.transaction(async (tx) => {
+      await createCopyMap(tx);
+      await mapObjects(tx, 'data_source', [src.id]);
+      await mapObjects(tx, 'dataset', [dataset.id]);
+      await mapObjects(tx, 'widget', [widget.id]);
+      await copySources(tx, target, { files: sourceFileCopies(t.deps) });
+      await copyDatasets(tx, target);
+      await copyWidgets(tx, target);
+      return readCopyMap(tx, {
+        data_source: [src.id],
+        dataset: [dataset.id],
+        widget: [widget.id],
+        dataset_field: dataset.fields.map((f) => f.id),
+      });
     });
 
-    const sourceCopy = idMap.dataSources.get(src.id)!;
-    const datasetCopy = idMap.datasets.get(dataset.id)!;
-    const widgetCopy = idMap.widgets.get(widget.id)!;
+    const sourceCopy = copies.data_source.get(src.id)!;
+    const datasetCopy = copies.dataset.get(dataset.id)!;
+    const widgetCopy = copies.widget.get(widget.id)!;
     for (const copy of [sourceCopy, datasetCopy, widgetCopy]) expect(copy).toEqual(expect.any(Number));
     expect(await loadFullSource(t.deps.db, sourceCopy)).toMatchObject({
       workspaceId: targetWs,
@@ -127,7 +137,7 @@ describe('a deploy: source, dataset and widget cloned into another workspace in 
     expect(model.dataSourceIds).toEqual([sourceCopy]);
     expect(model.objects.every((o) => o.dataSourceId === sourceCopy)).toBe(true);
     const byId = (a: number, b: number) => a - b;
-    expect(model.fields.map((f) => f.id).sort(byId)).toEqual([...idMap.datasetFields.values()].sort(byId));
+    expect(model.fields.map((f) => f.id).sort(byId)).toEqual([...copies.dataset_field.values()].sort(byId));
     expect(await loadFullWidget(t.deps.db, widgetCopy)).toMatchObject({
       workspaceId: targetWs,
       authorId: user.id,
@@ -135,28 +145,35 @@ describe('a deploy: source, dataset and widget cloned into another workspace in 
       config,
     });
 
-    const copies = await inWorkspace(targetWs);
-    expect([copies.sources.length, copies.datasets.length, copies.widgets.length]).toEqual([1, 1, 1]);
+    const inTarget = await inWorkspace(targetWs);
+    expect([inTarget.sources.length, inTarget.datasets.length, inTarget.widgets.length]).toEqual([1, 1, 1]);
     // The originals still point at each other.
     expect((await loadFullWidget(t.deps.db, widget.id)).datasetId).toBe(dataset.id);
     expect((await loadFullDataset(t.deps.db, dataset.id)).model.dataSourceIds).toEqual([src.id]);
   });
 
-  it('rolls everything back when one clone fails', async () => {
+  it('rolls everything back when one copy fails', async () => {
     const { src, dataset, widget } = await world();
     const targetWs = await createSharedWorkspace(t.deps, [{ userId: user.id, role: 'Администратор' }]);
-    const target: CloneTarget = { workspaceId: targetWs, authorId: user.id };
-    const idMap = emptyIdMap();
+    const target: CopyTarget = { workspaceId: targetWs, authorId: user.id };
     const files = sourceFileCopies(t.deps);
+    let widgetCopy: number | undefined;
     const run = t.deps.db.transaction(async (tx) => {
-      await cloneSource(tx, src.id, target, idMap, files);
-      await cloneDataset(tx, dataset.id, target, idMap);
-      await cloneWidget(tx, widget.id, target, idMap);
-      await cloneWidget(tx, 2_000_000_000, target, idMap); // deleted meanwhile: the whole deploy fails
+      await createCopyMap(tx);
+      await mapObjects(tx, 'data_source', [src.id]);
+      await copySources(tx, target, { files });
+      await mapObjects(tx, 'dataset', [dataset.id]);
+      await copyDatasets(tx, target);
+      widgetCopy = (await mapObjects(tx, 'widget', [widget.id])).get(widget.id);
+      await copyWidgets(tx, target);
+      expect((await inWorkspace(targetWs)).widgets).toEqual([]); // outside the transaction nothing shows yet
+      expect((await loadFullWidget(tx, widgetCopy!)).datasetId).not.toBe(dataset.id); // inside it is written
+      await mapObjects(tx, 'widget', [2_000_000_000]); // deleted meanwhile: the whole deploy fails
     });
     await expect(run).rejects.toMatchObject({ kind: 'not_found' });
     await files.discard();
-    expect(idMap.widgets.has(widget.id)).toBe(true); // it got that far
+    expect(widgetCopy).toEqual(expect.any(Number)); // it got that far
+    await expect(loadFullWidget(t.deps.db, widgetCopy!)).rejects.toMatchObject({ kind: 'not_found' });
     expect(await inWorkspace(targetWs)).toEqual({ sources: [], datasets: [], widgets: [] });
   });
 });
