@@ -1,18 +1,17 @@
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
-import { pipelineStages } from '../../db/schema/pipelines';
-import { workspaceMembers, workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { ADMIN_ROLE, roleIsAdmin } from '../access/roles';
-import { assertWorkspaceReadable, workspaceNotFound } from '../access/workspace-access';
+import { assertWorkspaceReadable } from '../access/workspace-access';
 import type { AppDeps } from '../app/deps';
 import { isUniqueViolation } from '../kernel/db-errors';
 import { AppError, badRequest } from '../kernel/errors';
 import { pipelineForCaller, requirePipelineAdmin, stageAt } from './access';
 import { MSG, stageNotBound } from './messages';
-import { eraseStageLinks, setStageWorkspace, stageOfWorkspace, updatePipelineRow } from './store';
+import { eraseStageLinks, setStageWorkspace, stageOfWorkspace, boundWorkspaceIds, updatePipelineRow } from './store';
 import { STAGE_NAMES } from './stages';
 import { boundStageView, type StageView } from './views';
+import { sharedWorkspacesAdministeredBy } from '../workspaces/store';
+import { lockWorkspace } from '../workspaces/views';
 
 /*
  * Binding stages to workspaces: PUT/DELETE /api/pipeline/{id}/stage/{order}, GET /api/pipeline/{id}/available-workspaces,
@@ -60,8 +59,7 @@ export async function bindStage(
  * только командное пространство») and the caller must be its Администратор (else 403).
  */
 async function lockBindableWorkspace(tx: Tx, actor: Actor, workspaceId: number) {
-  const [locked] = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
-  if (!locked) throw workspaceNotFound(workspaceId);
+  await lockWorkspace(tx, workspaceId);
   const { workspace, role } = await assertWorkspaceReadable(tx, actor, workspaceId);
   if (workspace.type !== 'shared') throw badRequest(MSG.sharedOnly);
   if (!roleIsAdmin(role)) throw new AppError('forbidden');
@@ -98,20 +96,12 @@ export interface AvailableWorkspaces {
  */
 export async function availableWorkspaces(deps: AppDeps, actor: Actor, id: number): Promise<AvailableWorkspaces> {
   await pipelineForCaller(deps.db, actor, id);
-  const caller =
-    actor.groupIds.length > 0
-      ? sql`(${workspaceMembers.userId} = ${actor.userId} or ${workspaceMembers.groupId} in (${sql.join(
-          actor.groupIds.map((g) => sql`${g}`),
-          sql`, `,
-        )}))`
-      : sql`${workspaceMembers.userId} = ${actor.userId}`;
-  const rows = await deps.db
-    .selectDistinct({ id: workspaces.id, name: workspaces.name, description: workspaces.description })
-    .from(workspaces)
-    .innerJoin(workspaceMembers, eq(workspaceMembers.workspaceId, workspaces.id))
-    .leftJoin(pipelineStages, eq(pipelineStages.workspaceId, workspaces.id))
-    .where(and(eq(workspaces.type, 'shared'), eq(workspaceMembers.role, ADMIN_ROLE), caller, isNull(pipelineStages.id)))
-    .orderBy(asc(workspaces.name), asc(workspaces.id));
+  const administered = await sharedWorkspacesAdministeredBy(deps.db, actor.userId, actor.groupIds);
+  const bound = await boundWorkspaceIds(
+    deps.db,
+    administered.map((w) => w.id),
+  );
+  const rows = administered.filter((w) => !bound.has(w.id));
   return { content: rows, message: rows.length === 0 ? MSG.noFreeWorkspace : null };
 }
 

@@ -1,18 +1,21 @@
 import { count, desc, eq } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
 import { pipelineDeployments } from '../../db/schema/pipelines';
-import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { pageOf } from '../kernel/paging';
 import { pipelineForCaller } from './access';
 import { STAGE_NAMES } from './stages';
+import { userRef } from '../users/views';
 
 /*
  * Deployment history, beyond the reference platform (GET /api/pipeline/{id}/deployments): each successful deploy
  * with who, when, from which stage, the per-object actions and the warnings. A failed deploy changes nothing and is
  * not recorded. Readable by anyone who can see the pipeline.
  */
+
+/** Who ran it, by name: joined from the users area (one query per page). */
+const users = userRef();
 
 export interface DeploymentObject {
   type: 'data_source' | 'dataset' | 'widget' | 'dashboard';

@@ -1,13 +1,13 @@
-import { and, asc, eq, ne } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import type { SourceKind, SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema/data-sources';
 import { pipelineSourceRules } from '../../db/schema/pipelines';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
-import { openSecrets } from '../data-sources/connection';
+import { openSecrets, type DataSourceRow } from '../data-sources/connection';
 import { assertSourceAddressAllowed } from '../data-sources/network-policy';
 import { nextSecrets, normalizeSettings, settingsView, type SettingsInput } from '../data-sources/settings';
+import { sourceInWorkspaceByUuid, sourcesInWorkspace } from '../data-sources/views';
 import { badRequest, notFound } from '../kernel/errors';
 import { SOURCE_KIND_LABELS } from '../settings/dictionary';
 import { pipelineForCaller, requireStageAdmin, requireStageRole, stageAt, type PipelineContext } from './access';
@@ -23,7 +23,6 @@ import { MSG } from './messages';
  */
 
 type RuleRow = typeof pipelineSourceRules.$inferSelect;
-type SourceRow = typeof dataSources.$inferSelect;
 
 export interface SourceRuleView {
   source_uuid: string;
@@ -77,14 +76,10 @@ function receivingStage(ctx: PipelineContext, order: number): void {
 }
 
 /** The sources of the previous stage's workspace that can have a rule (a file is copied with its source). */
-async function previousStageSources(db: DbOrTx, ctx: PipelineContext, order: number): Promise<SourceRow[]> {
+async function previousStageSources(db: DbOrTx, ctx: PipelineContext, order: number): Promise<DataSourceRow[]> {
   const workspaceId = ctx.stages[order - 1].workspaceId;
   if (workspaceId === null) return [];
-  return db
-    .select()
-    .from(dataSources)
-    .where(and(eq(dataSources.workspaceId, workspaceId), ne(dataSources.type, 'file')))
-    .orderBy(asc(dataSources.name), asc(dataSources.id));
+  return (await sourcesInWorkspace(db, workspaceId)).filter((s) => s.type !== 'file');
 }
 
 /** GET: the previous stage's sources with their rules, and the orphan rules apart. Any role in stage {order}. */
@@ -193,13 +188,10 @@ async function sourceOfPreviousStage(
   ctx: PipelineContext,
   order: number,
   uuid: string,
-): Promise<SourceRow> {
+): Promise<DataSourceRow> {
   const workspaceId = ctx.stages[order - 1].workspaceId;
   if (workspaceId === null) throw badRequest(MSG.stageNotBound(order - 1));
-  const [source] = await db
-    .select()
-    .from(dataSources)
-    .where(and(eq(dataSources.workspaceId, workspaceId), eq(dataSources.uuid, uuid)));
+  const source = await sourceInWorkspaceByUuid(db, workspaceId, uuid);
   if (!source) throw notFound(MSG.sourceNotInPreviousStage(uuid));
   if (source.type === 'file') throw badRequest(MSG.ruleNotNeeded);
   return source;

@@ -1,12 +1,12 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { pipelineObjectLinks, pipelineStages, pipelines } from '../../db/schema/pipelines';
-import { workspaces } from '../../db/schema/workspaces';
 import type { Actor } from '../auth/actor';
 import { actorRoleRankSql } from '../access/workspace-access';
 import { roleOfRank, type WorkspaceRole } from '../access/roles';
 import type { PipelineRow, PipelineStageRow } from './access';
 import { STAGE_NAMES } from './stages';
+import { workspaceRef } from '../workspaces/views';
 
 /*
  * Rows of pipelines and their stages, tx-first and actor-free except where a caller's role is part of the row
@@ -86,6 +86,16 @@ export async function stageOfWorkspace(
   return row;
 }
 
+/** Of the given workspaces, those bound to a stage of any pipeline. */
+export async function boundWorkspaceIds(db: DbOrTx, workspaceIds: number[]): Promise<Set<number>> {
+  if (workspaceIds.length === 0) return new Set();
+  const rows = await db
+    .select({ id: pipelineStages.workspaceId })
+    .from(pipelineStages)
+    .where(inArray(pipelineStages.workspaceId, workspaceIds));
+  return new Set(rows.map((r) => r.id!));
+}
+
 export interface StageWithWorkspace {
   stage: PipelineStageRow;
   workspaceName: string | null;
@@ -101,6 +111,7 @@ export async function stagesWithWorkspaces(
 ): Promise<Map<number, StageWithWorkspace[]>> {
   const byPipeline = new Map<number, StageWithWorkspace[]>(pipelineIds.map((id) => [id, []]));
   if (pipelineIds.length === 0) return byPipeline;
+  const workspaces = workspaceRef();
   const rows = await db
     .select({
       stage: pipelineStages,

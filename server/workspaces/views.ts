@@ -1,4 +1,5 @@
 import { eq } from 'drizzle-orm';
+import { QueryBuilder } from 'drizzle-orm/pg-core';
 import type { DbOrTx } from '../../db/client';
 import { workspaces } from '../../db/schema/workspaces';
 import { workspaceNotFound, type WorkspaceRow } from '../access/workspace-access';
@@ -36,3 +37,7 @@ export async function lockWorkspace(tx: DbOrTx, id: number): Promise<WorkspaceRo
   if (!row) throw workspaceNotFound(id);
   return row;
 }
+
+/** What other areas may join of a workspace (a pipeline's stages show their workspaces' names), one query for them. */
+export const workspaceRef = (alias = 'workspace_ref') =>
+  new QueryBuilder().select({ id: workspaces.id, name: workspaces.name }).from(workspaces).as(alias);
