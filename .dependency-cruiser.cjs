@@ -156,6 +156,19 @@ module.exports = {
       to: { path: '^adapters/sources/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'dataset-security-one-entry',
+      severity: 'error',
+      comment:
+        'Dataset security (row and column rules) is applied in one place: server/query/read.ts and the dataset ' +
+        'definitions reach it only through server/access/dataset-security/secured.ts, and the rule services through ' +
+        'its rule-stores.ts; how each rule kind narrows a read stays inside the folder.',
+      from: { pathNot: '^server/access/dataset-security/' },
+      to: {
+        path: '^server/access/dataset-security/',
+        pathNot: '^server/access/dataset-security/(secured|rule-stores)\\.ts$',
+      },
+    },
+    {
       name: 'app-is-the-root',
       severity: 'error',
       comment:

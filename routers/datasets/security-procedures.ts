@@ -1,21 +1,19 @@
 import { z } from 'zod';
 import {
+  createClsRule,
   createRlsRule,
+  deleteClsRule,
   deleteRlsRule,
   effectiveSecurity,
-  listRlsRules,
-  updateRlsRule,
-  type RlsRuleInput,
-  type RlsRuleView,
-} from '../../server/datasets/rls-rules';
-import {
-  createClsRule,
-  deleteClsRule,
   listClsRules,
+  listRlsRules,
   updateClsRule,
+  updateRlsRule,
   type ClsRuleInput,
   type ClsRuleView,
-} from '../../server/datasets/cls-rules';
+  type RlsRuleInput,
+  type RlsRuleView,
+} from '../../server/datasets/security-rules';
 import { authedProcedure } from '../trpc';
 import { deletedOutput, entityId, wireString, type Mirrors } from '../common';
 

@@ -14,7 +14,7 @@ import type { PageRequest } from '../kernel/paging';
 import { formatFieldPath } from '../kernel/validation';
 import type { DatasetModel } from '../query/compile/dataset-model';
 import { deletableObject, ownedObject, readableIds, readableObject } from '../access/object-access';
-import { fieldsHiddenFrom } from '../access/column-rules';
+import { fieldsHiddenFrom } from '../access/dataset-security/secured';
 import { readableSourceIds } from '../access/source-rights';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot, type DatasetRow } from './load-model';

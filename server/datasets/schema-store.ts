@@ -22,8 +22,7 @@ import { sqlObjectErrors } from './sql-objects';
 import type { SchemaInput } from './schema-types';
 import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
-import { assertRuleFieldsKept } from './rls-rules';
-import { assertClsFieldsKept } from './cls-rules';
+import { assertRuleFieldsKept } from './security-rules';
 
 /*
  * The whole-schema save: validate everything first, then write in one transaction. Saved elements keep their ids
@@ -282,7 +281,6 @@ async function resolveFor(tx: DbOrTx, actor: Actor, datasetId: number, input: Sc
 async function assertSecurityRuleFieldsKept(tx: DbOrTx, id: number, resolved: { fields: { id: number }[] }) {
   const kept = resolved.fields.map((f) => f.id);
   await assertRuleFieldsKept(tx, id, kept);
-  await assertClsFieldsKept(tx, id, kept);
 }
 
 /** PUT /api/dataset/{id}/schema: the whole schema at once; answers the saved schema with real ids. */

@@ -1,8 +1,7 @@
 import type { Viewer } from '../access/viewer';
 import type { DatasetOwnerRef } from '../access/source-rights';
 import type { DataSourceRow } from '../data-sources/connection';
-import { columnGuard } from '../access/column-rules';
-import { rowFiltersFor, rowFiltersKey } from '../access/row-rules';
+import { datasetSecurity, type DatasetSecurity } from '../access/dataset-security/secured';
 import type { AppDeps } from '../app/deps';
 import {
   compileFieldValuesQuery,
@@ -15,7 +14,7 @@ import { clusterWidgetQueries, fusedKey } from './compile/fusion';
 import type { DatasetModel } from './compile/dataset-model';
 import type { CompiledQuery, WidgetQueryInput } from './compile/types';
 import type { Dialect } from './expr';
-import { compileAndRun, datasetQueryContext } from './run/dataset-context';
+import { compileAndRun, datasetQueryContext, type DatasetQueryContext } from './run/dataset-context';
 import { queryEngineFor, streamQuery } from './run/engine';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
@@ -25,7 +24,8 @@ import { TtlCache } from '../kernel/ttl-cache';
  * (POST /api/widget/preview), dataset preview (POST /api/dataset/{id}/preview) and field values
  * (GET /api/dataset/{id}/field-values) all come here, and so will dashboards, share links, exports, mailings, render
  * pages and the assistant. The caller has already found the object through the access policy (server/access); here
- * the dataset's own right to its sources is checked, and the viewer is where row- and column-level security apply.
+ * the dataset's own right to its sources is checked, and the viewer is where row- and column-level security apply:
+ * every read below starts with securedRead, the one place they are applied.
  */
 
 /** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
@@ -49,6 +49,25 @@ export interface ReadResult {
  * `dataset`: a dataset the viewer's actor may read (found through the access policy). `sources`: its data sources
  * when the caller read them already (the widget data hot path reads them with the widget), else they are read here.
  */
+/**
+ * The dataset's query context (model, sources, the dataset's right to them) with the viewer's security applied to
+ * this request: column-level security (hidden fields out of the model's reach, masked output columns answering the
+ * mask) and row-level security (the actor's rules as filters of the model, a predicate, not another query). The
+ * request is refused here, before anything runs, when it names what the viewer may not see.
+ */
+async function securedRead(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  request: ReadRequest,
+  sources: DataSourceRow[] | undefined,
+): Promise<{ ctx: DatasetQueryContext; security: DatasetSecurity }> {
+  const ctx = await datasetQueryContext(deps, dataset, sources);
+  const security = await datasetSecurity(deps, viewer, ctx.model, request);
+  security.validate(ctx.sources.dialectOf);
+  return { ctx, security };
+}
+
 export async function readData(
   deps: AppDeps,
   viewer: Viewer,
@@ -56,18 +75,11 @@ export async function readData(
   request: ReadRequest,
   sources?: DataSourceRow[],
 ): Promise<ReadResult> {
-  // Row- and column-level security will narrow the compiled query by viewer.readsAs here.
-  const ctx = await datasetQueryContext(deps, dataset, sources);
-  // Column-level security: hidden fields are out of the model's reach, masked output columns answer the mask.
-  const cls = await columnGuard(deps, viewer, ctx.model, request);
-  // Row-level security: the actor's rules are filters of the model like its own (a predicate, not another query).
-  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
-  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
-  const { query, result } = await compileAndRun(deps, { ...ctx, model: cls.model }, (dialectOf) => {
-    cls.validate(dialectOf);
-    return compileRequest(deps, rowFiltered, request, dialectOf, `${cls.key}|${rowFiltersKey(rowFilters)}`);
-  });
-  return { model: cls.model, query, rows: cls.mask(query, result.rows), truncated: result.truncated };
+  const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
+  const { query, result } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
+    compileRequest(deps, security.model, request, dialectOf, security.key),
+  );
+  return { model: security.visible, query, rows: security.mask(query, result.rows), truncated: result.truncated };
 }
 
 /**
@@ -129,15 +141,10 @@ async function prepareFused(
 ): Promise<{ run: () => Promise<ReadResult[]> } | null> {
   const request = { kind: 'widget', query: fused } as const;
   try {
-    const ctx = await datasetQueryContext(deps, dataset, sources);
-    const cls = await columnGuard(deps, viewer, ctx.model, request);
-    const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
-    const model = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
-    const rulesKey = `${cls.key}|${rowFiltersKey(rowFilters)}`;
+    const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
     const dialectOf = ctx.sources.dialectOf;
-    cls.validate(dialectOf);
-    const whole = shapedPlan(deps, model, fused, dialectOf, rulesKey);
-    const parts = members.map((m) => shapedPlan(deps, model, queries[m], dialectOf, rulesKey));
+    const whole = shapedPlan(deps, security.model, fused, dialectOf, security.key);
+    const parts = members.map((m) => shapedPlan(deps, security.model, queries[m], dialectOf, security.key));
     if (whole.shape === undefined || parts.some((p) => p.shape !== whole.shape)) return null;
     const index = new Map(whole.columns.map((c, i) => [c.key, i]));
     const categories = fused.rows.length + fused.series.length;
@@ -149,9 +156,9 @@ async function prepareFused(
       run: async () => {
         const target = ctx.sources.target(deps, whole.dataSourceId);
         const result = await queryEngineFor(deps).execute(target, whole, ctx.model.version);
-        const rows = cls.mask(whole, result.rows);
+        const rows = security.mask(whole, result.rows);
         return parts.map((query, position) => ({
-          model: cls.model,
+          model: security.visible,
           query,
           rows: rows.map((row) => picks[position].map((i) => row[i!])),
           truncated: result.truncated,
@@ -213,12 +220,12 @@ export async function streamData(
   sources?: DataSourceRow[],
   opts: StreamDataOptions = {},
 ): Promise<DataStream> {
-  const { ctx, cls, query } = await compileWholeRead(deps, viewer, dataset, request, sources);
+  const { ctx, security, query } = await compileWholeRead(deps, viewer, dataset, request, sources);
   const target = ctx.sources.target(deps, query.dataSourceId);
   const rows = await streamQuery(queryEngineFor(deps), target, query, opts);
   const cap = opts.maxRows === undefined ? Infinity : opts.maxRows + 1;
   return {
-    model: cls.model,
+    model: security.visible,
     query,
     close: () => rows.close(),
     async *[Symbol.asyncIterator]() {
@@ -229,11 +236,11 @@ export async function streamData(
           batch.push(row);
           if (++seen >= cap) break;
           if (batch.length >= STREAM_BATCH) {
-            yield cls.mask(query, batch);
+            yield security.mask(query, batch);
             batch = [];
           }
         }
-        if (batch.length) yield cls.mask(query, batch);
+        if (batch.length) yield security.mask(query, batch);
       } finally {
         await rows.close();
       }
@@ -249,13 +256,9 @@ async function compileWholeRead(
   request: { kind: 'widget'; query: WidgetQueryInput },
   sources?: DataSourceRow[],
 ) {
-  const ctx = await datasetQueryContext(deps, dataset, sources);
-  const cls = await columnGuard(deps, viewer, ctx.model, request);
-  const rowFilters = await rowFiltersFor(deps, viewer, ctx.model);
-  const rowFiltered = rowFilters.length ? { ...cls.model, filters: [...cls.model.filters, ...rowFilters] } : cls.model;
-  cls.validate(ctx.sources.dialectOf);
-  const query = compileWidgetQuery(rowFiltered, request.query, ctx.sources.dialectOf, { allRows: true });
-  return { ctx, cls, query };
+  const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
+  const query = compileWidgetQuery(security.model, request.query, ctx.sources.dialectOf, { allRows: true });
+  return { ctx, security, query };
 }
 
 /**

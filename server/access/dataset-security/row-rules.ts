@@ -1,17 +1,16 @@
-import { asc, eq } from 'drizzle-orm';
-import { datasetRlsRules } from '../../db/schema/dataset-rls-rules';
-import { userAttributes } from '../../db/schema/users';
-import type { AppDeps } from '../app/deps';
-import type { Actor } from '../auth/actor';
-import { scopeFor } from '../query/compile/compile-widget';
-import { datasetCondition } from '../query/compile/conditions';
-import type { DatasetFilter, DatasetModel } from '../query/compile/dataset-model';
-import { escapeLiteral, type Dialect, type ParamSink } from '../query/expr';
-import type { LiteralValue } from '../query/expr/dialect';
-import type { Viewer } from './viewer';
-import { cacheSlot } from '../kernel/app-caches';
-import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
-import { TtlCache } from '../kernel/ttl-cache';
+import { eq } from 'drizzle-orm';
+import { userAttributes } from '../../../db/schema/users';
+import type { AppDeps } from '../../app/deps';
+import type { Actor } from '../../auth/actor';
+import { cacheSlot } from '../../kernel/app-caches';
+import { READ_DECISION_TTL_MS } from '../../kernel/read-epoch';
+import { TtlCache } from '../../kernel/ttl-cache';
+import { scopeFor } from '../../query/compile/compile-widget';
+import { datasetCondition } from '../../query/compile/conditions';
+import type { DatasetFilter, DatasetModel } from '../../query/compile/dataset-model';
+import { escapeLiteral, type Dialect, type ParamSink } from '../../query/expr';
+import type { LiteralValue } from '../../query/expr/dialect';
+import { ruleAppliesTo, rulesForRead, type RlsRuleRow } from './rule-stores';
 
 /*
  * Row-level security: the rules of a dataset (GET /api/dataset/{id}/rls-rules) as dataset filters for one reader.
@@ -20,44 +19,14 @@ import { TtlCache } from '../kernel/ttl-cache';
  * to without that attribute (or with an empty list) sees no rows. Several rules combine with AND (they are filters).
  */
 
-export interface RowRule {
-  id: number;
-  fieldId: number;
-  attribute: string;
-  operator: string;
-  userIds: number[];
-  groupIds: number[];
-}
-
 /** Rule filters get negative ids so they never meet a saved filter's id in error paths or plan keys. */
 const RULE_FILTER_ID_BASE = -1_000_000;
 
-/** A dataset's row-level security rules by dataset id, version and read epoch. */
-const rowRuleCache = cacheSlot('access.rowRules', () => new TtlCache<string, RowRule[]>(READ_DECISION_TTL_MS));
 /** A user's attributes (the values rules compare with) by user id and read epoch. */
 const attributeCache = cacheSlot(
   'access.userAttributes',
   () => new TtlCache<string, Map<string, string[]>>(READ_DECISION_TTL_MS),
 );
-
-async function rulesOf(deps: AppDeps, model: DatasetModel): Promise<RowRule[]> {
-  // Keyed with the read epoch: every rule change bumps it, so a change takes effect at once in this process.
-  const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
-  return deps.caches.of(rowRuleCache).getOrLoad(key, () =>
-    deps.db
-      .select({
-        id: datasetRlsRules.id,
-        fieldId: datasetRlsRules.fieldId,
-        attribute: datasetRlsRules.attribute,
-        operator: datasetRlsRules.operator,
-        userIds: datasetRlsRules.userIds,
-        groupIds: datasetRlsRules.groupIds,
-      })
-      .from(datasetRlsRules)
-      .where(eq(datasetRlsRules.datasetId, model.id))
-      .orderBy(asc(datasetRlsRules.id)),
-  );
-}
 
 async function attributesOf(deps: AppDeps, userId: number): Promise<Map<string, string[]>> {
   // PUT /api/users/{id}/attributes bumps the read epoch.
@@ -71,14 +40,9 @@ async function attributesOf(deps: AppDeps, userId: number): Promise<Map<string, 
   });
 }
 
-function appliesTo(rule: RowRule, actor: Actor): boolean {
-  if (rule.userIds.length === 0 && rule.groupIds.length === 0) return true;
-  return rule.userIds.includes(actor.userId) || actor.groupIds.some((g) => rule.groupIds.includes(g));
-}
-
 const NUMERIC = new Set(['integer', 'float']);
 
-function ruleFilter(rule: RowRule, model: DatasetModel, values: string[] | undefined): DatasetFilter {
+function ruleFilter(rule: RlsRuleRow, model: DatasetModel, values: string[] | undefined): DatasetFilter {
   const field = model.fields.find((f) => f.id === rule.fieldId);
   const valueType = field && NUMERIC.has(field.primitiveType) ? 'number' : 'string';
   const id = RULE_FILTER_ID_BASE - rule.id;
@@ -89,16 +53,11 @@ function ruleFilter(rule: RowRule, model: DatasetModel, values: string[] | undef
 }
 
 /** The row filters of the dataset for a user (no rule applies: none). */
-export async function rowFiltersForActor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<DatasetFilter[]> {
-  const rules = (await rulesOf(deps, model)).filter((r) => appliesTo(r, actor));
+export async function rowFiltersFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<DatasetFilter[]> {
+  const rules = (await rulesForRead(deps, 'rls', model)).filter((r) => ruleAppliesTo(r, actor));
   if (rules.length === 0) return [];
   const attributes = await attributesOf(deps, actor.userId);
   return rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
-}
-
-/** The row filters of the dataset for the viewer's actor: the caller, or the user a system administrator views as. */
-export function rowFiltersFor(deps: AppDeps, viewer: Viewer, model: DatasetModel): Promise<DatasetFilter[]> {
-  return rowFiltersForActor(deps, viewer.actor, model);
 }
 
 /** A plan cache key part that tells apart readers with different row filters (empty when none apply). */

@@ -1,20 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { asc, eq } from 'drizzle-orm';
-import type { DbOrTx } from '../../db/client';
-import { datasetClsRules } from '../../db/schema/dataset-cls-rules';
-import type { AppDeps } from '../app/deps';
-import type { Actor } from '../auth/actor';
-import { invalid } from '../kernel/errors';
-import { compileWidgetQuery, scopeFor } from '../query/compile/compile-widget';
-import { compilePreviewQuery, type FieldValuesRequest, type PreviewRequest } from '../query/compile/compile-dataset';
-import { at } from '../query/compile/errors';
-import type { DatasetField, DatasetModel } from '../query/compile/dataset-model';
-import type { CompiledQuery, ParameterValues, WidgetQueryInput } from '../query/compile/types';
-import { collectReferences, parseExpression, type Dialect, type Expr } from '../query/expr';
-import type { Viewer } from './viewer';
-import { cacheSlot } from '../kernel/app-caches';
-import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
-import { TtlCache } from '../kernel/ttl-cache';
+import type { AppDeps } from '../../app/deps';
+import type { Actor } from '../../auth/actor';
+import { invalid } from '../../kernel/errors';
+import { compileWidgetQuery, scopeFor } from '../../query/compile/compile-widget';
+import { compilePreviewQuery, type FieldValuesRequest, type PreviewRequest } from '../../query/compile/compile-dataset';
+import { at } from '../../query/compile/errors';
+import type { DatasetField, DatasetModel } from '../../query/compile/dataset-model';
+import type { CompiledQuery, ParameterValues, WidgetQueryInput } from '../../query/compile/types';
+import { collectReferences, parseExpression, type Dialect, type Expr } from '../../query/expr';
+import { ruleAppliesTo, rulesForRead, type ClsRuleRow } from './rule-stores';
 
 /*
  * Column-level security. A rule of a dataset hides or masks some of its fields for the users and groups it names
@@ -33,45 +27,9 @@ const MASK = '***';
 
 const MASKED_FILTER = 'Ошибка в выражении: поле не найдено в датасете';
 
-export interface ClsRule {
-  id: number;
-  fieldIds: number[];
-  action: 'hide' | 'mask';
-  userIds: number[];
-  groupIds: number[];
-}
-
 export interface ColumnRules {
   hidden: Set<number>;
   masked: Set<number>;
-}
-
-async function loadRules(db: DbOrTx, datasetId: number): Promise<ClsRule[]> {
-  const rows = await db
-    .select()
-    .from(datasetClsRules)
-    .where(eq(datasetClsRules.datasetId, datasetId))
-    .orderBy(asc(datasetClsRules.id));
-  return rows.map((r) => ({
-    id: r.id,
-    fieldIds: r.fieldIds,
-    action: r.action as ClsRule['action'],
-    userIds: r.userIds,
-    groupIds: r.groupIds,
-  }));
-}
-
-/** A dataset's column-level security rules by dataset id, version and read epoch. */
-const columnRuleCache = cacheSlot('access.columnRules', () => new TtlCache<string, ClsRule[]>(READ_DECISION_TTL_MS));
-
-async function rulesOf(deps: AppDeps, model: Pick<DatasetModel, 'id' | 'version'>): Promise<ClsRule[]> {
-  const key = `${model.id}:${model.version}:${deps.caches.readEpoch.value}`;
-  return deps.caches.of(columnRuleCache).getOrLoad(key, () => loadRules(deps.db, model.id));
-}
-
-function appliesTo(rule: ClsRule, actor: Actor): boolean {
-  if (rule.userIds.length === 0 && rule.groupIds.length === 0) return true;
-  return rule.userIds.includes(actor.userId) || rule.groupIds.some((g) => actor.groupIds.includes(g));
 }
 
 /** The fields of the dataset its own calculated field reads (by formula or derivation); none when it does not parse. */
@@ -116,32 +74,24 @@ function withDependents(model: DatasetModel, ids: Set<number>): Set<number> {
   return out;
 }
 
-function rulesForActor(model: DatasetModel, rules: ClsRule[], actor: Actor): ColumnRules {
+function rulesForActor(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): ColumnRules {
   const direct = { hide: new Set<number>(), mask: new Set<number>() };
-  for (const rule of rules) if (appliesTo(rule, actor)) for (const id of rule.fieldIds) direct[rule.action].add(id);
+  for (const rule of rules)
+    if (ruleAppliesTo(rule, actor)) for (const id of rule.fieldIds) direct[rule.action as 'hide' | 'mask'].add(id);
   const hidden = withDependents(model, direct.hide);
   const masked = withDependents(model, direct.mask);
   for (const id of hidden) masked.delete(id);
   return { hidden, masked };
 }
 
-/** The fields hidden and masked for the viewer's actor (calculated fields reading them included). */
-async function columnRulesFor(deps: AppDeps, viewer: Viewer, model: DatasetModel): Promise<ColumnRules> {
-  return rulesForActor(model, await rulesOf(deps, model), viewer.actor);
+/** The fields hidden and masked for the actor (calculated fields reading them included), rules as reads cache them. */
+export async function columnRulesFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<ColumnRules> {
+  return rulesForActor(model, await rulesForRead(deps, 'cls', model), actor);
 }
 
-/** Effective security (GET /api/dataset/{id}/effective-security): the fields one user does not see, in order. */
-export async function hiddenFieldIdsFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<number[]> {
-  const { hidden } = rulesForActor(model, await rulesOf(deps, model), actor);
-  return model.fields.filter((f) => hidden.has(f.id)).map((f) => f.id);
-}
-
-/**
- * The fields hidden from the actor (calculated fields reading them included), read in `db` (the caller's snapshot,
- * beside the model it loaded): what the dataset read leaves out for someone who does not manage the rules.
- */
-export async function fieldsHiddenFrom(db: DbOrTx, actor: Actor, model: DatasetModel): Promise<Set<number>> {
-  return rulesForActor(model, await loadRules(db, model.id), actor).hidden;
+/** The fields hidden from the actor by these rules (calculated fields reading them included). */
+export function hiddenFieldsOf(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): Set<number> {
+  return rulesForActor(model, rules, actor).hidden;
 }
 
 /** A cache key part that tells apart viewers with different rules (empty when none apply). */
@@ -324,12 +274,12 @@ function maskRows(columns: { key: string }[], rows: unknown[][], masked: Set<str
 }
 
 /** What the one data entry point reads (server/query/read.ts), as far as column rules look at it. */
-type GuardedRequest =
+export type GuardedRequest =
   | { kind: 'widget'; query: WidgetQueryInput }
   | ({ kind: 'preview' } & PreviewRequest)
   | ({ kind: 'field-values' } & FieldValuesRequest);
 
-interface ColumnGuard {
+export interface ColumnGuard {
   /** The model the compiler is handed: hidden fields out of reach. */
   model: DatasetModel;
   /** Tells apart plans compiled for viewers with different rules. */
@@ -340,14 +290,8 @@ interface ColumnGuard {
   mask(query: CompiledQuery, rows: unknown[][]): unknown[][];
 }
 
-/** The viewer's column rules applied to one read: refusals first, then the model to compile and the mask. */
-export async function columnGuard(
-  deps: AppDeps,
-  viewer: Viewer,
-  model: DatasetModel,
-  request: GuardedRequest,
-): Promise<ColumnGuard> {
-  const rules = await columnRulesFor(deps, viewer, model);
+/** The actor's column rules applied to one read: refusals first, then the model to compile and the mask. */
+export function columnGuard(model: DatasetModel, rules: ColumnRules, request: GuardedRequest): ColumnGuard {
   const visible = compiledModel(model, rules);
   let maskedKeys = new Set<string>();
   switch (request.kind) {
