@@ -3,7 +3,7 @@ import type { DbOrTx, Tx } from '../../db/client';
 import { datasetSources, datasets } from '../../db/schema/datasets';
 import { analyzeCopyMap, COPY_MAP, ints, type CopyTarget } from '../objects/copy-map';
 import type { DatasetModel } from '../query/compile/dataset-model';
-import { copyDatasetRules } from './copy-rules';
+import { copyDatasetRules } from '../access/dataset-security/rule-stores';
 import {
   clearCopyDependents,
   copyDatasetDependents,
@@ -103,7 +103,7 @@ export interface DatasetCopyResult {
  * Copies every dataset of the copy map (server/objects/copy-map.ts) into `target`, batched: a fixed number of
  * statements whatever the number of datasets, fields and rules. Each copy is on the copies of the sources mapped beside
  * it (a source not in the map stays the same) and carries the whole schema (copy-schema.ts: objects, fields kept by
- * name on update, relations, hierarchies, filters, parameters) and the security rules (copy-rules.ts). Formulas name
+ * name on update, relations, hierarchies, filters, parameters) and the security rules (copyDatasetRules of server/access/dataset-security). Formulas name
  * fields by object and field name, so they travel as they are. Extract data and refresh schedules are not carried.
  * Every save moves the version and the edit time: an update of a copy is a save of its own.
  */
