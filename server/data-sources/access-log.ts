@@ -1,15 +1,18 @@
 import { and, count, desc, eq, type SQL } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { dataSourceAccessLog } from '../../db/schema/data-sources';
-import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import { timeRange } from '../objects/list';
 import { orderByOf, pageOf, type PageRequest } from '../kernel/paging';
 import { ownedObject } from '../access/object-access';
+import { userRef } from '../users/views';
 
 export const ACCESS_ACTIONS = ['read', 'query', 'edit'] as const;
 export type AccessAction = (typeof ACCESS_ACTIONS)[number];
 export const ACCESS_LOG_SORT_FIELDS = ['created_at', 'action', 'user_id'] as const;
+
+/** Who used the source, by name: joined from the users area (one query per page). */
+const users = userRef();
 
 /**
  * One line per use of a source: read (metadata, preview, column values, check), query (SQL console) and edit

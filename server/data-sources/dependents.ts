@@ -1,8 +1,7 @@
-import { eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { datasetSources, datasets } from '../../db/schema/datasets';
-import { widgets } from '../../db/schema/widgets';
 import { dashboardsNamingWidgets } from '../dashboards/store';
+import { datasetsOnSource } from '../datasets/views';
+import { widgetsOnDatasets } from '../widgets/views';
 
 export interface SourceObject {
   type: 'dataset' | 'widget' | 'dashboard';
@@ -16,12 +15,7 @@ export interface SourceObject {
  * dataset names it.
  */
 export async function sourceDependents(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
-  const rows = await db
-    .select({ id: datasets.id, name: datasets.name, workspaceId: datasets.workspaceId })
-    .from(datasetSources)
-    .innerJoin(datasets, eq(datasets.id, datasetSources.datasetId))
-    .where(eq(datasetSources.dataSourceId, sourceId))
-    .orderBy(datasets.name, datasets.id);
+  const rows = await datasetsOnSource(db, sourceId);
   return rows.map((r) => ({ type: 'dataset' as const, id: r.id, name: r.name, workspace_id: r.workspaceId }));
 }
 
@@ -32,16 +26,10 @@ export async function sourceDependents(db: DbOrTx, sourceId: number): Promise<So
 export async function sourceObjects(db: DbOrTx, sourceId: number): Promise<SourceObject[]> {
   const sets = await sourceDependents(db, sourceId);
   if (sets.length === 0) return sets;
-  const onThem = await db
-    .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId })
-    .from(widgets)
-    .where(
-      inArray(
-        widgets.datasetId,
-        sets.map((d) => d.id),
-      ),
-    )
-    .orderBy(widgets.name, widgets.id);
+  const onThem = await widgetsOnDatasets(
+    db,
+    sets.map((d) => d.id),
+  );
   const showing = await dashboardsNamingWidgets(
     db,
     onThem.map((w) => w.id),

@@ -1,7 +1,6 @@
 import { and, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { ConnectorError, type ResultColumn } from '../../adapters/sources';
 import { dataSourceQueries } from '../../db/schema/data-sources';
-import { users } from '../../db/schema/users';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, notFound } from '../kernel/errors';
@@ -14,12 +13,16 @@ import { connectorForSource } from './connection';
 import { asSourceError } from './connector-errors';
 import { HEARTBEAT_MS, MAX_STORED_ROWS, STALE_AFTER_MS, type QueryState } from './query-runner';
 import { validationPlan } from './sql-validation';
+import { userRef } from '../users/views';
 
 /** How long POST /queries waits before answering 'running' (the client then polls GET /queries/{queryId}). */
 const RUN_WAIT_MS = 1_000;
 const RESULT_PAGE_SIZE = 100;
 const VALIDATE_TIMEOUT_MS = 30_000;
 export const QUERY_SORT_FIELDS = ['started_at', 'finished_at', 'state'] as const;
+
+/** Who ran it, by name: joined from the users area (one query per page). */
+const users = userRef();
 
 export type QueryParameter = string | number | boolean | null;
 

@@ -1,7 +1,6 @@
-import { asc, eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { widgets } from '../../db/schema/widgets';
 import { dashboardsNamingWidgets } from '../dashboards/store';
+import { widgetsOnDatasets } from '../widgets/views';
 
 export interface Dependent {
   id: number;
@@ -11,11 +10,8 @@ export interface Dependent {
 
 /** Widgets built on the dataset: they block its deletion and are listed by /dependencies. */
 export async function widgetsUsingDataset(db: DbOrTx, datasetId: number): Promise<Dependent[]> {
-  return db
-    .select({ id: widgets.id, name: widgets.name, workspace_id: widgets.workspaceId })
-    .from(widgets)
-    .where(eq(widgets.datasetId, datasetId))
-    .orderBy(asc(widgets.id));
+  const rows = await widgetsOnDatasets(db, [datasetId], 'id');
+  return rows.map((w) => ({ id: w.id, name: w.name, workspace_id: w.workspaceId }));
 }
 
 /** Dashboards whose layout shows (or drives) widgets of the dataset: listed by /dependencies. */

@@ -1,11 +1,11 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { PrimitiveType } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema/data-sources';
 import { datasetFields, datasetObjects, datasets } from '../../db/schema/datasets';
 import type { Actor } from '../auth/actor';
 import { refreshMetadata, resolveTable, tableColumns } from '../data-sources/metadata';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
+import { sourcesByIds } from '../data-sources/views';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { readableSourceIds } from '../access/source-rights';
@@ -99,9 +99,7 @@ async function lookUpAll<K>(keys: K[], look: (key: K) => Promise<ColumnTypes | n
 }
 
 async function sourceRows(db: DbOrTx, ids: number[]): Promise<Map<number, DataSourceRow>> {
-  if (ids.length === 0) return new Map();
-  const rows = await db.select().from(dataSources).where(inArray(dataSources.id, ids));
-  return new Map(rows.map((r) => [r.id, r]));
+  return new Map((await sourcesByIds(db, ids)).map((r) => [r.id, r]));
 }
 
 const tableKey = (sourceId: number, schema: string | null, table: string) => JSON.stringify([sourceId, schema, table]);

@@ -1,8 +1,7 @@
-import { eq } from 'drizzle-orm';
 import type { SourceSettings } from '../../adapters/sources';
-import { dataSources } from '../../db/schema/data-sources';
 import type { Actor } from '../auth/actor';
 import { connectorForSource, type DataSourceRow } from '../data-sources/connection';
+import { sourcesByIds } from '../data-sources/views';
 import type { AppDeps } from '../app/deps';
 import { invalid, type FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
@@ -189,7 +188,7 @@ export async function suggestRelations(deps: AppDeps, actor: Actor, id: number, 
 
 /** Columns of a table read from its source; a source that cannot answer just gives no proposal for that object. */
 async function sourceColumns(deps: AppDeps, sourceId: number, schema: string | null, table: string): Promise<string[]> {
-  const [row] = await deps.db.select().from(dataSources).where(eq(dataSources.id, sourceId));
+  const [row] = await sourcesByIds(deps.db, [sourceId]);
   if (!row) return [];
   try {
     const columns = await connectorForSource(deps, row).listColumns(schema ?? defaultSchema(row), table);

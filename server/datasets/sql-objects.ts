@@ -1,9 +1,9 @@
-import { eq, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema/data-sources';
 import { datasetObjects } from '../../db/schema/datasets';
 import { workspaceRoleOf } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
+import { sourcesByIds } from '../data-sources/views';
 import { ownsObject } from '../access/object-access';
 import type { FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
@@ -52,7 +52,7 @@ export async function sqlObjectErrors(
   if (needed.length === 0) return {};
 
   const ids = [...new Set(needed.map((n) => n.sourceId))];
-  const rows = await db.select().from(dataSources).where(inArray(dataSources.id, ids));
+  const rows = await sourcesByIds(db, ids);
   const owned = new Set<number>();
   for (const row of rows) {
     if (ownsObject(actor, row, await workspaceRoleOf(db, actor, row.workspaceId))) owned.add(row.id);

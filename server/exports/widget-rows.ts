@@ -1,5 +1,3 @@
-import { eq } from 'drizzle-orm';
-import { datasetFields, datasetObjects } from '../../db/schema/datasets';
 import { readableObject } from '../access/object-access';
 import type { Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
@@ -9,6 +7,7 @@ import type { DatasetModel } from '../query/compile/dataset-model';
 import { analyzeShelves } from '../query/compile/shelves';
 import type { ParameterValues, ShelfField, WidgetQueryInput } from '../query/compile/types';
 import type { PrimitiveType } from '../query/expr';
+import { fieldRefsOfDataset } from '../datasets/views';
 import { configOf } from '../widgets/views';
 import { streamData } from '../query/read';
 import { widgetReadOf } from '../widgets/widget-data';
@@ -72,13 +71,9 @@ const bare = (name: string) => name.replace(/^\[|\]$/g, '');
 
 async function fieldTitles(deps: AppDeps, datasetId: number): Promise<Map<string, string>> {
   const titles = new Map<string, string>();
-  for (const f of await deps.db
-    .select({ name: datasetFields.name, title: datasetFields.title, object: datasetObjects.name })
-    .from(datasetFields)
-    .leftJoin(datasetObjects, eq(datasetObjects.id, datasetFields.objectId))
-    .where(eq(datasetFields.datasetId, datasetId))) {
+  for (const f of await fieldRefsOfDataset(deps.db, datasetId)) {
     const name = bare(f.name);
-    titles.set(f.object ? `${f.object}.${name}` : name, f.title);
+    titles.set(f.objectName ? `${f.objectName}.${name}` : name, f.title);
     if (!titles.has(name)) titles.set(name, f.title);
   }
   return titles;

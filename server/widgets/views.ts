@@ -1,4 +1,6 @@
-import type { widgets } from '../../db/schema/widgets';
+import { asc, inArray } from 'drizzle-orm';
+import type { DbOrTx } from '../../db/client';
+import { widgets } from '../../db/schema/widgets';
 import type { CalculatedFieldDef, FilterSpec, ShelfField, SortSpec } from '../query/compile/types';
 
 export type WidgetRow = typeof widgets.$inferSelect;
@@ -39,3 +41,35 @@ export function widgetView(row: WidgetRow) {
   };
 }
 export type WidgetView = ReturnType<typeof widgetView>;
+
+/** A widget as another object's dependents list names it. */
+export interface WidgetRef {
+  id: number;
+  name: string;
+  workspaceId: number;
+  datasetId: number;
+}
+
+/** The widgets built on any of the datasets (they block a dataset's deletion), by `order`. */
+export async function widgetsOnDatasets(
+  db: DbOrTx,
+  datasetIds: number[],
+  order: 'name' | 'id' = 'name',
+): Promise<WidgetRef[]> {
+  if (datasetIds.length === 0) return [];
+  return db
+    .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId, datasetId: widgets.datasetId })
+    .from(widgets)
+    .where(inArray(widgets.datasetId, datasetIds))
+    .orderBy(...(order === 'name' ? [asc(widgets.name), asc(widgets.id)] : [asc(widgets.id)]));
+}
+
+/** The widgets of the given ids, each with its workspace and dataset (a dashboard layout checks what it names). */
+export async function widgetRefsById(db: DbOrTx, ids: number[]): Promise<Map<number, WidgetRef>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db
+    .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId, datasetId: widgets.datasetId })
+    .from(widgets)
+    .where(inArray(widgets.id, [...new Set(ids)]));
+  return new Map(rows.map((r) => [r.id, r]));
+}

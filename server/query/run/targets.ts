@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { inArray } from 'drizzle-orm';
 import {
   sourceKindInfo,
   type QueryOptions,
@@ -8,9 +7,9 @@ import {
   type SourceKind,
 } from '../../../adapters/sources';
 import type { DbOrTx } from '../../../db/client';
-import { dataSources } from '../../../db/schema/data-sources';
 import type { DatasetModel, QueryTarget } from '../compile/dataset-model';
 import { connectorForSource, type DataSourceRow } from '../../data-sources/connection';
+import { sourcesByIds } from '../../data-sources/views';
 import type { AppDeps } from '../../app/deps';
 import { datasetProblem } from '../compile/errors';
 import type { Dialect } from '../expr';
@@ -42,8 +41,7 @@ export class DatasetSources {
 
   static async load(db: DbOrTx, model: DatasetModel): Promise<DatasetSources> {
     const ids = [...new Set([...model.dataSourceIds, ...model.objects.map((o) => o.dataSourceId)])];
-    const rows = ids.length ? await db.select().from(dataSources).where(inArray(dataSources.id, ids)) : [];
-    return DatasetSources.of(model, rows);
+    return DatasetSources.of(model, await sourcesByIds(db, ids));
   }
 
   /** From rows the caller already read (e.g. together with the widget, in one query). */
