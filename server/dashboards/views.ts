@@ -1,3 +1,5 @@
+import { QueryBuilder } from 'drizzle-orm/pg-core';
+import { dashboards } from '../../db/schema/dashboards';
 import { layoutOf, widgetIdsOf } from './layout';
 import type { DashboardRow } from './store';
 
@@ -27,3 +29,7 @@ export function dashboardSchemaView(row: DashboardRow) {
   return { id: row.id, ...layoutOf(row.layout), updated_at: row.updatedAt.toISOString() };
 }
 export type DashboardSchemaView = ReturnType<typeof dashboardSchemaView>;
+
+/** What other areas may join of a dashboard (a share link shows its dashboard's name), in their one query. */
+export const dashboardRef = (alias = 'dashboard_ref') =>
+  new QueryBuilder().select({ id: dashboards.id, name: dashboards.name }).from(dashboards).as(alias);

@@ -1,8 +1,8 @@
 import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dashboards } from '../../db/schema/dashboards';
 import { shareLinks } from '../../db/schema/share-links';
-import { users } from '../../db/schema/users';
+import { dashboardRef } from '../dashboards/views';
+import { userRef } from '../users/views';
 
 /*
  * Share-link rows (tx-first, actor-free). A revoked link keeps its row (who issued what, when it was revoked) but is
@@ -69,6 +69,10 @@ export interface LinkByToken {
   passwordHash: string | null;
   grantVersion: number;
 }
+
+// The link's dashboard and owner, joined from what their areas offer: the public viewer finds a link in one query.
+const dashboards = dashboardRef();
+const users = userRef();
 
 export async function shareLinkByTokenHash(tx: DbOrTx, tokenHash: string): Promise<LinkByToken | undefined> {
   const [row] = await tx

@@ -399,6 +399,20 @@ describe('every viewer path in every link state', () => {
     // Back in the workspace, the owner's links work again: they were never revoked.
     await walk(plain.token!, { state: 200, dashboard: 200, widget: 200, data: 200, values: 200, unlock: 400 });
   });
+
+  it('the owner’s account switched off kills the link as an unknown token; switched on again, it works', async () => {
+    const link = await issueLink(api, w);
+    const open = { state: 200, dashboard: 200, widget: 200, data: 200, values: 200, unlock: 400 };
+    await walk(link.token!, open);
+    const account = `/api/users/${w.cast.users.editor.id}`;
+    ok(await api.put(account, { active: false }, w.cast.tokens.sysadmin));
+    try {
+      await expectDead(link.token!);
+    } finally {
+      ok(await api.put(account, { active: true }, w.cast.tokens.sysadmin));
+    }
+    await walk(link.token!, open);
+  });
 });
 
 describe('unlock throttling per link and address', () => {
