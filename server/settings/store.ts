@@ -19,3 +19,15 @@ export async function ensureSetting<T>(db: DbOrTx, key: string, initial: T): Pro
   await db.insert(settings).values({ key, value: initial }).onConflictDoNothing();
   return (await readSetting<T>(db, key)) as T;
 }
+
+/**
+ * Merges `patch` into the object under `entry` of the setting `key` (a JSON object of objects), in one statement:
+ * two administrators changing different entries at once do not undo each other.
+ */
+export async function mergeSettingEntry(db: DbOrTx, key: string, entry: string, patch: object): Promise<void> {
+  await db.execute(sql`
+    insert into ${settings} (key, value) values (${key}, ${JSON.stringify({ [entry]: patch })}::jsonb)
+    on conflict (key) do update set
+      value = ${settings.value} || jsonb_build_object(${entry}::text, coalesce(${settings.value} -> ${entry}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
+      updated_at = now()`);
+}

@@ -1,11 +1,9 @@
-import { eq, sql } from 'drizzle-orm';
 import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from '../../adapters/sources';
-import type { DbOrTx, Tx } from '../../db/client';
-import { driverPlugins } from '../../db/schema/driver-plugins';
-import { settings } from '../../db/schema/settings';
+import type { DbOrTx } from '../../db/client';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
-import { readSetting } from '../settings/store';
+import { lockPluginIdsForKind } from '../drivers/store';
+import { mergeSettingEntry, readSetting } from '../settings/store';
 import { settingsFormOf, type SettingsField } from './settings-form';
 
 /*
@@ -83,22 +81,6 @@ export async function getSourceType(deps: AppDeps, type: string): Promise<Source
   return { ...viewOf(info, (await stored(deps))[info.type]), fields: settingsFormOf(info) };
 }
 
-/**
- * Ids of the uploaded connector plugins (driver_plugins) that serve the kind, as driver_id strings, their rows held
- * FOR SHARE until the transaction ends: DELETE /api/admin/drivers/{id} takes its row FOR UPDATE before it looks for
- * kinds using it, so a switch to a plugin and the plugin's delete run one after the other, the second seeing what
- * the first did.
- */
-async function lockPluginIdsFor(tx: Tx, kind: SourceKind): Promise<string[]> {
-  const rows = await tx
-    .select({ id: driverPlugins.id })
-    .from(driverPlugins)
-    .where(eq(driverPlugins.sourceType, kind))
-    .orderBy(driverPlugins.id)
-    .for('share');
-  return rows.map((r) => String(r.id));
-}
-
 /** The driver_id the kind's saved sources connect with now: the bundled driver's or an uploaded plugin's. */
 export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise<string> {
   return viewOf(kindInfo(kind), (await stored(deps))[kind]).driver_id;
@@ -132,18 +114,15 @@ export async function updateSourceType(
   if (input.driver_id !== undefined) patch.driver_id = input.driver_id;
   await deps.db.transaction(async (tx) => {
     if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
-      const plugins = await lockPluginIdsFor(tx, info.type);
+      // Held FOR SHARE: a plugin's delete waits for this switch to commit (drivers/store.ts says why).
+      const plugins = (await lockPluginIdsForKind(tx, info.type)).map(String);
       if (!plugins.includes(input.driver_id)) {
         const installed = [BUNDLED_DRIVERS[info.type], ...plugins].join(', ');
         throw invalid({ driverId: `must be a driver installed for ${info.type}: ${installed}` });
       }
     }
     // One statement: two administrators switching different kinds at once must not undo each other.
-    await tx.execute(sql`
-      insert into ${settings} (key, value) values (${KEY}, ${JSON.stringify({ [info.type]: patch })}::jsonb)
-      on conflict (key) do update set
-        value = ${settings.value} || jsonb_build_object(${info.type}::text, coalesce(${settings.value} -> ${info.type}::text, '{}'::jsonb) || ${JSON.stringify(patch)}::jsonb),
-        updated_at = now()`);
+    await mergeSettingEntry(tx, KEY, info.type, patch);
   });
   deps.caches.settings.delete(KEY);
   // The pools of the old driver close as their running calls end; the next call connects with the new driver.
