@@ -1,11 +1,11 @@
-import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dashboards } from '../../db/schema/dashboards';
-import { datasetFields, datasetObjects, datasets } from '../../db/schema/datasets';
-import { widgets } from '../../db/schema/widgets';
 import { COPY_MAP, ints, readCopyMap, type CopyTarget } from '../objects/copy-map';
 import { layoutOf, referencedWidgetIds, remapWidgets, withoutWidget, type LayoutRefs } from './layout';
 import { dashboardNotFound } from './messages';
+import { fieldRefsById } from '../datasets/views';
+import { widgetRefsById } from '../widgets/views';
 
 /*
  * The dashboards' writes and full reads: transaction first, no actor, no access checks (dashboards.ts decides who may
@@ -43,21 +43,10 @@ export async function loadFullDashboard(tx: DbOrTx, id: number): Promise<Dashboa
 /** The widgets and dataset fields a layout names, as they are in the database (for layoutProblems). */
 export async function layoutRefs(tx: DbOrTx, widgetIds: number[], fieldIds: number[]): Promise<LayoutRefs> {
   const refs: LayoutRefs = { widgets: new Map(), fields: new Map() };
-  if (widgetIds.length) {
-    const rows = await tx
-      .select({ id: widgets.id, workspaceId: widgets.workspaceId, datasetId: widgets.datasetId })
-      .from(widgets)
-      .where(inArray(widgets.id, widgetIds));
-    for (const r of rows) refs.widgets.set(r.id, { workspaceId: r.workspaceId, datasetId: r.datasetId });
-  }
-  if (fieldIds.length) {
-    const rows = await tx
-      .select({ id: datasetFields.id, datasetId: datasetFields.datasetId, workspaceId: datasets.workspaceId })
-      .from(datasetFields)
-      .innerJoin(datasets, eq(datasets.id, datasetFields.datasetId))
-      .where(inArray(datasetFields.id, fieldIds));
-    for (const r of rows) refs.fields.set(r.id, { datasetId: r.datasetId, workspaceId: r.workspaceId });
-  }
+  for (const w of (await widgetRefsById(tx, widgetIds)).values())
+    refs.widgets.set(w.id, { workspaceId: w.workspaceId, datasetId: w.datasetId });
+  for (const f of (await fieldRefsById(tx, fieldIds)).values())
+    refs.fields.set(f.id, { datasetId: f.datasetId, workspaceId: f.workspaceId });
   return refs;
 }
 
@@ -67,13 +56,8 @@ export async function selectorFieldRefs(
   fieldIds: number[],
 ): Promise<Map<number, { name: string; objectName: string | null }>> {
   const out = new Map<number, { name: string; objectName: string | null }>();
-  if (!fieldIds.length) return out;
-  const rows = await tx
-    .select({ id: datasetFields.id, name: datasetFields.name, objectName: datasetObjects.name })
-    .from(datasetFields)
-    .leftJoin(datasetObjects, eq(datasetObjects.id, datasetFields.objectId))
-    .where(inArray(datasetFields.id, [...new Set(fieldIds)]));
-  for (const r of rows) out.set(r.id, { name: r.name, objectName: r.objectName });
+  for (const f of (await fieldRefsById(tx, fieldIds)).values())
+    out.set(f.id, { name: f.name, objectName: f.objectName });
   return out;
 }
 

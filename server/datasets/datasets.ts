@@ -1,6 +1,5 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { dataSources } from '../../db/schema/data-sources';
 import { datasetObjects, datasetSources, datasets } from '../../db/schema/datasets';
 import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
@@ -16,6 +15,7 @@ import type { DatasetModel } from '../query/compile/dataset-model';
 import { deletableObject, ownedObject, readableIds, readableObject } from '../access/object-access';
 import { fieldsHiddenFrom } from '../access/dataset-security/secured';
 import { readableSourceIds } from '../access/source-rights';
+import { sourceRef } from '../data-sources/views';
 import { dashboardsUsingDataset, widgetsUsingDataset } from './dependents';
 import { dataSourceIdsOf, modelOfRow, inSnapshot, type DatasetRow } from './load-model';
 import { MSG } from './messages';
@@ -217,6 +217,7 @@ export async function copyDataset(
 /** GET /api/dataset/{id}/dependencies: the sources it uses, the widgets and dashboards that use it. */
 export async function datasetDependencies(db: DbOrTx, actor: Actor, id: number) {
   await readableObject(db, actor, 'dataset', id);
+  const dataSources = sourceRef();
   const sources = await db
     .select({
       id: dataSources.id,
