@@ -1,7 +1,5 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
-import { dataSources } from '../../db/schema/data-sources';
-import { datasetSources, datasets } from '../../db/schema/datasets';
 import { widgets } from '../../db/schema/widgets';
 import { accessOfRank, rightRankInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
 import type { DatasetOwnerRef } from '../access/source-rights';
@@ -9,6 +7,8 @@ import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-acces
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { OBJECT_KINDS, type ObjectRow } from '../objects/kinds';
+import { sourceRowOfJson, sourceRowsJsonSql } from '../data-sources/views';
+import { datasetRef, sourceIdsOfDatasetSql } from '../datasets/views';
 import { cacheSlot } from '../kernel/app-caches';
 import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
 import { TtlCache } from '../kernel/ttl-cache';
@@ -18,31 +18,16 @@ export interface WidgetForData extends ObjectAccess<'widget'> {
   sources: ObjectRow<'data_source'>[];
 }
 
-interface SourceJson {
-  id: number;
-  uuid: string;
-  name: string;
-  type: string;
-  workspace_id: number;
-  author_id: number | null;
-  settings: unknown;
-  secrets: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-const id = (name: string) => sql.identifier(name);
-
 /**
  * The query behind loadWidgetForData, prepared once per app (for its deps.db): its text never changes (the caller is
  * the statement's parameters, PREPARED_CALLER), so PostgreSQL plans it once per connection instead of on every data
- * request.
+ * request. One statement over four tables of three areas: the dataset joins the datasetRef subquery and the sources
+ * come as the json array sourceRowsJsonSql builds over sourceIdsOfDatasetSql, pieces the datasets and data-sources
+ * areas offer, so neither table family is read here.
  */
 function prepare(db: Db) {
-  const sources = sql<SourceJson[]>`(select coalesce(json_agg(row_to_json(${id('src')}.*)), '[]'::json)
-    from ${dataSources} as ${id('src')}
-    where ${id('src')}.${id('id')} in (select ${id('ds')}.${id('data_source_id')} from ${datasetSources} as ${id('ds')}
-      where ${id('ds')}.${id('dataset_id')} = ${id('widgets')}.${id('dataset_id')}))`;
+  const datasets = datasetRef();
+  const sources = sourceRowsJsonSql(sourceIdsOfDatasetSql(widgets.datasetId));
   return db
     .select({
       row: widgets,
@@ -94,17 +79,6 @@ async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number)
       workspaceId: found.workspaceId,
       authorId: found.authorId,
     },
-    sources: found.sources.map((r) => ({
-      id: r.id,
-      uuid: r.uuid,
-      name: r.name,
-      type: r.type,
-      workspaceId: r.workspace_id,
-      authorId: r.author_id,
-      settings: r.settings,
-      secrets: r.secrets,
-      createdAt: new Date(r.created_at),
-      updatedAt: new Date(r.updated_at),
-    })),
+    sources: found.sources.map(sourceRowOfJson),
   };
 }
