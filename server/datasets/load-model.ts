@@ -1,4 +1,4 @@
-import { asc, eq } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { PrimitiveType } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import {
@@ -32,6 +32,35 @@ export async function loadDatasetRow(db: DbOrTx, id: number, opts: { forUpdate?:
   const [row] = opts.forUpdate ? await query.for('update') : await query;
   if (!row) throw datasetNotFound(id);
   return row;
+}
+
+/*
+ * Row locks the extracts area takes, beside loadDatasetRow and not in store.ts: store.ts reaches the extracts area
+ * (schema-store.ts -> the dataset read context), so the extracts could not import it without a cycle.
+ */
+
+/**
+ * The dataset's row locked FOR SHARE until the caller commits (an extract run starting for it: a delete or a switch to
+ * live locks it FOR UPDATE, so the two queue), with whether it is live; null when it is gone.
+ */
+export async function lockDatasetForShare(tx: DbOrTx, id: number): Promise<{ live: boolean } | null> {
+  const [row] = await tx.select({ live: datasets.live }).from(datasets).where(eq(datasets.id, id)).for('share');
+  return row ?? null;
+}
+
+/** The given datasets, or every dataset of the workspace, locked FOR UPDATE in id order: the ids found. */
+export async function lockDatasets(
+  tx: DbOrTx,
+  of: { datasetIds: number[] } | { workspaceId: number },
+): Promise<number[]> {
+  if ('datasetIds' in of && !of.datasetIds.length) return [];
+  const rows = await tx
+    .select({ id: datasets.id })
+    .from(datasets)
+    .where('workspaceId' in of ? eq(datasets.workspaceId, of.workspaceId) : inArray(datasets.id, of.datasetIds))
+    .orderBy(asc(datasets.id))
+    .for('update');
+  return rows.map((r) => r.id);
 }
 
 export async function dataSourceIdsOf(db: DbOrTx, datasetId: number): Promise<number[]> {

@@ -7,6 +7,7 @@ import { ConnectorError, sourceKindInfo, type SourceKind } from '../../adapters/
 import { assertSourcesUsable } from '../access/source-rights';
 import { connectorForSource, loadDataSourceRow, type DataSourceRow } from '../data-sources/connection';
 import { loadDatasetModel, loadDatasetRow } from '../datasets/load-model';
+import { materialisedAmong } from '../datasets/views';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { insertNotification } from '../notifications/store';
 import { EXTRACTS_DIR, extractFileOwner } from './extracts';
@@ -17,7 +18,6 @@ import {
   addRunningStep,
   addStep,
   extractionOf,
-  materialisedAmong,
   moveRun,
   queuedRunsOlderThan,
   runById,

@@ -5,21 +5,11 @@ import { ownedObject, readableObject } from '../access/object-access';
 import { isUniqueViolation } from '../kernel/db-errors';
 import { invalid } from '../kernel/errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
-import { loadDatasetRow } from '../datasets/load-model';
+import { loadDatasetRow, lockDatasetForShare } from '../datasets/load-model';
 import { datasetNotFound } from '../datasets/messages';
 import { MSG } from './messages';
 import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
-import {
-  activeRunOf,
-  addStep,
-  extractionOf,
-  insertRun,
-  lockDatasetForRun,
-  moveRun,
-  runById,
-  runsOfDataset,
-  stepsOfRun,
-} from './store';
+import { activeRunOf, addStep, extractionOf, insertRun, moveRun, runById, runsOfDataset, stepsOfRun } from './store';
 import { runView, type RunView } from './views';
 
 /*
@@ -85,7 +75,7 @@ async function queueRun(
     run = await deps.db.transaction(async (tx) => {
       // The dataset's row is locked while the run goes in: a delete or a switch to live, which lock it and end its
       // runs (endRunsOf), either committed first, and this start is refused, or waits for this run and ends it too.
-      const dataset = await lockDatasetForRun(tx, datasetId);
+      const dataset = await lockDatasetForShare(tx, datasetId);
       if (!dataset) throw datasetNotFound(datasetId);
       if (dataset.live) throw MSG.liveDataset(datasetId);
       const inserted = await insertRun(tx, { datasetId, mode, userId, trigger });

@@ -2,8 +2,8 @@ import { and, count, desc, eq, inArray, lt, sql } from 'drizzle-orm';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { orderByOf, type PageRequest } from '../kernel/paging';
 import type { DbOrTx } from '../../db/client';
-import { datasets } from '../../db/schema/datasets';
 import { datasetExtractions, extractRuns, extractRunSteps } from '../../db/schema/extracts';
+import { lockDatasets } from '../datasets/load-model';
 
 /*
  * Rows of extraction settings, runs and their step log (tx-first, actor-free). The run's state machine is in
@@ -133,15 +133,6 @@ export async function addRunningStep(db: DbOrTx, runId: number, message: string)
 }
 
 /**
- * The dataset a run is about to start for, its row locked for share until the caller commits (so a delete or a switch
- * to live, which lock it for update, waits for the run to go in, or the start waits for them): null when it is gone.
- */
-export async function lockDatasetForRun(tx: DbOrTx, datasetId: number): Promise<{ live: boolean } | null> {
-  const [row] = await tx.select({ live: datasets.live }).from(datasets).where(eq(datasets.id, datasetId)).for('share');
-  return row ?? null;
-}
-
-/**
  * The datasets about to be deleted or switched to live, locked (a run's start locks its dataset row to insert the
  * run, so none starts until the caller commits), and their queued and running runs, locked too: what the caller's
  * transaction ends. `workspaceId`: every dataset of the workspace.
@@ -150,14 +141,7 @@ export async function lockActiveRuns(
   tx: DbOrTx,
   of: { datasetIds: number[] } | { workspaceId: number },
 ): Promise<{ datasetIds: number[]; runs: ExtractRunRow[] }> {
-  if ('datasetIds' in of && !of.datasetIds.length) return { datasetIds: [], runs: [] };
-  const locked = await tx
-    .select({ id: datasets.id })
-    .from(datasets)
-    .where('workspaceId' in of ? eq(datasets.workspaceId, of.workspaceId) : inArray(datasets.id, of.datasetIds))
-    .orderBy(datasets.id)
-    .for('update');
-  const datasetIds = locked.map((d) => d.id);
+  const datasetIds = await lockDatasets(tx, of);
   if (!datasetIds.length) return { datasetIds, runs: [] };
   const runs = await tx
     .select()
@@ -208,16 +192,6 @@ export async function staleRuns(db: DbOrTx, olderThanMs: number): Promise<Extrac
         lt(extractRuns.heartbeatAt, sql`now() - make_interval(secs => ${olderThanMs / 1000})`),
       ),
     );
-}
-
-/** Of the given datasets, those that still exist and are materialised (live = false): the ones an extract serves. */
-export async function materialisedAmong(db: DbOrTx, ids: number[]): Promise<Set<number>> {
-  if (!ids.length) return new Set();
-  const rows = await db
-    .select({ id: datasets.id })
-    .from(datasets)
-    .where(and(inArray(datasets.id, ids), eq(datasets.live, false)));
-  return new Set(rows.map((r) => r.id));
 }
 
 /** Runs queued longer than this: whether their pg-boss job is still coming is for the sweep to ask. */
