@@ -1,8 +1,8 @@
-import { eq, inArray } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { groups } from '../../db/schema/groups';
 import { users } from '../../db/schema/users';
 import { revokeUserApiTokens } from '../auth/api-tokens';
+import { existingGroupIds } from '../groups/store';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';
 import { forgetUserStatus, type Actor } from '../auth/actor';
@@ -34,12 +34,7 @@ const duplicateUsername = (username: string) => badRequest(`Пользовате
 
 /** 422 naming each id of `ids` that is not a group, at its position in the body (`groupIds[2]`). */
 async function assertGroupsExist(db: DbOrTx, ids: readonly number[], field: string): Promise<void> {
-  if (ids.length === 0) return;
-  const found = await db
-    .select({ id: groups.id })
-    .from(groups)
-    .where(inArray(groups.id, [...ids]));
-  const known = new Set(found.map((g) => g.id));
+  const known = await existingGroupIds(db, ids);
   const errors: Record<string, string> = {};
   ids.forEach((id, i) => {
     if (!known.has(id)) errors[`${field}[${i}]`] = `Группа не найдена (id ${id})`;
