@@ -1,4 +1,4 @@
-import { and, asc, eq, ne, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dashboards } from '../../db/schema/dashboards';
 import { COPY_MAP, ints, readCopyMap, type CopyTarget } from '../objects/copy-map';
@@ -164,4 +164,18 @@ export async function copyDashboards(tx: Tx, target: CopyTarget): Promise<void> 
     join dashboards o on o.id = r.old_id
     on conflict (id) do update set name = excluded.name, description = excluded.description,
       layout = excluded.layout, updated_at = now()`);
+}
+
+/**
+ * Moves the given dashboards of workspace `from` to `to`, keeping their ids (POST /api/workspaces/{id}/transfer); answers
+ * how many moved: one no longer in `from` stays where it is.
+ */
+export async function moveDashboardsToWorkspace(tx: DbOrTx, ids: number[], from: number, to: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const moved = await tx
+    .update(dashboards)
+    .set({ workspaceId: to })
+    .where(and(eq(dashboards.workspaceId, from), inArray(dashboards.id, ids)))
+    .returning({ id: dashboards.id });
+  return moved.length;
 }

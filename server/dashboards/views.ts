@@ -1,6 +1,8 @@
+import { eq } from 'drizzle-orm';
 import { QueryBuilder } from 'drizzle-orm/pg-core';
+import type { DbOrTx } from '../../db/client';
 import { dashboards } from '../../db/schema/dashboards';
-import { layoutOf, widgetIdsOf } from './layout';
+import { layoutOf, referencedWidgetIds, widgetIdsOf } from './layout';
 import type { DashboardRow } from './store';
 
 /** A dashboard in lists and after create, update and copy. */
@@ -33,3 +35,15 @@ export type DashboardSchemaView = ReturnType<typeof dashboardSchemaView>;
 /** What other areas may join of a dashboard (a share link shows its dashboard's name), in their one query. */
 export const dashboardRef = (alias = 'dashboard_ref') =>
   new QueryBuilder().select({ id: dashboards.id, name: dashboards.name }).from(dashboards).as(alias);
+
+/** The dashboards of a workspace with every widget their layouts name (tiles, selectors, parameters). */
+export async function dashboardsInWorkspace(
+  db: DbOrTx,
+  workspaceId: number,
+): Promise<{ id: number; name: string; widgetIds: number[] }[]> {
+  const rows = await db
+    .select({ id: dashboards.id, name: dashboards.name, layout: dashboards.layout })
+    .from(dashboards)
+    .where(eq(dashboards.workspaceId, workspaceId));
+  return rows.map((d) => ({ id: d.id, name: d.name, widgetIds: referencedWidgetIds(layoutOf(d.layout)) }));
+}

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { eq, sql, type SQL } from 'drizzle-orm';
+import { and, eq, inArray, sql, type SQL } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { dataSourceMetadata, dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
@@ -131,3 +131,17 @@ export async function copySources(tx: Tx, target: CopyTarget, opts: SourceCopyOp
 
 /** Removes the folder of a file source that no row names any more (a deploy gave the copy a fresh folder). */
 export const removeSourceFolder = (deps: AppDeps, uuid: string): Promise<void> => removeFileSourceFiles(deps, uuid);
+
+/**
+ * Moves the given sources of workspace `from` to `to`, keeping their ids (POST /api/workspaces/{id}/transfer); answers
+ * how many moved: one no longer in `from` stays where it is.
+ */
+export async function moveSourcesToWorkspace(tx: DbOrTx, ids: number[], from: number, to: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const moved = await tx
+    .update(dataSources)
+    .set({ workspaceId: to })
+    .where(and(eq(dataSources.workspaceId, from), inArray(dataSources.id, ids)))
+    .returning({ id: dataSources.id });
+  return moved.length;
+}

@@ -1,4 +1,4 @@
-import { and, eq, notInArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, notInArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { datasetSources, datasets } from '../../db/schema/datasets';
 import { analyzeCopyMap, COPY_MAP, ints, type CopyTarget } from '../objects/copy-map';
@@ -131,4 +131,18 @@ export async function copyDatasets(tx: Tx, target: CopyTarget): Promise<DatasetC
     materialised: upserted.rows.filter((r) => !r.live).map((r) => r.name),
     nowLive: nowLive.rows.map((r) => Number(r.id)),
   };
+}
+
+/**
+ * Moves the given datasets of workspace `from` to `to`, keeping their ids (POST /api/workspaces/{id}/transfer); answers
+ * how many moved: one no longer in `from` stays where it is.
+ */
+export async function moveDatasetsToWorkspace(tx: DbOrTx, ids: number[], from: number, to: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const moved = await tx
+    .update(datasets)
+    .set({ workspaceId: to })
+    .where(and(eq(datasets.workspaceId, from), inArray(datasets.id, ids)))
+    .returning({ id: datasets.id });
+  return moved.length;
 }

@@ -169,6 +169,25 @@ export async function datasetsOnSource(
     .orderBy(datasets.name, datasets.id);
 }
 
+/** The datasets of a workspace with the sources each is built on (a transfer moves what they need along). */
+export async function datasetsInWorkspace(
+  db: DbOrTx,
+  workspaceId: number,
+): Promise<{ id: number; name: string; dataSourceIds: number[] }[]> {
+  const rows = await db
+    .select({ id: datasets.id, name: datasets.name, sourceId: datasetSources.dataSourceId })
+    .from(datasets)
+    .leftJoin(datasetSources, eq(datasetSources.datasetId, datasets.id))
+    .where(eq(datasets.workspaceId, workspaceId));
+  const byId = new Map<number, { id: number; name: string; dataSourceIds: number[] }>();
+  for (const r of rows) {
+    const d = byId.get(r.id) ?? { id: r.id, name: r.name, dataSourceIds: [] };
+    if (r.sourceId !== null) d.dataSourceIds.push(r.sourceId);
+    byId.set(r.id, d);
+  }
+  return [...byId.values()];
+}
+
 /** Of the given datasets, those that still exist and are materialised (live = false): the ones an extract serves. */
 export async function materialisedAmong(db: DbOrTx, ids: number[]): Promise<Set<number>> {
   if (!ids.length) return new Set();

@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { widgets } from '../../db/schema/widgets';
 import { COPY_MAP, ints, type CopyTarget } from '../objects/copy-map';
@@ -66,4 +66,18 @@ export async function copyWidgets(tx: Tx, target: CopyTarget): Promise<void> {
     where m.kind = 'widget'
     on conflict (id) do update set name = excluded.name, type = excluded.type, dataset_id = excluded.dataset_id,
       config = excluded.config, updated_at = now()`);
+}
+
+/**
+ * Moves the given widgets of workspace `from` to `to`, keeping their ids (POST /api/workspaces/{id}/transfer); answers
+ * how many moved: one no longer in `from` stays where it is.
+ */
+export async function moveWidgetsToWorkspace(tx: DbOrTx, ids: number[], from: number, to: number): Promise<number> {
+  if (ids.length === 0) return 0;
+  const moved = await tx
+    .update(widgets)
+    .set({ workspaceId: to })
+    .where(and(eq(widgets.workspaceId, from), inArray(widgets.id, ids)))
+    .returning({ id: widgets.id });
+  return moved.length;
 }

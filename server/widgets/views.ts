@@ -1,4 +1,4 @@
-import { asc, inArray } from 'drizzle-orm';
+import { asc, eq, inArray } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { widgets } from '../../db/schema/widgets';
 import type { CalculatedFieldDef, FilterSpec, ShelfField, SortSpec } from '../query/compile/types';
@@ -72,4 +72,12 @@ export async function widgetRefsById(db: DbOrTx, ids: number[]): Promise<Map<num
     .from(widgets)
     .where(inArray(widgets.id, [...new Set(ids)]));
   return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** The widgets of a workspace. */
+export async function widgetsInWorkspace(db: DbOrTx, workspaceId: number): Promise<WidgetRef[]> {
+  return db
+    .select({ id: widgets.id, name: widgets.name, workspaceId: widgets.workspaceId, datasetId: widgets.datasetId })
+    .from(widgets)
+    .where(eq(widgets.workspaceId, workspaceId));
 }

@@ -1,15 +1,18 @@
-import { and, eq, inArray } from 'drizzle-orm';
 import type { Tx } from '../../db/client';
-import { dashboards } from '../../db/schema/dashboards';
-import { dataSources } from '../../db/schema/data-sources';
-import { datasetSources, datasets } from '../../db/schema/datasets';
-import { widgets } from '../../db/schema/widgets';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { roleIsAdmin } from '../access/roles';
 import { assertWorkspaceEditable, assertWorkspaceReadable } from '../access/workspace-access';
 import { AppError, badRequest, invalid } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
+import { moveDashboardsToWorkspace } from '../dashboards/store';
+import { dashboardsInWorkspace } from '../dashboards/views';
+import { moveSourcesToWorkspace } from '../data-sources/store';
+import { sourcesInWorkspace } from '../data-sources/views';
+import { moveDatasetsToWorkspace } from '../datasets/store';
+import { datasetsInWorkspace } from '../datasets/views';
+import { moveWidgetsToWorkspace } from '../widgets/store';
+import { widgetsInWorkspace } from '../widgets/views';
 
 /*
  * POST /api/workspaces/{id}/transfer: objects of the caller's personal workspace {id} move to a shared workspace
@@ -114,53 +117,25 @@ async function loadContent(tx: Tx, workspaceId: number): Promise<PersonalContent
   const names = new Map<string, string>();
   const needs = new Map<string, string[]>();
   const need = (from: string, to: string) => needs.set(from, [...(needs.get(from) ?? []), to]);
-  const [sources, sets, links, ws, ds] = await Promise.all([
-    tx
-      .select({ id: dataSources.id, name: dataSources.name })
-      .from(dataSources)
-      .where(eq(dataSources.workspaceId, workspaceId)),
-    tx.select({ id: datasets.id, name: datasets.name }).from(datasets).where(eq(datasets.workspaceId, workspaceId)),
-    tx
-      .select({ datasetId: datasetSources.datasetId, sourceId: datasetSources.dataSourceId })
-      .from(datasetSources)
-      .innerJoin(datasets, eq(datasets.id, datasetSources.datasetId))
-      .where(eq(datasets.workspaceId, workspaceId)),
-    tx
-      .select({ id: widgets.id, name: widgets.name, datasetId: widgets.datasetId })
-      .from(widgets)
-      .where(eq(widgets.workspaceId, workspaceId)),
-    tx
-      .select({ id: dashboards.id, name: dashboards.name, layout: dashboards.layout })
-      .from(dashboards)
-      .where(eq(dashboards.workspaceId, workspaceId)),
-  ]);
+  // Each owner reads its own objects of the workspace; one after another, as they share the transaction.
+  const sources = await sourcesInWorkspace(tx, workspaceId);
+  const sets = await datasetsInWorkspace(tx, workspaceId);
+  const ws = await widgetsInWorkspace(tx, workspaceId);
+  const ds = await dashboardsInWorkspace(tx, workspaceId);
   for (const s of sources) names.set(key('data_source', s.id), s.name);
   for (const d of sets) names.set(key('dataset', d.id), d.name);
   for (const w of ws) names.set(key('widget', w.id), w.name);
   for (const d of ds) names.set(key('dashboard', d.id), d.name);
   // Only edges inside the personal workspace matter: what lives elsewhere neither moves nor stays behind.
   const inside = (k: string) => names.has(k);
-  for (const l of links)
-    if (inside(key('data_source', l.sourceId))) need(key('dataset', l.datasetId), key('data_source', l.sourceId));
+  for (const d of sets)
+    for (const sourceId of d.dataSourceIds)
+      if (inside(key('data_source', sourceId))) need(key('dataset', d.id), key('data_source', sourceId));
   for (const w of ws) if (inside(key('dataset', w.datasetId))) need(key('widget', w.id), key('dataset', w.datasetId));
   for (const d of ds)
-    for (const widgetId of layoutWidgetIds(d.layout))
+    for (const widgetId of d.widgetIds)
       if (inside(key('widget', widgetId))) need(key('dashboard', d.id), key('widget', widgetId));
   return { names, needs };
-}
-
-/** Widget ids a saved dashboard layout names: tiles, selectors and parameters. */
-function layoutWidgetIds(layout: unknown): number[] {
-  const l = (layout ?? {}) as {
-    items?: { widget_id: number }[];
-    selectors?: { widget_ids?: number[] }[];
-    parameters?: { widget_ids?: number[] }[];
-  };
-  return [
-    ...(l.items ?? []).map((i) => i.widget_id),
-    ...(l.selectors ?? []).flatMap((s) => s.widget_ids ?? []),
-    ...(l.parameters ?? []).flatMap((p) => p.widget_ids ?? []),
-  ];
 }
 
 function describe(content: PersonalContent, k: string): string {
@@ -203,23 +178,25 @@ function checkNothingStaysBehindNeedingIt(content: PersonalContent, moving: Set<
   }
 }
 
+/** Each owner moves its objects, keeping their ids; the kinds in KINDS order, as before. */
+const MOVES: Record<Kind, (tx: Tx, ids: number[], from: number, to: number) => Promise<number>> = {
+  data_source: moveSourcesToWorkspace,
+  dataset: moveDatasetsToWorkspace,
+  widget: moveWidgetsToWorkspace,
+  dashboard: moveDashboardsToWorkspace,
+};
+
 async function moveRows(tx: Tx, from: number, to: number, moving: Set<string>): Promise<void> {
   const ids = (type: Kind) =>
     [...moving]
       .map(parse)
       .filter((o) => o.type === type)
       .map((o) => o.id);
-  const tables = { data_source: dataSources, dataset: datasets, widget: widgets, dashboard: dashboards };
   for (const type of KINDS) {
     const list = ids(type);
     if (!list.length) continue;
-    const table = tables[type];
-    const moved = await tx
-      .update(table)
-      .set({ workspaceId: to })
-      .where(and(eq(table.workspaceId, from), inArray(table.id, list)))
-      .returning({ id: table.id });
+    const moved = await MOVES[type](tx, list, from, to);
     // A concurrent move or delete took one away: refuse rather than move a part.
-    if (moved.length !== list.length) throw badRequest('Объекты изменились во время переноса: повторите запрос');
+    if (moved !== list.length) throw badRequest('Объекты изменились во время переноса: повторите запрос');
   }
 }
