@@ -67,9 +67,71 @@ const AREA_PUBLIC = [
   ...Object.entries(AREA_SERVICES).map(([area, modules]) => `^server/${area}/(${modules.join('|')})\\.ts$`),
 ];
 
+// The owner of every table family (db/schema/<family>.ts -> server/<area>): only the owner imports the family file;
+// any other area reads and writes those tables through the owner's store.ts, views.ts or services (AREA_PUBLIC), so a
+// table's invariants (locks, edit times, caches dropped) live in one place. A list that shows another family's
+// columns joins the subquery the owner's views.ts offers (userRef, groupRef, workspaceRef, datasetRef, sourceRef,
+// dashboardRef) or asks the owner for a batch by ids, never a lookup per row; a hot single statement across families
+// embeds the owners' SQL pieces (server/widgets/widget-load.ts). server/access (the one access policy) and
+// server/objects (the object kinds table, the one object list) may import any family, and so may server/app
+// (composition), though its first-start seeding goes through the owners' stores too. db/ itself is not checked
+// (client.ts hands drizzle the index, family files reference each other's keys), test/ is not cruised, and scripts/
+// is exempt: benchmarks set up their data directly.
+const TABLE_OWNERS = {
+  users: 'users',
+  groups: 'groups',
+  workspaces: 'workspaces',
+  'auth-tokens': 'auth',
+  settings: 'settings',
+  'data-sources': 'data-sources',
+  datasets: 'datasets',
+  widgets: 'widgets',
+  dashboards: 'dashboards',
+  'object-rights': 'access',
+  'dataset-rls-rules': 'access',
+  'dataset-cls-rules': 'access',
+  pipelines: 'pipelines',
+  sso: 'sso',
+  extracts: 'extracts',
+  notifications: 'notifications',
+  'share-links': 'share-links',
+  'driver-plugins': 'drivers',
+  mailings: 'mailings',
+  'mail-channels': 'mail-channels',
+  exports: 'exports',
+};
+const ANY_FAMILY = ['access', 'objects', 'app'];
+
+// A family file without an owner fails the lint: a new table family names its owner here first.
+const unowned = fs
+  .readdirSync(path.join(__dirname, 'db/schema'))
+  .map((file) => file.replace(/\.ts$/, ''))
+  .filter((family) => family !== 'index' && !(family in TABLE_OWNERS));
+if (unowned.length) throw new Error(`db/schema: no owner in TABLE_OWNERS for ${unowned.join(', ')}`);
+
+const TABLE_OWNER_RULES = Object.entries(TABLE_OWNERS).map(([family, owner]) => ({
+  name: `table-owner-${family}`,
+  severity: 'error',
+  comment:
+    `db/schema/${family}.ts belongs to server/${owner}: other areas go through its store.ts, views.ts or services ` +
+    '(TABLE_OWNERS in .dependency-cruiser.cjs says why).',
+  from: { path: '^(server|routers|adapters)/', pathNot: `^server/(${[owner, ...ANY_FAMILY].join('|')})/` },
+  to: { path: `^db/schema/${family}\\.ts$` },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...TABLE_OWNER_RULES,
+    {
+      name: 'schema-index-only-in-db',
+      severity: 'error',
+      comment:
+        'db/schema/index.ts is for drizzle (db/client.ts): code names the family file it reads, so TABLE_OWNERS can ' +
+        'tell who touches which tables.',
+      from: { pathNot: '^(db|test)/' },
+      to: { path: '^db/schema/index\\.ts$' },
+    },
     {
       name: 'no-circular',
       severity: 'error',
