@@ -92,7 +92,7 @@ const TABLE_OWNERS = {
   'dataset-cls-rules': 'access',
   pipelines: 'pipelines',
   sso: 'sso',
-  extracts: 'extracts',
+  extracts: 'etl',
   notifications: 'notifications',
   'share-links': 'share-links',
   'driver-plugins': 'drivers',

@@ -11,7 +11,7 @@ import { workspaceRouter } from './workspaces/router';
 import { widgetRouter } from './widgets/router';
 import { dashboardRouter } from './dashboards/router';
 import { accessRouter } from './access/router';
-import { etlRouter } from './extracts/router';
+import { etlRouter } from './etl/router';
 import { fileExportRouter } from './exports/router';
 import { notificationRouter } from './notifications/router';
 import { ssoRouter } from './sso/router';

@@ -14,7 +14,7 @@ import { authedProcedure, router } from '../trpc';
 import { deletedOutput, idInput } from '../common';
 import { datasetDataProcedures } from './data-procedures';
 import { datasetSecurityProcedures } from './security-procedures';
-import { datasetExtractProcedures } from '../extracts/router';
+import { datasetExtractProcedures } from '../etl/router';
 import {
   copyDatasetInput,
   createDatasetInput,

@@ -5,7 +5,7 @@ import { assertWorkspaceEditable, assertWorkspaceReadable, defaultWorkspaceFor }
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
-import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
+import { endRunsOf, stopRunsAfter, type EndedRuns } from '../etl/etl';
 import { badRequest, invalid, type FieldErrors } from '../kernel/errors';
 import { mapCopyOf } from '../objects/copy-map';
 import { listObjects, type StdListFilter } from '../objects/list';

@@ -10,7 +10,7 @@ import { containsPattern, orderByOf, pageOf, type PageRequest } from '../kernel/
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { ADMIN_ROLE, roleOfRank } from '../access/roles';
 import { deleteRightsInWorkspace } from '../access/object-rights-store';
-import { endRunsOf, stopRunsAfter, type EndedRuns } from '../extracts/extracts';
+import { endRunsOf, stopRunsAfter, type EndedRuns } from '../etl/etl';
 import { stageBindingOf, workspaceDeletionBlocked } from './hooks';
 import { insertWorkspace, updateWorkspace as updateWorkspaceRow } from './store';
 import { lockWorkspace, workspaceView, type WorkspaceType, type WorkspaceView } from './views';

@@ -8,7 +8,7 @@ import { copySources, removeSourceFolder, sourceFileCopies } from '../../data-so
 import { copyDatasets } from '../../datasets/store';
 import { copyWidgets } from '../../widgets/store';
 import { copyDashboards } from '../../dashboards/store';
-import { endRunsOf, stopRunsAfter } from '../../extracts/extracts';
+import { endRunsOf, stopRunsAfter } from '../../etl/etl';
 import { createCopyMap, mappedObjects, type CopyTarget } from '../../objects/copy-map';
 import { pipelineForCaller, requireStageAdmin, requireStageRole, type PipelineContext } from '../access';
 import { MSG, nothingDeployedBecause } from '../messages';

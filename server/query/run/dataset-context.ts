@@ -7,7 +7,7 @@ import { queryEngineFor } from './engine';
 import { DatasetSources } from './targets';
 import type { CompiledQuery } from '../compile/types';
 import type { Dialect } from '../expr';
-import { extractModelOf, openExtract } from '../../extracts/extracts';
+import { extractModelOf, openExtract } from '../../etl/etl';
 import { cacheSlot } from '../../kernel/app-caches';
 
 /*

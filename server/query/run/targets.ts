@@ -13,11 +13,11 @@ import { sourcesByIds } from '../../data-sources/views';
 import type { AppDeps } from '../../app/deps';
 import { datasetProblem } from '../compile/errors';
 import type { Dialect } from '../expr';
-import { notSynchronised, staleExtractError, type OpenExtract } from '../../extracts/extracts';
+import { notSynchronised, staleExtractError, type OpenExtract } from '../../etl/etl';
 
 /*
  * Where a compiled query runs. A live dataset runs on its data source's pooled connector. A materialised dataset
- * (live = false) runs on its DuckDB extract (server/extracts/extracts.ts): a target with dialect 'duckdb' whose dataKey
+ * (live = false) runs on its DuckDB extract (server/etl/etl.ts): a target with dialect 'duckdb' whose dataKey
  * names the extract file and load, so the compiler and the cache need no change.
  */
 export interface ExecutableTarget extends QueryTarget {

@@ -10,7 +10,7 @@ import { widgets } from '../../../db/schema/widgets';
 import type { dashboardSchemaView } from '../../../routers/dashboards/schemas';
 import type { dataSourceView } from '../../../routers/data-sources/schemas';
 import type { datasetDetails } from '../../../routers/datasets/schemas';
-import type { extractionOutput } from '../../../routers/extracts/schemas';
+import type { extractionOutput } from '../../../routers/etl/schemas';
 import type { widgetView } from '../../../routers/widgets/schemas';
 import { openSecrets } from '../../../server/data-sources/connection';
 import { useTestApp } from '../../support/app';

@@ -14,7 +14,7 @@ import { cancelRuns, lockActiveRuns, type ExtractRunRow } from './store';
  * Where a materialised dataset's data lives and how the query engine reaches it (server/query/run picks the extract
  * connection here). The extract is one DuckDB file per dataset under DATA_DIR/extracts, holding one table per dataset
  * object (o_<objectId>) with the columns of the object's fields. A run writes a new file beside it and renames it over
- * the old one when complete (server/extracts/pull.ts): a reader holds the file it opened, a new read opens the new one,
+ * the old one when complete (server/etl/pull.ts): a reader holds the file it opened, a new read opens the new one,
  * nobody sees a half-loaded extract. On shared storage every API node sees the same file.
  */
 
@@ -36,7 +36,7 @@ export function extractFileOwner(name: string): number | null {
  * Removes every file of the datasets' extracts and closes this node's connections to them: called once the datasets
  * are deleted or back on their source (live), when nothing reads the extracts any more. Never fails the caller, whose
  * change is already committed: a file left behind (another node still writing it) goes with the sweep of
- * server/extracts.
+ * server/etl/run-job.ts (sweepLostRuns).
  */
 async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void> {
   if (!datasetIds.length) return;

@@ -4,9 +4,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, t
 import { eq } from 'drizzle-orm';
 import type pg from 'pg';
 import { datasets } from '../../../db/schema/datasets';
-import { MSG } from '../../../server/extracts/messages';
-import { EXTRACT_RUN } from '../../../server/extracts/run-job';
-import { runById } from '../../../server/extracts/store';
+import { MSG } from '../../../server/etl/messages';
+import { EXTRACT_RUN } from '../../../server/etl/run-job';
+import { runById } from '../../../server/etl/store';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { jobKind } from '../jobs/jobs';
 
 /*
- * The pg-boss job kinds of extracts, named apart from their handlers (server/extracts/run-job.ts): whoever queues,
+ * The pg-boss job kinds of extracts, named apart from their handlers (server/etl/run-job.ts): whoever queues,
  * cancels or waits for a run needs only the name.
  */
 

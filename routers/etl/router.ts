@@ -1,6 +1,6 @@
 import { authedProcedure, router } from '../trpc';
-import { getExtraction, updateExtraction } from '../../server/extracts/settings';
-import { cancelEtlJob, etlJobHistory, getEtlJob, listExtracts, startExtract } from '../../server/extracts/runs';
+import { getExtraction, updateExtraction } from '../../server/etl/settings';
+import { cancelEtlJob, etlJobHistory, getEtlJob, listExtracts, startExtract } from '../../server/etl/runs';
 import {
   datasetPaged,
   extractionInput,

@@ -7,7 +7,7 @@ import { lockDatasets } from '../datasets/load-model';
 
 /*
  * Rows of extraction settings, runs and their step log (tx-first, actor-free). The run's state machine is in
- * server/extracts/run-job.ts; each transition is one conditional UPDATE here, so two nodes never both move a run.
+ * server/etl/run-job.ts; each transition is one conditional UPDATE here, so two nodes never both move a run.
  */
 
 export type ExtractionRow = typeof datasetExtractions.$inferSelect;

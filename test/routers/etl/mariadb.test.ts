@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cron } from 'croner';
 import mysql from 'mysql2/promise';
 import { dataSources } from '../../../db/schema/data-sources';
-import { MSG } from '../../../server/extracts/messages';
+import { MSG } from '../../../server/etl/messages';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';

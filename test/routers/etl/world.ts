@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import type { extractionOutput, historyPage, runOutput, runPage } from '../../../routers/extracts/schemas';
+import type { extractionOutput, historyPage, runOutput, runPage } from '../../../routers/etl/schemas';
 import { ok, type Rest } from '../../support/rest';
 
 /* Helpers of the extract tests: run views, starting a run and waiting for it to end. */

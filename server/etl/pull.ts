@@ -12,12 +12,12 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Connector, PrimitiveType, ResultColumn } from '../../adapters/sources';
 import type { DatasetModel, DatasetObject } from '../query/compile/dataset-model';
 import { escapeLiteral, quoteIdentifier, type Dialect } from '../query/expr';
-import { extractFileOf, extractTableOf } from './extracts';
+import { extractFileOf, extractTableOf } from './etl';
 
 const execFileAsync = promisify(execFile);
 
 /*
- * One synchronisation of a dataset into its extract (the work of an extract run, server/extracts/run-job.ts). Each
+ * One synchronisation of a dataset into its extract (the work of an extract run, server/etl/run-job.ts). Each
  * object is streamed from its source (PostgreSQL's COPY, else the connector's cursor; bounded memory) as CSV into a
  * named pipe that DuckDB's COPY reads at the same time, into the object's table of a new extract file
  * (<extract>.<run>.part): the load costs no time beyond the pull. Only a complete file is renamed over

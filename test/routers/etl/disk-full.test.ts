@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { MSG } from '../../../server/extracts/messages';
+import { MSG } from '../../../server/etl/messages';
 import type { NotificationView } from '../../../server/notifications/notifications';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConnectorError, type Connector, type ResultColumn } from '../../../adapters/sources';
 import { DROPPED_MESSAGE } from '../../../adapters/sources/driver-errors';
 import type { DatasetModel } from '../../../server/query/compile/dataset-model';
-import { pullExtract } from '../../../server/extracts/pull';
+import { pullExtract } from '../../../server/etl/pull';
 
 /*
  * Which error a failed pull reports when both sides of the pipe fail: the source dropping mid-row leaves a cut line

@@ -5,7 +5,7 @@ import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
 import { cronProblem, nextRunAt } from '../../../server/jobs/jobs';
-import { EXTRACT_SCHEDULE } from '../../../server/extracts/run-job';
+import { EXTRACT_SCHEDULE } from '../../../server/etl/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';
 import {
   createPgSource,

@@ -10,7 +10,7 @@ import { loadDatasetModel, loadDatasetRow } from '../datasets/load-model';
 import { materialisedAmong } from '../datasets/views';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { insertNotification } from '../notifications/store';
-import { EXTRACTS_DIR, extractFileOwner } from './extracts';
+import { EXTRACTS_DIR, extractFileOwner } from './etl';
 import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
 import { MSG } from './messages';
 import { pullExtract } from './pull';

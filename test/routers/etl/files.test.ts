@@ -2,7 +2,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
-import { startExtractJobs } from '../../../server/extracts/run-job';
+import { startExtractJobs } from '../../../server/etl/run-job';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { ExtractionInput } from '../../server/extracts/settings';
-import type { ExtractionView, RunView } from '../../server/extracts/views';
-import { RUN_SORT_FIELDS, STEP_SORT_FIELDS } from '../../server/extracts/runs';
+import type { ExtractionInput } from '../../server/etl/settings';
+import type { ExtractionView, RunView } from '../../server/etl/views';
+import { RUN_SORT_FIELDS, STEP_SORT_FIELDS } from '../../server/etl/runs';
 import { entityId, pagedQueryOver, pageSchema, wireString, type Mirrors } from '../common';
 
 /* Wire shapes of extraction settings and ETL runs (/api/dataset/{id}/extraction, /api/datasets/{id}/extracts, /api/etl-jobs/...). */
