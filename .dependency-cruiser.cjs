@@ -55,7 +55,7 @@ const AREA_SERVICES = {
   dashboards: ['data', 'layout'],
   'share-links': ['link-access'],
   // Mailings attach the files an export makes (produceExport, with the mailing owner's rights).
-  exports: ['produce'],
+  'file-export': ['produce'],
 };
 
 // What one area may import of another: its store (tx-first cores), its views and messages, its service module named
@@ -98,7 +98,7 @@ const TABLE_OWNERS = {
   'driver-plugins': 'drivers',
   mailings: 'mailings',
   'mail-channels': 'mail-channels',
-  exports: 'exports',
+  exports: 'file-export',
 };
 const ANY_FAMILY = ['access', 'objects', 'app'];
 

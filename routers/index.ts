@@ -12,7 +12,7 @@ import { widgetRouter } from './widgets/router';
 import { dashboardRouter } from './dashboards/router';
 import { accessRouter } from './access/router';
 import { etlRouter } from './etl/router';
-import { fileExportRouter } from './exports/router';
+import { fileExportRouter } from './file-export/router';
 import { notificationRouter } from './notifications/router';
 import { ssoRouter } from './sso/router';
 import { ssoProviderRouter } from './sso/provider-router';

@@ -16,7 +16,7 @@ import { registerPublicBodyLimit, registerPublicRateLimit } from './public-rate-
 import { ssoRawRoutes } from '../../routers/sso/raw';
 import { driverRawRoutes } from '../../routers/drivers/raw';
 import { mcpRawRoutes } from '../../routers/mcp/raw';
-import { exportRawRoutes } from '../../routers/exports/raw';
+import { exportRawRoutes } from '../../routers/file-export/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
 

@@ -16,7 +16,7 @@ import { addWorkspaceDeletionGuard, setWorkspaceStageLookup } from '../workspace
 import { workspaceBoundToStage, workspaceStageBinding } from '../pipelines/binding';
 import { extractJobKinds, startExtractJobs } from '../etl/run-job';
 import { startScheduledExtract } from '../etl/runs';
-import { exportJobKinds, startExportJobs } from '../exports/run-job';
+import { exportJobKinds, startExportJobs } from '../file-export/run-job';
 import { mailingJobKinds, startMailingJobs } from '../mailings/run-job';
 import { startScheduledMailing } from '../mailings/mailings';
 

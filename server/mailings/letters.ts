@@ -4,12 +4,12 @@ import { readableObject } from '../access/object-access';
 import type { Viewer } from '../access/viewer';
 import type { AppDeps } from '../app/deps';
 import { layoutOf, widgetIdsOf } from '../dashboards/layout';
-import { produceExport, type ExportFilter, type ExportFormat } from '../exports/produce';
+import { produceExport, type ExportFilter, type ExportFormat } from '../file-export/produce';
 import type { MailingRow } from './store';
 
 /*
  * The content of a mailing's letter: its subject and body, and the files of its dashboard or widgets made by the
- * exports module (server/exports/produce.ts) with the rights of the mailing's owner. A sliced letter filters every
+ * file-export area (server/file-export/produce.ts) with the rights of the mailing's owner. A sliced letter filters every
  * widget of the slice dataset to its slice value. The files are removed once the letter group is sent.
  */
 

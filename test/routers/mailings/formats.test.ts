@@ -4,11 +4,11 @@ import path from 'node:path';
 import ExcelJS from 'exceljs';
 import type { ParsedMail } from 'mailparser';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { pdfPageCount } from '../../../server/exports/render-file';
+import { pdfPageCount } from '../../../server/file-export/render-file';
 import { createDashboardRow } from '../../support/factories';
 import { ok } from '../../support/rest';
 import { launchChromium } from '../../web/chromium';
-import { pdfPages } from '../exports/pdf-text';
+import { pdfPages } from '../file-export/pdf-text';
 import { ordersWidget, toOf, useMailingWorld, waitRun, type LetterPage, type MailingView } from './world';
 
 /*

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ExportLimits } from '../../server/exports/limits';
+import type { ExportLimits } from '../../server/file-export/limits';
 import { entityId, parameterValues, widgetFilter, type Mirrors } from '../common';
 
 /* Wire shapes of file export jobs and limits (/api/exports, /api/exports/{jobId}, /api/exports/limits). */

@@ -2,7 +2,7 @@ import { readFile, rm } from 'node:fs/promises';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
-import { produceExport } from '../../../server/exports/produce';
+import { produceExport } from '../../../server/file-export/produce';
 import { AppError } from '../../../server/kernel/errors';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { useTestApp } from '../../support/app';

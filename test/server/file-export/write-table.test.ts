@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import ExcelJS from 'exceljs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ExportLimits, LIMIT_MSG } from '../../../server/exports/limits';
-import type { RowsBatch, WidgetRowsSource } from '../../../server/exports/widget-rows';
-import { writeCsv, writeXlsx } from '../../../server/exports/write-table';
+import { type ExportLimits, LIMIT_MSG } from '../../../server/file-export/limits';
+import type { RowsBatch, WidgetRowsSource } from '../../../server/file-export/widget-rows';
+import { writeCsv, writeXlsx } from '../../../server/file-export/write-table';
 
 /*
  * The table writers on their own: max_file_size_mb stops the writing (and the reading) at the limit rather than after

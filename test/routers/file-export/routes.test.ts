@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJobs } from '../../../db/schema/exports';
-import { issueRenderToken } from '../../../server/exports/render-token';
-import { insertExportJob, type ExportJobRow } from '../../../server/exports/store';
+import { issueRenderToken } from '../../../server/file-export/render-token';
+import { insertExportJob, type ExportJobRow } from '../../../server/file-export/store';
 import { useTestApp } from '../../support/app';
 import { createDashboardRow } from '../../support/factories';
 import { failure, ok, type RestResponse } from '../../support/rest';

@@ -1,6 +1,6 @@
 import { authedProcedure, router } from '../trpc';
-import { getExport, startExport } from '../../server/exports/exports';
-import { exportLimits, updateExportLimits } from '../../server/exports/limits';
+import { getExport, startExport } from '../../server/file-export/file-export';
+import { exportLimits, updateExportLimits } from '../../server/file-export/limits';
 import {
   exportJobOutput,
   exportJobRef,

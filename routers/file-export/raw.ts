@@ -5,11 +5,11 @@ import { defineRawRoute } from '../../adapters/rest/raw-route';
 import { AppError } from '../../server/kernel/errors';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
-import { exportFile } from '../../server/exports/exports';
-import { CONTENT_TYPES } from '../../server/exports/produce';
-import { renderContext, renderPageJob, renderWidgetData } from '../../server/exports/render';
-import { renderPageHtml } from '../../server/exports/render-page';
-import { RENDER_TOKEN_HEADER } from '../../server/exports/render-token';
+import { exportFile } from '../../server/file-export/file-export';
+import { CONTENT_TYPES } from '../../server/file-export/produce';
+import { renderContext, renderPageJob, renderWidgetData } from '../../server/file-export/render';
+import { renderPageHtml } from '../../server/file-export/render-page';
+import { RENDER_TOKEN_HEADER } from '../../server/file-export/render-token';
 import { notFound } from '../../server/kernel/errors';
 import { entityIdText } from '../common';
 

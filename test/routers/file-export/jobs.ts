@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { z } from 'zod';
-import type { exportJobOutput, exportLimitsOutput, startExportOutput } from '../../../routers/exports/schemas';
+import type { exportJobOutput, exportLimitsOutput, startExportOutput } from '../../../routers/file-export/schemas';
 import { ok, type Rest } from '../../support/rest';
 
 export type ExportJob = z.output<typeof exportJobOutput>;
