@@ -30,7 +30,7 @@ const AREA_SERVICES = {
     'opaque-tokens',
   ],
   users: ['accounts'],
-  settings: ['dictionary', 'source-network', 'installation'],
+  service: ['dictionary', 'source-network', 'installation'],
   // The query run layer and the dataset tools reach a source through its area: a connector for a source row (secrets
   // opened, network policy applied), the one mapping of source failures, the catalogue of a source's tables.
   // Pipelines' substitution rules take settings "of the same make-up as the source of that type": the same
@@ -82,7 +82,7 @@ const TABLE_OWNERS = {
   groups: 'groups',
   workspaces: 'workspaces',
   'auth-tokens': 'auth',
-  settings: 'settings',
+  settings: 'service',
   'data-sources': 'data-sources',
   datasets: 'datasets',
   widgets: 'widgets',

@@ -6,7 +6,7 @@ import { authenticate } from '../server/auth/authenticate';
 import type { Context } from './context';
 import { describeError } from '../server/kernel/error-response';
 import { AppError } from '../server/kernel/errors';
-import { assertFeatureEnabled, type Feature } from '../server/settings/installation';
+import { assertFeatureEnabled, type Feature } from '../server/service/installation';
 
 const t = initTRPC
   .context<Context>()

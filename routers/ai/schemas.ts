@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { entityId, nonBlank, wireString } from '../common';
-import { WIDGET_KINDS } from '../../server/settings/dictionary';
+import { WIDGET_KINDS } from '../../server/service/dictionary';
 
 const prompt = nonBlank(4000).describe('What to generate, in the user’s words');
 const url = wireString()

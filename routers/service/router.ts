@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { dictionary } from '../../server/settings/dictionary';
-import { getInstallationSettings, updateInstallationSettings } from '../../server/settings/installation';
+import { dictionary } from '../../server/service/dictionary';
+import { getInstallationSettings, updateInstallationSettings } from '../../server/service/installation';
 import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { dictionaryOutput, settingsOutput, settingsUpdateInput } from './schemas';
 import { sourceNetworkProcedures } from './source-network';

@@ -4,7 +4,7 @@ import {
   isNetworkEntry,
   NETWORK_ENTRY_MESSAGE,
   updateSourceNetworkPolicy,
-} from '../../server/settings/source-network';
+} from '../../server/service/source-network';
 import { sysadminProcedure } from '../trpc';
 import { wireString } from '../common';
 

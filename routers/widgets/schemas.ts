@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../../server/query/compile/types';
-import { WIDGET_KINDS } from '../../server/settings/dictionary';
+import { WIDGET_KINDS } from '../../server/service/dictionary';
 import {
   calculatedField,
   entityId,

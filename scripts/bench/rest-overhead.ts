@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../../server/app/config';
 import { startRuntime } from '../../server/app/start';
 import { buildApp } from '../../server/app/app';
-import { getInstallationSettings } from '../../server/settings/installation';
+import { getInstallationSettings } from '../../server/service/installation';
 
 const duration = Number(process.env.DURATION ?? 6);
 const connections = Number(process.env.CONNECTIONS ?? 16);

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../app/deps';
-import { readSetting, writeSetting } from '../settings/store';
+import { readSetting, writeSetting } from '../service/store';
 
 /*
  * The AI provider of the installation (GET/PUT /api/admin/ai-provider): one entry of the settings table, key

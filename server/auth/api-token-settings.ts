@@ -1,6 +1,6 @@
 import type { DbOrTx } from '../../db/client';
 import type { AppDeps } from '../app/deps';
-import { readSetting, writeSetting } from '../settings/store';
+import { readSetting, writeSetting } from '../service/store';
 import type { AccountType } from '../users/accounts';
 
 export interface ApiTokenSettings {

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { DbOrTx } from '../../db/client';
-import { ensureSetting } from '../settings/store';
+import { ensureSetting } from '../service/store';
 
 /**
  * The HMAC key for session tokens lives in the metadata database so that every API node of one installation

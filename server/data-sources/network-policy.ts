@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import net from 'node:net';
 import { checkSourceHosts, ConnectorError, type CheckHost, type SourceSettings } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
-import { compiledSourceNetworkPolicy, type CompiledNetworkPolicy } from '../settings/source-network';
+import { compiledSourceNetworkPolicy, type CompiledNetworkPolicy } from '../service/source-network';
 import { viaConnector } from './connector-errors';
 
 const refusedMessage = (what: string) => `Подключение к адресу ${what} запрещено настройками платформы`;

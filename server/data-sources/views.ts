@@ -4,7 +4,7 @@ import type { SourceSettings } from '../../adapters/sources';
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
-import { SOURCE_KIND_LABELS } from '../settings/dictionary';
+import { SOURCE_KIND_LABELS } from '../service/dictionary';
 import { userNamesById, type UserName } from '../users/views';
 import { openSecrets, type DataSourceRow } from './connection';
 import type { SourceSecrets } from './secrets';

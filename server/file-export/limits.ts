@@ -1,7 +1,7 @@
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
-import { readSetting, writeSetting } from '../settings/store';
+import { readSetting, writeSetting } from '../service/store';
 
 /*
  * Export limits: GET /api/exports/limits (any user), PUT /api/exports/limits (system administrator; API-only setting).

@@ -9,7 +9,7 @@ import { assertSourceAddressAllowed } from '../data-sources/network-policy';
 import { nextSecrets, normalizeSettings, settingsView, type SettingsInput } from '../data-sources/settings';
 import { sourceInWorkspaceByUuid, sourcesInWorkspace } from '../data-sources/views';
 import { badRequest, notFound } from '../kernel/errors';
-import { SOURCE_KIND_LABELS } from '../settings/dictionary';
+import { SOURCE_KIND_LABELS } from '../service/dictionary';
 import { pipelineForCaller, requireStageAdmin, requireStageRole, stageAt, type PipelineContext } from './access';
 import { MSG } from './messages';
 

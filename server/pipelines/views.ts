@@ -1,5 +1,5 @@
 import { roleIsAdmin, type WorkspaceRole } from '../access/roles';
-import { dictionary } from '../settings/dictionary';
+import { dictionary } from '../service/dictionary';
 import type { PipelineRow, PipelineStageRow } from './access';
 import type { StageWithWorkspace } from './store';
 import { STAGE_NAMES } from './stages';

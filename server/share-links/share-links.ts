@@ -8,7 +8,7 @@ import { invalid } from '../kernel/errors';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { linkNotFound, MSG } from './messages';
 import { dashboardShareLinks, insertShareLink, lockShareLink, updateShareLink, type ShareLinkRow } from './store';
-import { getInstallationSettings } from '../settings/installation';
+import { getInstallationSettings } from '../service/installation';
 import { shareLinkView, type ShareLinkView } from './views';
 
 /*

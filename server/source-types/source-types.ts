@@ -3,7 +3,7 @@ import type { DbOrTx } from '../../db/client';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
 import { lockPluginIdsForKind } from '../drivers/store';
-import { mergeSettingEntry, readSetting } from '../settings/store';
+import { mergeSettingEntry, readSetting } from '../service/store';
 import { settingsFormOf, type SettingsField } from './settings-form';
 
 /*

@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app/deps';
 import { badRequest } from '../kernel/errors';
-import { getInstallationSettings } from '../settings/installation';
+import { getInstallationSettings } from '../service/installation';
 import { SSO_MESSAGES } from './messages';
 
 /**

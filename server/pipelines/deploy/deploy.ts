@@ -106,7 +106,7 @@ export async function deployToNextStage(
  * Deploy rights (spec, Authentication point 6: Администратор in the receiving stage and any role in the source stage).
  * Lacking either is the error table's "Deploy or compare without rights": 403 «Доступ запрещён» (a caller who sees no
  * stage of the pipeline got 404 already). The UI still shows a caller with a role in the source stage Развернуть
- * disabled with its hint «Нужны права администратора в целевом пространстве» (server/settings/dictionary.ts); the
+ * disabled with its hint «Нужны права администратора в целевом пространстве» (server/service/dictionary.ts); the
  * API answers the specification's status and message.
  */
 function requireDeployRights(ctx: PipelineContext, from: number): void {
