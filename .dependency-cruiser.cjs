@@ -54,6 +54,8 @@ const AREA_SERVICES = {
   // link (token, grant, unlock) through the share-links area.
   dashboards: ['data', 'layout'],
   'share-links': ['link-access'],
+  // Sources check that their kind is switched on and build their connections with the driver the kind picked.
+  admin: ['source-types', 'drivers'],
   // Mailings attach the files an export makes (produceExport, with the mailing owner's rights).
   'file-export': ['produce'],
 };
@@ -95,7 +97,7 @@ const TABLE_OWNERS = {
   extracts: 'etl',
   notifications: 'notifications',
   'share-links': 'share-links',
-  'driver-plugins': 'drivers',
+  'driver-plugins': 'admin',
   mailings: 'mailings',
   'mail-channels': 'mail-channels',
   exports: 'file-export',

@@ -2,8 +2,9 @@ import { integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './users';
 
 /*
- * Uploaded connector plugins (/api/admin/drivers), owned by server/drivers. They need integer ids and a row each, so
- * they have a table of their own (installation-wide settings such as the AI provider are rows of the settings table).
+ * Uploaded connector plugins (/api/admin/drivers), owned by server/admin (drivers.ts, store.ts). They need integer ids
+ * and a row each, so they have a table of their own (installation-wide settings such as the AI provider are rows of
+ * the settings table).
  */
 
 /**

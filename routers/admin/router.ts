@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { getSourceType, listSourceTypes, updateSourceType } from '../../server/source-types/source-types';
+import { getSourceType, listSourceTypes, updateSourceType } from '../../server/admin/source-types';
 import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { listSourceTypesOutput, sourceTypeDetails, sourceTypeInput, updateSourceTypeInput } from './schemas';
-import { aiAdminProcedures } from '../ai/admin-procedures';
-import { driverProcedures } from '../drivers/procedures';
+import { aiAdminProcedures } from './ai-provider';
+import { driverProcedures } from './drivers';
 
 const tags = ['Administration'];
 
@@ -37,7 +37,7 @@ export const adminRouter = router({
     .output(sourceTypeDetails)
     .mutation(({ ctx, input: { type, ...change } }) => updateSourceType(ctx.deps, type, change)),
 
-  // GET and DELETE /api/admin/drivers (the upload is a raw route: routers/drivers/raw.ts) and /api/admin/ai-provider.
+  // GET and DELETE /api/admin/drivers (the upload is a raw route: raw.ts) and /api/admin/ai-provider.
   ...driverProcedures,
   ...aiAdminProcedures,
 });

@@ -14,7 +14,7 @@ import { fileRawRoutes } from '../../routers/data-sources/raw';
 import { viewerPageRoutes } from '../../routers/public/page';
 import { registerPublicBodyLimit, registerPublicRateLimit } from './public-rate-limit';
 import { ssoRawRoutes } from '../../routers/sso/raw';
-import { driverRawRoutes } from '../../routers/drivers/raw';
+import { driverRawRoutes } from '../../routers/admin/raw';
 import { mcpRawRoutes } from '../../routers/mcp/raw';
 import { exportRawRoutes } from '../../routers/file-export/raw';
 import { authenticate } from '../auth/authenticate';

@@ -2,10 +2,10 @@ import { ConnectorError, createConnector, type SourceKind, type SourceSettings }
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest, invalid } from '../kernel/errors';
-import { assertKindEnabled } from '../source-types/source-types';
+import { assertKindEnabled } from '../admin/source-types';
 import { readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
-import { sourceDriver } from '../drivers/drivers';
+import { sourceDriver } from '../admin/drivers';
 import { connectionSettings, guardPluginHosts, openSecrets } from './connection';
 import { assertSourceAddressAllowed, sourceHostCheck } from './network-policy';
 import { mergeSecrets } from './secrets';

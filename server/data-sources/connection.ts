@@ -13,7 +13,7 @@ import {
 import type { DbOrTx } from '../../db/client';
 import { dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
-import { sourceDriver } from '../drivers/drivers';
+import { sourceDriver } from '../admin/drivers';
 import { badRequest, notFound } from '../kernel/errors';
 import { sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';

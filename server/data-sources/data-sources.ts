@@ -10,7 +10,7 @@ import { badRequest } from '../kernel/errors';
 import { mapCopyOf } from '../objects/copy-map';
 import { listObjects, type StdListFilter } from '../objects/list';
 import type { PageRequest } from '../kernel/paging';
-import { assertKindEnabled } from '../source-types/source-types';
+import { assertKindEnabled } from '../admin/source-types';
 import { isForeignKeyViolation } from '../kernel/db-errors';
 import { deletableObject, ownedObject, readableObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';

@@ -7,7 +7,7 @@ import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest, invalid } from '../kernel/errors';
-import { assertKindEnabled } from '../source-types/source-types';
+import { assertKindEnabled } from '../admin/source-types';
 import { ownedObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { deleteDataSource } from './data-sources';

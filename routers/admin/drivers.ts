@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { deleteDriver, listDrivers } from '../../server/drivers/drivers';
+import { deleteDriver, listDrivers } from '../../server/admin/drivers';
 import { sysadminProcedure } from '../trpc';
 import { deletedOutput, entityId } from '../common';
 import { listDriversOutput } from './schemas';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
-import { uploadDriver } from '../../server/drivers/drivers';
+import { uploadDriver } from '../../server/admin/drivers';
 import { AppError, invalid } from '../../server/kernel/errors';
 import { INVALID_TEXT_MESSAGE, isWireText } from '../common';
 import { multipartScope, requireFile, withUpload, type Received } from '../data-sources/file-upload';

@@ -2,20 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { eq } from 'drizzle-orm';
 import { settings } from '../../../db/schema/settings';
-import type { accessOutput, aiProviderView, checkOutput } from '../../../routers/ai/schemas';
+import type { aiProviderView, checkOutput } from '../../../routers/admin/schemas';
 import { useTestApp } from '../../support/app';
-import { addToGroup, createGroup, createSysadmin, createUser, login, type TestUser } from '../../support/factories';
+import { createSysadmin, createUser, login } from '../../support/factories';
 import { failure, ok } from '../../support/rest';
-import { startFakeProvider, type FakeProvider } from './fake-provider';
+import { startFakeProvider, type FakeProvider } from '../ai/fake-provider';
 
 /*
- * AI provider administration (#104 GET, #105 PUT /api/admin/ai-provider, #106 POST /api/admin/ai-provider/check) and
- * GET /api/ai/access (#165), against an OpenAI-compatible server on loopback.
+ * AI provider administration (GET and PUT /api/admin/ai-provider, POST /api/admin/ai-provider/check) against an
+ * OpenAI-compatible server on loopback. Who the settings let use the assistant: test/routers/ai/access.test.ts.
  */
 
 type ProviderView = z.output<typeof aiProviderView>;
 type Check = z.output<typeof checkOutput>;
-type Access = z.output<typeof accessOutput>;
 
 const KEY = 'sk-test-secret-key-123';
 const MODEL = 'test-model';
@@ -23,14 +22,13 @@ const { t, api } = useTestApp();
 let fake: FakeProvider;
 let admin: string;
 let user: string;
-let member: TestUser;
 
 beforeAll(async () => {
   fake = await startFakeProvider({ apiKey: KEY, model: MODEL });
   const a = await createSysadmin(t.deps);
   admin = await login(api, a.username, a.password);
-  member = await createUser(t.deps);
-  user = await login(api, member.username, member.password);
+  const u = await createUser(t.deps);
+  user = await login(api, u.username, u.password);
 });
 afterAll(() => fake.close());
 
@@ -105,28 +103,5 @@ describe('GET/PUT /api/admin/ai-provider', () => {
     expect(dead.message).toMatch(/^Не удалось подключиться к AI-провайдеру/);
     // Overrides are not saved.
     expect(ok<ProviderView>(await api.get('/api/admin/ai-provider', admin)).base_url).toBe(fake.baseUrl);
-  });
-});
-
-describe('GET /api/ai/access', () => {
-  it('says why not: switched off, not in an allowed group; and yes when allowed', async () => {
-    ok(await api.put('/api/admin/ai-provider', { enabled: false }, admin));
-    expect(ok<Access>(await api.get('/api/ai/access', user))).toEqual({
-      enabled: false,
-      reason: 'AI-ассистент отключён администратором платформы',
-    });
-    const group = await createGroup(t.deps);
-    ok(await api.put('/api/admin/ai-provider', { enabled: true, allowed_group_ids: [group.id] }, admin));
-    expect(ok<Access>(await api.get('/api/ai/access', user))).toEqual({
-      enabled: false,
-      reason: 'AI-ассистент доступен только участникам разрешённых групп',
-    });
-    await addToGroup(t.deps, member.id, group.id);
-    // A session token carries the groups of its login: the member logs in again to be seen in the new group.
-    const again = await login(api, member.username, member.password);
-    expect(ok<Access>(await api.get('/api/ai/access', again))).toEqual({ enabled: true, reason: null });
-    ok(await api.put('/api/admin/ai-provider', { allowed_group_ids: [] }, admin));
-    expect(ok<Access>(await api.get('/api/ai/access', user))).toEqual({ enabled: true, reason: null });
-    expect((await api.get('/api/ai/access')).status).toBe(401);
   });
 });

@@ -4,7 +4,7 @@ import { failure } from '../../support/rest';
 import { createSysadmin, createUser, login } from '../../support/factories';
 import type { z } from 'zod';
 import type { listSourceTypesOutput, sourceTypeDetails } from '../../../routers/admin/schemas';
-import { SERVERS, ok, upload } from './helpers';
+import { SERVERS, ok, upload } from '../data-sources/helpers';
 
 type SourceTypes = z.output<typeof listSourceTypesOutput>;
 type SourceTypeDetails = z.output<typeof sourceTypeDetails>;

@@ -4,16 +4,15 @@ import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import type { driverView, listDriversOutput } from '../../../routers/drivers/schemas';
-import type { sourceTypeDetails } from '../../../routers/admin/schemas';
+import type { driverView, listDriversOutput, sourceTypeDetails } from '../../../routers/admin/schemas';
 import { useTestApp } from '../../support/app';
 import { createSysadmin, createUser, login, uniq } from '../../support/factories';
 import { failure, ok, type Deleted, type RestResponse } from '../../support/rest';
 import { upload } from '../data-sources/helpers';
 
 /*
- * Database drivers (#101 GET, #102 POST, #103 DELETE /api/admin/drivers) and picking a plugin for a source kind
- * (#100 PUT /api/source-types/{type}): bundled connectors with their installed versions, connector plugins uploaded
+ * Database drivers (GET, POST, DELETE /api/admin/drivers) and picking a plugin for a source kind
+ * (PUT /api/source-types/{type}): bundled connectors with their installed versions, connector plugins uploaded
  * as ES modules, checked against the connector interface, stored under DATA_DIR and loaded without a restart.
  */
 

@@ -16,7 +16,7 @@ import { driverPlugins } from '../../db/schema/driver-plugins';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
-import { BUNDLED_DRIVERS, kindsUsingDriver, kindsUsingDriverNow, selectedDriverId } from '../source-types/source-types';
+import { BUNDLED_DRIVERS, kindsUsingDriver, kindsUsingDriverNow, selectedDriverId } from './source-types';
 import { buildPluginConnector, loadConnectorPlugin, pluginFactory } from './plugin-loader';
 
 /*

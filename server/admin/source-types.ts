@@ -2,7 +2,7 @@ import { SOURCE_KINDS, isSourceKind, type SourceKind, type SourceKindInfo } from
 import type { DbOrTx } from '../../db/client';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
-import { lockPluginIdsForKind } from '../drivers/store';
+import { lockPluginIdsForKind } from './store';
 import { mergeSettingEntry, readSetting } from '../service/store';
 import { settingsFormOf, type SettingsField } from './settings-form';
 
@@ -14,7 +14,7 @@ import { settingsFormOf, type SettingsField } from './settings-form';
 const KEY = 'source_types';
 
 /**
- * The bundled driver of each kind. An uploaded connector plugin (/api/admin/drivers, server/drivers) serving the
+ * The bundled driver of each kind. An uploaded connector plugin (/api/admin/drivers, drivers.ts) serving the
  * kind can be picked instead: its driver_id is the plugin's id.
  */
 export const BUNDLED_DRIVERS: Record<SourceKind, string> = {
@@ -114,7 +114,7 @@ export async function updateSourceType(
   if (input.driver_id !== undefined) patch.driver_id = input.driver_id;
   await deps.db.transaction(async (tx) => {
     if (input.driver_id !== undefined && input.driver_id !== null && input.driver_id !== BUNDLED_DRIVERS[info.type]) {
-      // Held FOR SHARE: a plugin's delete waits for this switch to commit (drivers/store.ts says why).
+      // Held FOR SHARE: a plugin's delete waits for this switch to commit (store.ts says why).
       const plugins = (await lockPluginIdsForKind(tx, info.type)).map(String);
       if (!plugins.includes(input.driver_id)) {
         const installed = [BUNDLED_DRIVERS[info.type], ...plugins].join(', ');
