@@ -19,16 +19,7 @@ const AREAS = fs
 // operation (revoke a user's tokens, hash a password, look an account up), not row internals. Adding a module here
 // is the reviewed way to widen an area's surface.
 const AREA_SERVICES = {
-  auth: [
-    'actor',
-    'passwords',
-    'refresh-tokens',
-    'api-tokens',
-    'login-throttle',
-    'session-tokens',
-    'login',
-    'opaque-tokens',
-  ],
+  auth: ['actor', 'passwords', 'refresh-tokens', 'login-throttle', 'session-tokens', 'login', 'opaque-tokens'],
   users: ['accounts'],
   service: ['dictionary', 'source-network', 'installation'],
   // The query run layer and the dataset tools reach a source through its area: a connector for a source row (secrets
@@ -84,6 +75,7 @@ const TABLE_OWNERS = {
   groups: 'groups',
   workspaces: 'workspaces',
   'auth-tokens': 'auth',
+  'api-tokens': 'mcp-tokens',
   settings: 'service',
   'data-sources': 'data-sources',
   datasets: 'datasets',

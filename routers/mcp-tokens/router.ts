@@ -7,7 +7,7 @@ import {
   revokeApiToken,
   suspendApiToken,
   updateApiTokenSettings,
-} from '../../server/auth/api-tokens';
+} from '../../server/mcp-tokens/mcp-tokens';
 import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { idInput } from '../common';
 import {

@@ -2,7 +2,7 @@ import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { userGroupIds } from '../groups/store';
 import { actorOf, userStatusOf, type Actor } from './actor';
-import { API_TOKEN_PREFIX, apiTokenIdentity, assertApiTokensUsable, touchApiToken } from './api-tokens';
+import { API_TOKEN_PREFIX, apiTokenIdentity, assertApiTokensUsable, touchApiToken } from '../mcp-tokens/mcp-tokens';
 import { sha256 } from './opaque-tokens';
 import { verifySessionToken } from './session-tokens';
 

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, ilike, ne, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { groups } from '../../db/schema/groups';
-import { getApiTokenSettings } from '../auth/api-tokens';
+import { getApiTokenSettings } from '../mcp-tokens/mcp-tokens';
 import type { AppDeps } from '../app/deps';
 import { readCachesChanged } from '../kernel/read-epoch';
 import { badRequest } from '../kernel/errors';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
 import { users } from '../../db/schema/users';
-import { revokeUserApiTokens } from '../auth/api-tokens';
+import { revokeUserApiTokens } from '../mcp-tokens/mcp-tokens';
 import { existingGroupIds } from '../groups/store';
 import { passwordWeakness } from '../auth/passwords';
 import { revokeUserRefreshTokens } from '../auth/refresh-tokens';

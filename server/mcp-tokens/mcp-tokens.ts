@@ -1,14 +1,14 @@
 import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../db/client';
-import { apiTokens } from '../../db/schema/auth-tokens';
+import { apiTokens } from '../../db/schema/api-tokens';
 import type { AppDeps } from '../app/deps';
 import { existingGroupIds } from '../groups/store';
 import { cacheSlot } from '../kernel/app-caches';
 import { AppError, invalid, notFound } from '../kernel/errors';
 import { TtlCache } from '../kernel/ttl-cache';
-import type { Actor } from './actor';
-import { getApiTokenSettings, saveApiTokenSettings, type ApiTokenSettings } from './api-token-settings';
-import { randomToken, sha256 } from './opaque-tokens';
+import type { Actor } from '../auth/actor';
+import { getApiTokenSettings, saveApiTokenSettings, type ApiTokenSettings } from './settings';
+import { randomToken, sha256 } from '../auth/opaque-tokens';
 import { pageOf, type PageRequest } from '../kernel/paging';
 
 /** Every API token starts with this: the platform tells the token kinds apart by it. */
@@ -105,9 +105,12 @@ interface ApiTokenIdentity {
  * Read on every call made with an API token, so kept a few seconds by the token's hash; the node that changes a
  * token's status drops its entry at once, other nodes within the TTL.
  */
-const apiTokenIdentities = cacheSlot('auth.apiTokens', () => new TtlCache<string, ApiTokenIdentity | null>(5_000));
+const apiTokenIdentities = cacheSlot(
+  'mcpTokens.identities',
+  () => new TtlCache<string, ApiTokenIdentity | null>(5_000),
+);
 /** When this app last wrote a token's last_used_at. */
-const apiTokenTouches = cacheSlot('auth.apiTokenTouches', () => new Map<number, number>());
+const apiTokenTouches = cacheSlot('mcpTokens.touches', () => new Map<number, number>());
 
 /** The token (by its hash) with its owner and status; null when no token has that hash. */
 export function apiTokenIdentity(deps: AppDeps, hash: string): Promise<ApiTokenIdentity | null> {
