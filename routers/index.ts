@@ -17,7 +17,7 @@ import { notificationRouter } from './notifications/router';
 import { ssoRouter } from './sso/router';
 import { ssoProviderRouter } from './sso/provider-router';
 import { shareLinkRouter } from './share-links/router';
-import { publicLinkRouter } from './public/router';
+import { publicLinkRouter } from './public-link/router';
 import { pipelineRouter } from './pipelines/router';
 import { aiRouter } from './ai/router';
 import { mailChannelRouter } from './mail-channels/router';

@@ -11,7 +11,7 @@ import type { AppDeps } from './deps';
 import { ERROR_TABLE } from '../kernel/errors';
 import { rawOperationDocs, registerRawRoutes } from '../../adapters/rest/raw-route';
 import { fileRawRoutes } from '../../routers/data-sources/raw';
-import { viewerPageRoutes } from '../../routers/public/page';
+import { viewerPageRoutes } from '../../routers/public-link/page';
 import { registerPublicBodyLimit, registerPublicRateLimit } from './public-rate-limit';
 import { ssoRawRoutes } from '../../routers/sso/raw';
 import { driverRawRoutes } from '../../routers/admin/raw';

@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import type { publicDashboardOutput } from '../../routers/public/schemas';
+import type { publicDashboardOutput } from '../../routers/public-link/schemas';
 import type { Envelope } from '../support/rest';
 import { launchChromium } from '../web/chromium';
 import { runBlocks, shellBlocks, type WalkthroughRun } from './shell-blocks';

@@ -4,7 +4,13 @@ import { eq } from 'drizzle-orm';
 import { shareLinks } from '../../db/schema/share-links';
 import { useTestApp } from '../support/app';
 import { ok } from '../support/rest';
-import { createShareWorld, issueLink, qtyByProduct, type ShareLink, type ShareWorld } from '../routers/public/world';
+import {
+  createShareWorld,
+  issueLink,
+  qtyByProduct,
+  type ShareLink,
+  type ShareWorld,
+} from '../routers/public-link/world';
 import { launchChromium } from './chromium';
 
 /*

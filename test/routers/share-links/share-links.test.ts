@@ -13,7 +13,7 @@ import {
   type ShareLink,
   type ShareLinkList,
   type ShareWorld,
-} from '../public/world';
+} from '../public-link/world';
 
 /*
  * Share-link management over REST: GET/POST /api/dashboard/{id}/share-links, PUT/DELETE .../{linkId} and

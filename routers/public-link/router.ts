@@ -4,7 +4,7 @@ import {
   publicFieldValues,
   publicWidget,
   publicWidgetData,
-} from '../../server/public-viewer/public-viewer';
+} from '../../server/public-link/public-link';
 import { shareLinkState, unlockShareLink } from '../../server/share-links/link-access';
 import { widgetDataOutput } from '../widgets/schemas';
 import {

@@ -6,7 +6,7 @@ import type {
   linkStateOutput,
   publicDashboardOutput,
   publicWidgetOutput,
-} from '../../../routers/public/schemas';
+} from '../../../routers/public-link/schemas';
 import type { widgetDataOutput } from '../../../routers/widgets/schemas';
 import type { TestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';

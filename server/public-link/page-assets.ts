@@ -19,7 +19,7 @@ interface Asset {
 const JS = 'text/javascript; charset=utf-8';
 const require = createRequire(import.meta.url);
 
-/** The folder that holds web/ (the checkout, from server/public-viewer or from the dist/ bundle). */
+/** The folder that holds web/ (the checkout, from server/public-link or from the dist/ bundle). */
 function webRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 5; i++) {

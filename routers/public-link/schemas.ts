@@ -4,7 +4,7 @@ import type {
   PublicFieldValuesRequest,
   PublicWidgetDataRequest,
   PublicWidgetView,
-} from '../../server/public-viewer/public-viewer';
+} from '../../server/public-link/public-link';
 import type { LinkState } from '../../server/share-links/link-access';
 import { MAX_PAGE_SIZE } from '../../server/query/compile/types';
 import {

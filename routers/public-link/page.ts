@@ -2,7 +2,7 @@ import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
 import { notFound } from '../../server/kernel/errors';
-import { viewerAsset } from '../../server/public-viewer/page-assets';
+import { viewerAsset } from '../../server/public-link/page-assets';
 
 /*
  * The viewer page of a share link, outside /api: GET /s/{token} (the page; the same for every token, it asks the
