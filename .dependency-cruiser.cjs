@@ -38,9 +38,9 @@ const AREA_SERVICES = {
   ],
   // The model a query compiles against, loaded by dataset id (the query layer caches it per version).
   // The AI assistant checks formulas as the schema editor does; the MCP server previews a dataset as the REST path.
-  datasets: ['load-model', 'formulas', 'data-reads'],
+  datasets: ['load-model', 'formulas', 'data'],
   // A widget's data as POST /api/widget/{id}/data reads it: dashboard data reads each of its widgets so.
-  widgets: ['widget-data'],
+  widgets: ['data'],
   // The public viewer of a share link reads the dashboard's layout and data as the dashboard area does, and finds the
   // link (token, grant, unlock) through the share-links area.
   dashboards: ['data', 'layout'],

@@ -5,7 +5,7 @@ import {
   datasetPreview,
   type DatasetPreviewInput,
   type FieldValuesInput,
-} from '../../server/datasets/data-reads';
+} from '../../server/datasets/data';
 import { authedProcedure } from '../trpc';
 import { entityId, parameterValues, widgetFilter, wireString, type Accepts, type Mirrors } from '../common';
 
@@ -47,7 +47,7 @@ export const datasetPreviewOutput = z.object({
 });
 
 /*
- * Both hand their input without the path id to the server (server/datasets/data-reads.ts). The preview's filters are
+ * Both hand their input without the path id to the server (server/datasets/data.ts). The preview's filters are
  * the query engine's FilterSpec, wider than `widgetFilter` because it also carries saved filters (common.ts checks
  * that it takes what the schema lets through); everything else is the same, and so are the keys.
  */

@@ -1,5 +1,5 @@
 import { authedProcedure, router } from '../trpc';
-import { widgetData, widgetPreview } from '../../server/widgets/widget-data';
+import { widgetData, widgetPreview } from '../../server/widgets/data';
 import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
 import { deletedOutput, idInput } from '../common';
 import {

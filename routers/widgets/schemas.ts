@@ -20,7 +20,7 @@ import {
   type Mirrors,
 } from '../common';
 import { WIDGET_SORT_FIELDS } from '../../server/widgets/widgets';
-import type { WidgetDataRequest, WidgetPreviewRequest } from '../../server/widgets/widget-data';
+import type { WidgetDataRequest, WidgetPreviewRequest } from '../../server/widgets/data';
 import type { WidgetConfig } from '../../server/widgets/views';
 
 const id = entityId();
@@ -84,7 +84,7 @@ export const widgetPreviewInput = z.strictObject({
 });
 
 /*
- * POST /api/widget/{id}/data and POST /api/widget/preview hand their body to the server (server/widgets/widget-data.ts),
+ * POST /api/widget/{id}/data and POST /api/widget/preview hand their body to the server (server/widgets/data.ts),
  * without the path id and the `name` and `dataset_id` they accept and ignore. The shelf, filter, sort and calculated
  * field types are the query engine's, wider than these schemas because they also carry saved configurations (common.ts
  * checks that they take what the schemas let through); everything else is the same, and so are the keys.

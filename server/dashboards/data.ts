@@ -6,14 +6,14 @@ import { describeError } from '../kernel/error-response';
 import { invalid, type FieldErrors } from '../kernel/errors';
 import { formatFieldPath } from '../kernel/validation';
 import { DEFAULT_PAGE_SIZE, type FilterSpec, type ParameterValues, type SortSpec } from '../query/compile/types';
-import { widgetsDataAs, type WidgetData } from '../widgets/widget-data';
+import { widgetsDataAs, type WidgetData } from '../widgets/data';
 import { layoutOf, widgetIdsOf, type DashboardLayout, type DashboardSelector } from './layout';
 import { MSG } from './messages';
 import { selectorFieldRefs } from './store';
 
 /*
  * POST /api/dashboard/{id}/data: the data of several of the dashboard's widgets in one call. Each widget is read as
- * POST /api/widget/{id}/data reads it (server/widgets/widget-data.ts, which goes through the one data entry point
+ * POST /api/widget/{id}/data reads it (server/widgets/data.ts, which goes through the one data entry point
  * server/query/read.ts, with its result cache and single-flight), with the filters of the selectors and the values
  * of the dashboard parameters that drive it. Widgets run concurrently, a few at a time; one that fails gets an error
  * entry (the envelope's error) and the others still answer. Widgets of one dataset that differ only in their

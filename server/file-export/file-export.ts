@@ -5,7 +5,7 @@ import { readableObject } from '../access/object-access';
 import { viewerOf } from '../access/viewer';
 import { invalid, notFound } from '../kernel/errors';
 import { checkWholeRead } from '../query/read';
-import { widgetReadOf } from '../widgets/widget-data';
+import { widgetReadOf } from '../widgets/data';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
 import { CONTENT_TYPES, type ExportFormat, type ExportObjectType } from './produce';
 import { cleanExpiredExports, EXPORT_RUN } from './run-job';

@@ -3,7 +3,7 @@ import type { AppDeps } from '../app/deps';
 import { notFound } from '../kernel/errors';
 import { layoutOf } from '../dashboards/layout';
 import type { ParameterValues } from '../query/compile/types';
-import { widgetDataAs, type WidgetData } from '../widgets/widget-data';
+import { widgetDataAs, type WidgetData } from '../widgets/data';
 import { filtersForDataset, type ExportFilter } from './filters';
 import { viewerFor } from './produce';
 import { jobOfRenderToken } from './render-token';

@@ -10,7 +10,7 @@ import type { PrimitiveType } from '../query/expr';
 import { fieldRefsOfDataset } from '../datasets/views';
 import { configOf } from '../widgets/views';
 import { streamData } from '../query/read';
-import { widgetReadOf } from '../widgets/widget-data';
+import { widgetReadOf } from '../widgets/data';
 import { filtersForDataset, type ExportFilter } from './filters';
 
 /*

@@ -15,7 +15,7 @@ import type { ParameterValues } from '../query/compile/types';
 import { readData } from '../query/read';
 import { openSharedDashboard, type SharedDashboard } from '../share-links/link-access';
 import { configOf, type WidgetRow } from '../widgets/views';
-import type { WidgetData } from '../widgets/widget-data';
+import type { WidgetData } from '../widgets/data';
 import { MSG } from './messages';
 
 /*
