@@ -3,8 +3,9 @@ import { check, index, integer, pgTable, serial, text, timestamp } from 'drizzle
 import { datasets } from './datasets';
 
 /**
- * A column-level security rule of a dataset (server/access/column-rules.ts): for the users and groups it names (both
- * lists empty = everyone) the fields it lists are hidden (as if they did not exist) or masked (values replaced).
+ * A column-level security rule of a dataset (server/access/dataset-security/column-rules.ts): for the users and groups
+ * it names (both lists empty = everyone) the fields it lists are hidden (as if they did not exist) or masked (values
+ * replaced).
  * Field ids are an array, so a schema save that would delete a field a rule names is refused by the schema store
  * rather than by a foreign key: silently dropping the rule would expose the field.
  */

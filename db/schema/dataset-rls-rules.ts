@@ -3,8 +3,9 @@ import { check, index, integer, pgTable, serial, text, timestamp } from 'drizzle
 import { datasetFields, datasets } from './datasets';
 
 /**
- * A row-level security rule of a dataset (server/access/row-rules.ts): for the users and groups it names (both lists
- * empty = everyone) rows pass only where the field's value is in (or equals) the user's attribute `attribute`.
+ * A row-level security rule of a dataset (server/access/dataset-security/row-rules.ts): for the users and groups it
+ * names (both lists empty = everyone) rows pass only where the field's value is in (or equals) the user's attribute
+ * `attribute`.
  * The field reference is deliberately not cascading: a schema save that would delete a field a rule uses is refused
  * (server/datasets/schema-store.ts), since silently dropping the rule would expose rows.
  */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure a headless Chromium is on this machine for the browser tests (the share-link viewer page, later the
-# export renderer): Debian's `chromium`, driven by playwright-core with executablePath. Idempotent: an executable
-# that already answers --version is only recorded. Writes CHROMIUM_PATH into the env file.
+# Makes sure a headless Chromium is on this machine for the browser tests (the share-link viewer page) and the PDF
+# and PNG export renderer: Debian's `chromium`, driven by playwright-core with executablePath. Idempotent: an
+# executable that already answers --version is only recorded. Writes CHROMIUM_PATH into the env file.
 set -euo pipefail
 
 # shellcheck source=lib.sh

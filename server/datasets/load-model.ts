@@ -35,8 +35,8 @@ export async function loadDatasetRow(db: DbOrTx, id: number, opts: { forUpdate?:
 }
 
 /*
- * Row locks the extracts area takes, beside loadDatasetRow and not in store.ts: store.ts reaches the extracts area
- * (schema-store.ts -> the dataset read context), so the extracts could not import it without a cycle.
+ * Row locks the etl area (extracts) takes, beside loadDatasetRow and not in store.ts: store.ts reaches server/etl
+ * (schema-store.ts -> the dataset read context), so server/etl could not import it without a cycle.
  */
 
 /**

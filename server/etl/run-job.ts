@@ -53,7 +53,7 @@ const QUEUED_MAX_HOURS = 24;
 /** pg-boss job states after which the handler will not run. */
 const JOB_ENDED = new Set(['completed', 'cancelled', 'failed']);
 
-/** The job kinds of this area, with their handlers bound to the app (registered in server/app/hooks.ts). */
+/** The job kinds of this area, with their handlers bound to the app (registered in server/app/start.ts). */
 export function extractJobKinds(
   deps: AppDeps,
   startScheduled: (deps: AppDeps, datasetId: number) => Promise<void>,

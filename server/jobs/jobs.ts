@@ -6,9 +6,9 @@ import type { z } from 'zod';
 /*
  * THE job module: one pg-boss instance per application on the metadata PostgreSQL (embedded or external, the same
  * pool the app uses), so several API nodes share the queues and any node may run a job. Every job type (extract runs
- * now; exports and mailings later) is a JobKind registered once when the app builds its deps (server/app/hooks.ts),
- * never at module load: its name is its queue, its payload is checked with its schema on send and on receipt, its
- * concurrency is per node.
+ * and schedules, exports, mailings and their schedules) is a JobKind registered once when the app builds its deps
+ * (createAppDeps in server/app/start.ts), never at module load: its name is its queue, its payload is checked with its
+ * schema on send and on receipt, its concurrency is per node.
  *
  * Started with the app (main.ts) or on the first send (an app built by a test), stopped with the app: local jobs are
  * aborted first (their AbortSignal fires), then pg-boss stops with a short grace period, so a shutdown never hangs.

@@ -45,7 +45,7 @@ export const MAILING_SCHEDULE = jobKind('mailing-schedule', z.object({ mailingId
 const MAX_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 1_000;
 
-/** The job kinds of this area (registered in server/app/hooks.ts). */
+/** The job kinds of this area (registered in server/app/start.ts). */
 export function mailingJobKinds(
   deps: AppDeps,
   startScheduled: (deps: AppDeps, mailingId: number) => Promise<void>,

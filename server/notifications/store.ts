@@ -4,8 +4,8 @@ import { orderByOf, type PageRequest } from '../kernel/paging';
 import { notifications } from '../../db/schema/notifications';
 
 /*
- * A user's notifications (tx-first). Other areas add theirs through insertNotification: extract runs now, exports
- * and mailings later, each with a kind of its own.
+ * A user's notifications (tx-first). Other areas add theirs through insertNotification: extract runs, file exports
+ * and mailings, each with a kind of its own.
  */
 
 export type NotificationRow = typeof notifications.$inferSelect;

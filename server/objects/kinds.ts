@@ -11,7 +11,7 @@ import { dashboardNotFound } from '../dashboards/messages';
 /*
  * The kinds of workspace object: everything that lives in a workspace, has an author and is read, edited and listed
  * under the same policy (server/access/object-access.ts) and through the same std list (server/objects/list.ts).
- * A new kind (dashboards next) is one more row of OBJECT_KINDS.
+ * A new kind is one more row of OBJECT_KINDS.
  */
 
 /** The columns every object table has, under these property names (so that its rows can be read generically). */

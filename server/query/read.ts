@@ -22,8 +22,9 @@ import { TtlCache } from '../kernel/ttl-cache';
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
  * (POST /api/widget/preview), dataset preview (POST /api/dataset/{id}/preview) and field values
- * (GET /api/dataset/{id}/field-values) all come here, and so will dashboards, share links, exports, mailings, render
- * pages and the assistant. The caller has already found the object through the access policy (server/access); here
+ * (GET /api/dataset/{id}/field-values) all come here, and so do dashboard data and the share-link viewer
+ * (readWidgetQueries), file exports (streamData, checkWholeRead) and their render pages, mailings' slices and the MCP
+ * tools. The caller has already found the object through the access policy (server/access); here
  * the dataset's own right to its sources is checked, and the viewer is where row- and column-level security apply:
  * every read below starts with securedRead, the one place they are applied.
  */

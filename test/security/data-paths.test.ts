@@ -19,7 +19,7 @@ import {
 } from '../routers/widgets/world';
 
 /*
- * The security matrix of issue 12: every kind of caller x every data path (POST /api/widget/{id}/data, POST
+ * The security matrix: every kind of caller x every data path (POST /api/widget/{id}/data, POST
  * /api/widget/preview, POST /api/dataset/{id}/preview with default and explicit columns, GET
  * /api/dataset/{id}/field-values, POST /api/dashboard/{id}/data) over one dataset on a real PostgreSQL source. The
  * Наблюдатель is the restricted user: an RLS rule keeps them to two products, a CLS rule hides `amount` from them and

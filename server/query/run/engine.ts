@@ -14,8 +14,8 @@ import { cacheSlot } from '../../kernel/app-caches';
  * problem to fix (a 400 with the driver's message), never a 500.
  *
  * Cache key: the target's data key (source id + connection settings hash, or extract file + load), the dataset's
- * version (every schema or settings save bumps it), the SQL text and its parameter values. RLS will make the SQL
- * differ per user, so users never share rows they could not read.
+ * version (every schema or settings save bumps it), the SQL text and its parameter values. RLS makes the SQL differ
+ * per user (its rules are filters of the query, with the reader's attribute values bound), so users never share rows they could not read.
  */
 
 export interface QueryEngineOptions extends ResultCacheOptions {

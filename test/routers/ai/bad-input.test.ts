@@ -5,7 +5,7 @@ import { failure, ok } from '../../support/rest';
 import { startFakeProvider, type FakeProvider } from './fake-provider';
 
 /*
- * Bad input on every AI operation (#104-106, #165-168): refused with 4xx in the envelope, never a 5xx. A provider is
+ * Bad input on every AI operation (/api/admin/ai-provider, /api/ai/*): refused with 4xx in the envelope, never a 5xx. A provider is
  * configured and enabled (an OpenAI-compatible server on loopback), so that the refusals come from validation and
  * not from a missing provider; none of these calls reaches it.
  */

@@ -19,7 +19,7 @@ import {
 import { startFakeProvider, type FakeProvider, type Reply } from './fake-provider';
 
 /*
- * Generation (#166 POST /api/ai/formula, #167 POST /api/ai/sql, #168 POST /api/ai/widget-code) against an
+ * Generation (POST /api/ai/formula, POST /api/ai/sql, POST /api/ai/widget-code) against an
  * OpenAI-compatible server on loopback and a real PostgreSQL source: grounded prompts, validated answers with one
  * repair round, clear refusals, provider failures as 502/504, and nothing executed.
  */
