@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { getSourceType, listSourceTypes, updateSourceType } from '../../server/admin/source-types';
 import { authedProcedure, router, sysadminProcedure } from '../trpc';
 import { listSourceTypesOutput, sourceTypeDetails, sourceTypeInput, updateSourceTypeInput } from './schemas';
-import { aiAdminProcedures } from './ai-provider';
-import { driverProcedures } from './drivers';
+import { aiAdminProcedures } from './ai-provider-procedures';
+import { driverProcedures } from './driver-procedures';
 
 const tags = ['Administration'];
 
