@@ -19,7 +19,7 @@ const out = path.join(root, 'dist/types/app-router.d.ts');
 const bin = (name: string) => path.join(root, 'node_modules/.bin', name);
 
 const STAND_INS: [RegExp, string][] = [
-  [/import\("\.\.\/server\/app\/context"\)\.Context/g, 'object'],
+  [/import\("\.\/context"\)\.Context/g, 'object'],
   [/import\("trpc-to-openapi"\)\.OpenApiMeta/g, 'Record<string, unknown>'],
 ];
 
@@ -28,7 +28,11 @@ execFileSync(bin('tsc'), ['-p', path.join(root, 'scripts/build-types/tsconfig.js
 
 const routerDts = path.join(work, 'routers/index.d.ts');
 let text = readFileSync(routerDts, 'utf8');
-for (const [pattern, replacement] of STAND_INS) text = text.replace(pattern, replacement);
+for (const [pattern, replacement] of STAND_INS) {
+  // A stand-in that matches nothing means a file moved: fail here rather than in dts-bundle-generator's type check.
+  if (!text.match(pattern)) throw new Error(`build-types: ${pattern} no longer occurs in routers/index.d.ts`);
+  text = text.replace(pattern, replacement);
+}
 writeFileSync(routerDts, text);
 const entry = path.join(work, 'app-router.d.ts');
 writeFileSync(entry, "import type { appRouter } from './routers/index';\nexport type AppRouter = typeof appRouter;\n");
