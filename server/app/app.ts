@@ -62,6 +62,15 @@ function frameworkError(err: FastifyError): { status: number; message: string } 
   return { status: 500, message: ERROR_TABLE.internal.message };
 }
 
+function isPercentEncodedUtf8(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promise<FastifyInstance> {
   const { total, perServer, waitMs } = deps.config.sourceConnections;
   sourceConnectionBudget.configure({ total, perServer, waitMs });
@@ -98,6 +107,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   // unknown protected path is a 401, so that a caller cannot map the API anonymously. With a token it is a 404.
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0];
+    // A path that is not valid percent-encoded UTF-8 is a malformed request whether or not a route would match it
+    // (the router answers FST_ERR_BAD_URL only when one does): 400, as above.
+    if (!isPercentEncodedUtf8(path)) return reply.code(400).send(errorEnvelope(400, 'Некорректный адрес запроса'));
     const anonymousAllowed = /^\/api\/(auth|public)\//.test(path) || !path.startsWith('/api/');
     if (!req.headers.authorization && !anonymousAllowed) {
       return reply.code(401).send(errorEnvelope(401, ERROR_TABLE.unauthorized.message));

@@ -180,7 +180,9 @@ export interface Exchange {
 /** What is wrong with one exchange by the document, or undefined when nothing is; null when it is not an operation. */
 function problemOf(compiled: CompiledDocument, ex: Exchange): string | null | undefined {
   const method = ex.method.toUpperCase();
-  const path = ex.url.split('?')[0];
+  // The path as the server receives it: inject (light-my-request) resolves the URL first, so `..` and `.` segments
+  // are gone by then, as they are with an HTTP client that normalises (curl without --path-as-is).
+  const path = new URL(ex.url, 'http://localhost').pathname;
   if (NOT_OPERATIONS.some((n) => (n.method === undefined || n.method === method) && n.path.test(path))) return null;
   const mediaType = ex.contentType?.split(';')[0].trim().toLowerCase();
   const op = findOperation(compiled, method, path);
