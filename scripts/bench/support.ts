@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
 import { dataSources } from '../../db/schema/data-sources';
-import { buildApp } from '../../server/app/app';
+import { buildApp, type BuildAppOptions } from '../../server/app/app';
 import { loadConfig } from '../../server/app/config';
 import type { AppDeps } from '../../server/app/deps';
 import { startRuntime } from '../../server/app/start';
@@ -58,6 +58,8 @@ interface PlatformOptions {
   config?: Record<string, string>;
   /** Query engine options, set before the app is built. */
   engine?: Parameters<typeof configureQueryEngine>[1];
+  /** The app's options (silent, logger off, unless told: `{ logger: { level: 'info' } }` logs as `npm start`). */
+  app?: BuildAppOptions;
 }
 
 interface Platform {
@@ -88,7 +90,7 @@ export async function startPlatform(o: PlatformOptions): Promise<Platform> {
   });
   const { deps } = runtime;
   if (o.engine) configureQueryEngine(deps, o.engine);
-  const app = await buildApp(deps);
+  const app = await buildApp(deps, o.app);
   return {
     deps,
     app,

@@ -1,7 +1,7 @@
 /**
  * Widget data against what a user would run instead, side by side in one run: POST /api/widget/{id}/data over
  * keep-alive HTTP to the listening app, against the same compiled SQL sent raw through a plain `pg` client
- * (`new pg.Client()`, `client.query(sql, params)`: no project code on that side). Four figures:
+ * (`new pg.Client()`, `client.query(sql, params)`: no project code on that side). Six figures:
  *   - large aggregation: GROUP BY over a generated 10M-row PostgreSQL table (1 000 groups), REST p50 / raw p50,
  *   - tiny query: one row by primary key, REST p50 - raw p50 in ms,
  *   - cached widget read: the tiny widget again with the result cache on (a hit), REST p50 in ms,
@@ -10,10 +10,16 @@
  *     identical dataset without a rule, REST p50 / REST p50. The tiny query, because there the per-request cost of
  *     RLS (loading the rules and the reader's attributes, compiling the predicate) is not hidden behind a long scan:
  *     RLS should add a predicate, not a query.
- * For all but the cached read the result cache is off, so every request compiles and runs its query. Requests
+ *   - (a) widget miss: the whole configuration in the body, as a dashboard sends it, with a new selector filter value
+ *     on every call (nothing cached answers it), REST p50 - raw p50 in ms,
+ *   - (b) widget hit: the same whole body repeated (the result cache answers), REST p50 in ms.
+ * (a) and (b) read a widget saved without filters (the tiny widget's shelves), so the selector's filter is the only
+ * one. For them the result cache is on, as in production; for the others but the cached read it is off, so every
+ * request compiles and runs its query. Requests
  * alternate REST / raw (or RLS / no RLS) one by one, so load on the machine hurts both alike.
  *
- *   npm run bench:widget     (SOURCE_PG_URL, ROWS, LARGE_RUNS, TINY_RUNS, CACHED_RUNS, RLS_RUNS to change the defaults)
+ *   npm run bench:widget     (SOURCE_PG_URL, ROWS, LARGE_RUNS, TINY_RUNS, MISS_RUNS, HIT_RUNS,
+ *                             CACHED_RUNS, RLS_RUNS to change the defaults)
  *
  * The source table lives in the local PostgreSQL (127.0.0.1:5432, database test) and is created once and reused. The
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
@@ -34,6 +40,8 @@ const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 9);
 const TINY_RUNS = Number(process.env.TINY_RUNS ?? 600);
 const CACHED_RUNS = Number(process.env.CACHED_RUNS ?? 1000);
 const RLS_RUNS = Number(process.env.RLS_RUNS ?? 600);
+const MISS_RUNS = Number(process.env.MISS_RUNS ?? 600);
+const HIT_RUNS = Number(process.env.HIT_RUNS ?? 1000);
 
 // The measured REST calls go over one kept-alive socket, as the raw side's one kept pg connection.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -218,6 +226,79 @@ async function main() {
     const parallel = plan.rows.some((r: Record<string, string>) => /Gather/.test(Object.values(r)[0]));
     console.log(`plan of the large query ${parallel ? 'is' : 'is NOT'} parallel (Gather)`);
 
+    // What a dashboard sends: the widget's whole configuration with the viewer's selector filter in the body. The
+    // result cache is on, as in production. (a) A new filter value on every call (a selector change: nothing cached
+    // can answer it) against the same SQL sent raw, interleaved; (b) one body repeated (a hit), absolute.
+    configureQueryEngine(deps, {});
+    const { page_size: _tps, filters: _tf, ...tinySaved } = cases.tiny;
+    const selector = await post(base, '/api/widget', { name: 'selector', dataset_id: datasetId, ...tinySaved }, token);
+    if (selector.status !== 200) throw new Error(`widget selector: ${JSON.stringify(selector.json)}`);
+    const fullBody = (value: number) => ({
+      ...tinySaved,
+      series: [],
+      columns: [],
+      sorts: [],
+      calculated_fields: [],
+      filters: [{ sql: '[sales.id]', op: 'eq', values: [value], value_type: 'integer' }],
+      page: 1,
+      page_size: cases.tiny.page_size,
+    });
+    const rawFull = (value: number) => {
+      const body = fullBody(value);
+      return compileWidgetQuery(
+        model,
+        {
+          type: body.type,
+          rows: body.rows,
+          series: [],
+          columns: [],
+          filters: body.filters.map((filter, i) => ({ path: `filters[${i}]`, filter })),
+          sorts: [],
+          calculatedFields: [],
+          parameters: {},
+          page: 1,
+          pageSize: body.page_size,
+        },
+        sources.dialectOf,
+      );
+    };
+    const restFull = async (value: number) => {
+      const started = performance.now();
+      const r = await post(base, `/api/widget/${selector.json.data.id}/data`, fullBody(value), token);
+      const took = performance.now() - started;
+      if (r.status !== 200) throw new Error(`data full: ${JSON.stringify(r.json)}`);
+      if (r.json.data.rows.length !== 1) throw new Error(`data full: ${r.json.data.rows.length} rows, expected 1`);
+      return took;
+    };
+    // Ids not read before in this run (one row each); both sides get the same values.
+    let nextValue = 1 + Math.floor(Math.random() * (ROWS / 2));
+    const missTimes = { rest: [] as number[], raw: [] as number[] };
+    for (let i = 0; i < 50 + MISS_RUNS; i++) {
+      const value = nextValue++;
+      const q = rawFull(value);
+      const order = i % 2 === 0 ? (['rest', 'raw'] as const) : (['raw', 'rest'] as const);
+      for (const kind of order) {
+        let took: number;
+        if (kind === 'rest') took = await restFull(value);
+        else {
+          const started = performance.now();
+          await client.query(q.sql, q.params);
+          took = performance.now() - started;
+        }
+        if (i >= 50) missTimes[kind].push(took);
+      }
+    }
+    const miss = { rest: p50(missTimes.rest), raw: p50(missTimes.raw) };
+    console.log(
+      `miss   (${MISS_RUNS} runs each)   REST p50 ${ms(miss.rest).padStart(10)}   raw p50 ${ms(miss.raw).padStart(10)}   (full body, new filter value each call)`,
+    );
+    const hitValue = nextValue++;
+    for (let i = 0; i < 100; i++) await restFull(hitValue);
+    const hitTimes: number[] = [];
+    for (let i = 0; i < HIT_RUNS; i++) hitTimes.push(await restFull(hitValue));
+    const hit = p50(hitTimes);
+    console.log(`hit    (${HIT_RUNS} runs)   REST p50 ${ms(hit).padStart(10)}   (full body repeated)`);
+
     // A cached widget read: the result cache on, the tiny widget's answer already cached.
     configureQueryEngine(deps, {});
     for (let i = 0; i < 100; i++) await rest('tiny');
@@ -284,6 +365,11 @@ async function main() {
       `  tiny query:         REST - raw SQL = ${added >= 0 ? '+' : ''}${ms(added)} p50   (<= +2 ms: ${added <= 2 ? 'met' : 'NOT met'})`,
     );
     console.log(`  cached widget read: ${ms(cached)} p50   (<= 2 ms: ${cached <= 2 ? 'met' : 'NOT met'})`);
+    const missAdded = miss.rest - miss.raw;
+    console.log(
+      `  (a) miss, full body: REST - raw SQL = ${missAdded >= 0 ? '+' : ''}${ms(missAdded)} p50   (<= +1.0 ms: ${missAdded <= 1 ? 'met' : 'NOT met'})`,
+    );
+    console.log(`  (b) hit, full body:  ${ms(hit)} p50   (<= 0.5 ms: ${hit <= 0.5 ? 'met' : 'NOT met'})`);
     const rlsRatio = rlsP50.rls / rlsP50.plain;
     console.log(
       `  RLS widget read:    RLS / no RLS = ${rlsRatio.toFixed(3)}x   (<= 1.05x: ${rlsRatio <= 1.05 ? 'met' : 'NOT met'})`,

@@ -1,0 +1,307 @@
+/**
+ * Throughput under load, in one run: 100 concurrent keep-alive clients (autocannon) against
+ *   - miss:     POST /api/widget/{id}/data with the widget's whole configuration in the body and a new selector filter
+ *               value on every request (autocannon's setupRequest), so no cached answer serves it,
+ *   - hit:      the same whole body on every request (the result cache answers),
+ *   - settings: GET /api/settings, a route that reads nothing of the data path (the ceiling of the HTTP stack),
+ *   - pgbench:  the same SQL shape sent straight to PostgreSQL by /usr/bin/pgbench, 10 clients (extended protocol, as
+ *               the pg driver sends it), a new filter value per transaction,
+ * each with req/s, p50, p99 and errors; and the server's RSS idle before the load, right after it and 30 s after.
+ * The source is a 12-row table, so the database is not what limits.
+ *
+ * The server is the bench platform (server/app, on a throwaway metadata database, logging at info as `npm start`
+ * does, to a discarded stdout) in a child node process run through tsx from the sources, not the build; autocannon
+ * runs in this process. Both share the machine's cores, as a client and server on one host do.
+ *
+ *   npm run bench:load
+ *     DURATION=10    seconds per mode (default 30)
+ *     ONLY=hit       one mode (miss, hit, settings, pgbench)
+ *     SETTLE=30      seconds to wait before the last RSS figure
+ *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
+ *     SOURCE_PG_URL  the source PostgreSQL (default postgres://postgres@127.0.0.1:5432/test)
+ */
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import { loadDatasetModel } from '../../server/datasets/load-model';
+import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
+import { DatasetSources } from '../../server/query/run/targets';
+import { benchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
+
+const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const TABLE = 'bench_load_12';
+const DURATION = Number(process.env.DURATION ?? 30);
+const SETTLE = Number(process.env.SETTLE ?? 30);
+const CONNECTIONS = 100;
+const PG_CLIENTS = 10;
+const MODES = ['miss', 'hit', 'settings', 'pgbench'] as const;
+type Mode = (typeof MODES)[number];
+
+/** What the server process tells the driver once it listens. */
+interface Ready {
+  base: string;
+  token: string;
+  widgetId: number;
+  /** The SQL a request compiles to, its parameters, and which of them is the selector's value. */
+  sql: string;
+  params: unknown[];
+  valueIndex: number;
+}
+
+type ToServer = { type: 'rss' } | { type: 'stop' };
+type FromServer = ({ type: 'ready' } & Ready) | { type: 'rss'; rss: number };
+
+const SENTINEL = 0.123456789;
+
+/** The body a dashboard sends for the widget: its whole configuration, the selector's value as a filter. */
+function body(value: number) {
+  return {
+    type: 'table',
+    rows: [
+      { id: 'id', sql: '[sales.id]' },
+      { id: 'amount', sql: '[sales.amount]' },
+    ],
+    series: [],
+    columns: [],
+    sorts: [],
+    calculated_fields: [],
+    filters: [{ sql: '[sales.amount]', op: 'gte', values: [value], value_type: 'float' }],
+    page: 1,
+    page_size: 100,
+  };
+}
+
+async function server() {
+  await ensureTable(
+    SOURCE_URL,
+    TABLE,
+    12,
+    `SELECT g AS id, (g % 3) AS grp, g * 10.5 AS amount, (g % 5) + 1 AS qty, DATE '2024-01-01' + g AS sold_on
+       FROM generate_series(1, 12) AS g`,
+    { primaryKey: true },
+  );
+  const bench = await benchPlatform({ name: 'load', server: SOURCE_URL, app: { logger: { level: 'info' } } });
+  const source = await pgSourceRow(bench, SOURCE_URL);
+  const dataset = await tableDataset(bench, {
+    name: 'load',
+    sourceId: source.id,
+    object: 'sales',
+    table: TABLE,
+    fields: [
+      ['id', 'integer'],
+      ['grp', 'integer'],
+      ['amount', 'float'],
+      ['qty', 'integer'],
+      ['sold_on', 'date'],
+    ],
+  });
+  const { filters: _f, page: _p, page_size: _ps, ...saved } = body(0);
+  const widget = await fetch(new URL('/api/widget', bench.base), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${bench.token}` },
+    body: JSON.stringify({ name: 'load', dataset_id: dataset.id, ...saved }),
+  }).then((r) => r.json() as Promise<{ data: { id: number } }>);
+
+  const model = await loadDatasetModel(bench.deps.db, dataset.id);
+  const sources = await DatasetSources.load(bench.deps.db, model);
+  const b = body(SENTINEL);
+  const compiled = compileWidgetQuery(
+    model,
+    {
+      type: b.type,
+      rows: b.rows,
+      series: [],
+      columns: [],
+      filters: b.filters.map((filter, i) => ({ path: `filters[${i}]`, filter })),
+      sorts: [],
+      calculatedFields: [],
+      parameters: {},
+      page: 1,
+      pageSize: b.page_size,
+    },
+    sources.dialectOf,
+  );
+  const stop = async () => {
+    await bench.close();
+    process.exit(0);
+  };
+  process.on('message', (m: ToServer) => {
+    if (m.type === 'rss') process.send!({ type: 'rss', rss: process.memoryUsage().rss } satisfies FromServer);
+    else void stop();
+  });
+  process.send!({
+    type: 'ready',
+    base: bench.origin,
+    token: bench.token,
+    widgetId: widget.data.id,
+    sql: compiled.sql,
+    params: compiled.params,
+    valueIndex: compiled.params.findIndex((p) => Number(p) === SENTINEL),
+  } satisfies FromServer);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function ask(child: ChildProcess, message: ToServer): Promise<FromServer> {
+  return new Promise((resolve) => {
+    child.once('message', (m: FromServer) => resolve(m));
+    child.send(message);
+  });
+}
+
+async function rss(child: ChildProcess): Promise<number> {
+  const m = await ask(child, { type: 'rss' });
+  if (m.type !== 'rss') throw new Error('unexpected answer');
+  return m.rss / 1024 / 1024;
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  requests: number;
+}
+
+async function http(ready: Ready, mode: 'miss' | 'hit' | 'settings', seconds: number): Promise<Figures> {
+  const headers = { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' };
+  const dataPath = `/api/widget/${ready.widgetId}/data`;
+  // A new value per request: a step far below the table's smallest amount, so every row passes and no two are equal.
+  let counter = 0;
+  const request =
+    mode === 'settings'
+      ? { method: 'GET' as const, path: '/api/settings' }
+      : mode === 'hit'
+        ? { method: 'POST' as const, path: dataPath, body: JSON.stringify(body(1.5)) }
+        : {
+            method: 'POST' as const,
+            path: dataPath,
+            setupRequest: (req: any) => ({ ...req, body: JSON.stringify(body(++counter / 1e7)) }),
+          };
+  const result = await autocannon({
+    url: ready.base,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers,
+    requests: [request],
+  });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    requests: result.requests.total,
+  };
+}
+
+async function pgbench(ready: Ready, seconds: number): Promise<Figures> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-load-pgbench-'));
+  try {
+    // The compiled statement with pgbench variables for its parameters; the selector's value changes per transaction.
+    const sql = ready.sql.replace(/\$(\d+)/g, (_m, n: string) => `:p${n}`);
+    const sets = ready.params.map((p, i) =>
+      i === ready.valueIndex ? `\\set p${i + 1} random(1, 10000000) / 10000000.0` : `\\set p${i + 1} ${String(p)}`,
+    );
+    const script = path.join(dir, 'query.sql');
+    await fs.writeFile(script, `${sets.join('\n')}\n${sql};\n`);
+    const u = new URL(SOURCE_URL);
+    const args = ['-n', '-M', 'extended', '-c', String(PG_CLIENTS), '-j', '2', '-T', String(seconds)];
+    args.push('-l', '--log-prefix', path.join(dir, 'log'), '-f', script);
+    args.push('-h', u.hostname, '-p', u.port || '5432', '-U', decodeURIComponent(u.username), u.pathname.slice(1));
+    const { stdout } = await promisify(execFile)('/usr/bin/pgbench', args, { maxBuffer: 16 * 1024 * 1024 });
+    const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
+    const failed = Number(/number of failed transactions: (\d+)/.exec(stdout)?.[1] ?? 0);
+    const latencies: number[] = [];
+    for (const f of await fs.readdir(dir)) {
+      if (!f.startsWith('log')) continue;
+      for (const line of (await fs.readFile(path.join(dir, f), 'utf8')).split('\n')) {
+        const us = Number(line.split(' ')[2]);
+        if (line && Number.isFinite(us)) latencies.push(us / 1000);
+      }
+    }
+    latencies.sort((a, b) => a - b);
+    const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+    return { rps: tps, p50: at(0.5), p99: at(0.99), errors: failed, requests: latencies.length };
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function driver() {
+  const only = process.env.ONLY as Mode | undefined;
+  if (only && !MODES.includes(only)) throw new Error(`ONLY: one of ${MODES.join(', ')}`);
+  const modes = only ? [only] : MODES;
+  const profileDir = process.env.PROFILE_DIR ?? '/tmp/bench-load-prof';
+  const profile = process.env.PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  const child = fork(import.meta.filename, [], {
+    execArgv: [...process.execArgv, ...profile],
+    env: { ...process.env, BENCH_LOAD_ROLE: 'server' },
+    // The server logs at info as in production; its lines go nowhere.
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const ready = await new Promise<Ready>((resolve, reject) => {
+    child.once('message', (m: FromServer) => (m.type === 'ready' ? resolve(m) : reject(new Error('unexpected'))));
+    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
+  });
+  try {
+    console.log(
+      `node ${process.version}, ${os.cpus().length} cores; server: a child node process (tsx, sources), pid ${child.pid}`,
+    );
+    console.log(`${CONNECTIONS} connections (pgbench: ${PG_CLIENTS} clients), ${DURATION} s per mode, ${TABLE}`);
+    console.log(`SQL: ${ready.sql}`);
+    // A short warm-up of the data path (JIT, prepared statements, pools), then the server idles before the figure.
+    await http(ready, 'miss', 3);
+    await http(ready, 'hit', 2);
+    await sleep(5_000);
+    const idle = await rss(child);
+    const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
+    for (const mode of modes) {
+      out[mode] = mode === 'pgbench' ? await pgbench(ready, DURATION) : await http(ready, mode, DURATION);
+      if (mode !== 'pgbench') out[mode].rssAfter = await rss(child);
+    }
+    const after = await rss(child);
+    console.log(`\n${'mode'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`);
+    for (const mode of modes) {
+      const f = out[mode]!;
+      console.log(
+        `${mode.padEnd(10)}${f.rps.toFixed(0).padStart(10)}${f.p50.toFixed(2).padStart(9)}${f.p99.toFixed(2).padStart(9)}` +
+          `   errors ${f.errors} of ${f.requests}` +
+          (f.rssAfter === undefined ? '' : `   server RSS after ${f.rssAfter.toFixed(0)} MB`),
+      );
+    }
+    console.log(`\nserver RSS: idle before ${idle.toFixed(0)} MB, right after the load ${after.toFixed(0)} MB`);
+    await sleep(SETTLE * 1000);
+    const settled = await rss(child);
+    const back = settled - idle;
+    console.log(
+      `server RSS ${SETTLE} s after the load: ${settled.toFixed(0)} MB (${back >= 0 ? '+' : ''}${back.toFixed(0)} MB over idle; goal <= +20 MB: ${back <= 20 ? 'met' : 'NOT met'})`,
+    );
+    console.log('\ngoals:');
+    const { miss, hit, settings } = out;
+    if (miss)
+      console.log(
+        `  misses ${miss.rps.toFixed(0)} req/s (>= 2,500: ${miss.rps >= 2500 ? 'met' : 'NOT met'}), p99 ${miss.p99} ms (< 100: ${miss.p99 < 100 ? 'met' : 'NOT met'})`,
+      );
+    if (hit && settings)
+      console.log(
+        `  hits ${((100 * hit.rps) / settings.rps).toFixed(0)} % of GET /api/settings (>= 80 %: ${hit.rps >= 0.8 * settings.rps ? 'met' : 'NOT met'})`,
+      );
+    if (hit) console.log(`  hits p99 ${hit.p99} ms (< 100: ${hit.p99 < 100 ? 'met' : 'NOT met'})`);
+    let errors = 0;
+    for (const m of modes) errors += out[m]!.errors;
+    console.log(`  errors: ${errors} (0: ${errors === 0 ? 'met' : 'NOT met'})`);
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.send({ type: 'stop' } satisfies ToServer);
+    await exited;
+    if (profile.length) console.log(`server CPU profile in ${profileDir}`);
+  }
+}
+
+(process.env.BENCH_LOAD_ROLE === 'server' ? server() : driver()).catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
