@@ -216,6 +216,14 @@ export async function readableIds(db: DbOrTx, actor: Actor, kind: ObjectKindName
 }
 
 /**
+ * Whether the caller reads an object of the kind whose workspace role and right ranks were selected beside another
+ * row (roleRankInSql / actorRoleRankSql and rightRankInSql): the same decision as readableIds and readableObject.
+ */
+export function readableByRank(actor: Actor, roleRank: number | null, right: number | null): boolean {
+  return actor.isSysadmin || roleOfRank(roleRank) !== null || rightOfRank(right) !== null;
+}
+
+/**
  * SQL: the rank of the caller's role in the workspace of this row of the kind (null: not a member), to select beside
  * the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement.
  */
@@ -248,10 +256,11 @@ function callerRightRows(caller: CallerRef): SQL {
 
 /**
  * SQL: the rank of the caller's strongest right on this row of the kind (1 view, 2 edit; null: none), to select
- * beside the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement.
+ * beside the row and hand to accessOfRank. PREPARED_CALLER for a prepared statement. `objectId`: the column of the
+ * outer query holding the object's id, when the query selects from another table (a widget's dataset_id).
  */
-export function rightRankInSql(caller: CallerRef, kind: ObjectKindName): SQL<number | null> {
-  const outerId = qualifiedColumn(OBJECT_KINDS[kind].columns.id);
+export function rightRankInSql(caller: CallerRef, kind: ObjectKindName, objectId?: PgColumn): SQL<number | null> {
+  const outerId = qualifiedColumn(objectId ?? OBJECT_KINDS[kind].columns.id);
   const rank = sql.join(
     OBJECT_RIGHTS.map((r) => sql`when ${r} then ${sql.raw(String(rightRank(r)))}`),
     sql` `,

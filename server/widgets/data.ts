@@ -103,8 +103,8 @@ export async function widgetReadOf(
   req: Omit<WidgetDataRequest, 'view_as_user_id'>,
   shapedBy: 'caller' | 'dashboard' = 'caller',
 ) {
-  const { row, dataset, sources } = await loadWidgetForData(deps, viewer.actor, id);
-  if (shapedBy === 'caller') await assertWithinSavedWidget(deps, viewer.actor, row, req);
+  const { row, dataset, sources, datasetReadable } = await loadWidgetForData(deps, viewer.actor, id);
+  if (shapedBy === 'caller') assertWithinSavedWidget(row, req, datasetReadable);
   const saved = configOf(row);
   const shelves = {
     rows: req.rows ?? saved.rows,

@@ -1,6 +1,3 @@
-import type { Actor } from '../auth/actor';
-import type { AppDeps } from '../app/deps';
-import { readableIds } from '../access/object-access';
 import { AppError } from '../kernel/errors';
 import { configOf, type WidgetConfig, type WidgetRow } from './views';
 
@@ -43,15 +40,10 @@ function readsBeyondSaved(row: WidgetRow, req: RequestShape): boolean {
 
 /**
  * 403 when the request reads beyond the saved widget and the caller (the viewer's actor) cannot read the widget's
- * dataset through the access policy; a reader of the dataset may shape the request freely, as in a widget preview.
+ * dataset through the access policy (`datasetReadable`, decided with the widget's own access in widget-load.ts); a
+ * reader of the dataset may shape the request freely, as in a widget preview.
  */
-export async function assertWithinSavedWidget(
-  deps: AppDeps,
-  actor: Actor,
-  row: WidgetRow,
-  req: RequestShape,
-): Promise<void> {
-  if (!readsBeyondSaved(row, req)) return;
-  const readable = await readableIds(deps.db, actor, 'dataset', [row.datasetId]);
-  if (!readable.has(row.datasetId)) throw new AppError('forbidden');
+export function assertWithinSavedWidget(row: WidgetRow, req: RequestShape, datasetReadable: boolean): void {
+  if (datasetReadable) return;
+  if (readsBeyondSaved(row, req)) throw new AppError('forbidden');
 }

@@ -1,9 +1,15 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Db } from '../../db/client';
 import { widgets } from '../../db/schema/widgets';
-import { accessOfRank, rightRankInSql, roleRankInSql, type ObjectAccess } from '../access/object-access';
+import {
+  accessOfRank,
+  readableByRank,
+  rightRankInSql,
+  roleRankInSql,
+  type ObjectAccess,
+} from '../access/object-access';
 import type { DatasetOwnerRef } from '../access/source-rights';
-import { PREPARED_CALLER, preparedCallerParams } from '../access/workspace-access';
+import { PREPARED_CALLER, actorRoleRankSql, preparedCallerParams } from '../access/workspace-access';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { OBJECT_KINDS, type ObjectRow } from '../objects/kinds';
@@ -15,13 +21,17 @@ import { TtlCache } from '../kernel/ttl-cache';
 
 export interface WidgetForData extends ObjectAccess<'widget'> {
   dataset: DatasetOwnerRef;
+  /** Whether the caller reads the widget's dataset itself (not only this widget): see saved-reads.ts. */
+  datasetReadable: boolean;
   sources: ObjectRow<'data_source'>[];
 }
 
 /**
  * The query behind loadWidgetForData, prepared once per app (for its deps.db): its text never changes (the caller is
  * the statement's parameters, PREPARED_CALLER), so PostgreSQL plans it once per connection instead of on every data
- * request. One statement over four tables of three areas: the dataset joins the datasetRef subquery and the sources
+ * request. Beside the caller's standing on the widget it selects their standing on the widget's dataset (role in
+ * its workspace, right on it), so the check of a request shaped beyond the saved widget (saved-reads.ts) needs no
+ * query of its own. One statement over the tables of three areas: the dataset joins the datasetRef subquery and the sources
  * come as the json array sourceRowsJsonSql builds over sourceIdsOfDatasetSql, pieces the datasets and data-sources
  * areas offer, so neither table family is read here.
  */
@@ -36,6 +46,8 @@ function prepare(db: Db) {
       authorId: datasets.authorId,
       rank: roleRankInSql(PREPARED_CALLER, 'widget'),
       right: rightRankInSql(PREPARED_CALLER, 'widget'),
+      datasetRank: actorRoleRankSql(PREPARED_CALLER, sql`${datasets.workspaceId}`),
+      datasetRight: rightRankInSql(PREPARED_CALLER, 'dataset', widgets.datasetId),
       sources,
     })
     .from(widgets)
@@ -51,7 +63,7 @@ const widgetReads = cacheSlot('widgets.reads', () => new TtlCache<string, Widget
 
 /**
  * Everything a data request needs before it can compile: the widget, the caller's role in its workspace and right on
- * the widget (object_rights), the dataset's version (the model itself is cached per version) and the dataset's data
+ * the widget (object_rights), whether they read the dataset, the dataset's version (the model itself is cached per version) and the dataset's data
  * sources. ONE metadata query, and none while the answer is cached: per caller under the read epoch, which every
  * write that could change it bumps (AppDeps.caches.readEpoch), so removing the caller from the workspace, or their
  * right, stops their reads at once on this node.
@@ -79,6 +91,7 @@ async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number)
       workspaceId: found.workspaceId,
       authorId: found.authorId,
     },
+    datasetReadable: readableByRank(actor, found.datasetRank, found.datasetRight),
     sources: found.sources.map(sourceRowOfJson),
   };
 }

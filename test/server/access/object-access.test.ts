@@ -4,12 +4,14 @@ import { dashboards } from '../../../db/schema/dashboards';
 import { dataSources } from '../../../db/schema/data-sources';
 import { datasets } from '../../../db/schema/datasets';
 import { widgets } from '../../../db/schema/widgets';
+import { objectRights } from '../../../db/schema/object-rights';
 import { workspaceMembers } from '../../../db/schema/workspaces';
 import {
   accessOf,
   accessOfRank,
   editableObject,
   ownedObject,
+  readableIds,
   readableInSql,
   readableObject,
   roleRankInSql,
@@ -17,6 +19,7 @@ import {
 } from '../../../server/access/object-access';
 import type { Actor } from '../../../server/auth/actor';
 import { AppError } from '../../../server/kernel/errors';
+import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { OBJECT_KINDS, type ObjectKindName } from '../../../server/objects/kinds';
 import { loadWidgetForData } from '../../../server/widgets/widget-load';
 import { useTestApp } from '../../support/app';
@@ -278,5 +281,39 @@ describe('the policy in SQL', () => {
     });
     // The statement is prepared once per app and kept in its caches (made with the first read).
     expect(t.deps.caches.made()).toContain('widgets.forDataStatement');
+  });
+
+  it('the hot path decides the dataset’s readability as readableIds does: a role, a right of one’s own or a group’s, a system administrator; a right on the widget alone does not', async () => {
+    const { ids, users } = await world();
+    const db = t.deps.db;
+    const [onWidget, onDataset, throughGroup] = await Promise.all([1, 2, 3].map(() => createUser(t.deps)));
+    const group = await createGroup(t.deps);
+    await db.insert(objectRights).values([
+      { objectType: 'widget', objectId: ids.widget, userId: onWidget.id, right: 'view' },
+      { objectType: 'widget', objectId: ids.widget, userId: onDataset.id, right: 'view' },
+      { objectType: 'dataset', objectId: ids.dataset, userId: onDataset.id, right: 'view' },
+      { objectType: 'widget', objectId: ids.widget, groupId: group.id, right: 'view' },
+      { objectType: 'dataset', objectId: ids.dataset, groupId: group.id, right: 'edit' },
+    ]);
+    readCachesChanged(t.deps);
+    const callers: [string, Actor, boolean][] = [
+      ['viewer (role)', actorOf(users.viewer), true],
+      ['sysadmin', actorOf(users.sysadmin, { sysadmin: true }), true],
+      ['right on the widget only', actorOf(onWidget), false],
+      ['rights on the widget and the dataset', actorOf(onDataset), true],
+      ['a group’s rights', actorOf(throughGroup, { groupIds: [group.id] }), true],
+    ];
+    for (const [who, actor, expected] of callers) {
+      const read = await loadWidgetForData(t.deps, actor, ids.widget);
+      const policy = (await readableIds(db, actor, 'dataset', [ids.dataset])).has(ids.dataset);
+      expect({ who, readable: read.datasetReadable }).toEqual({ who, readable: expected });
+      expect({ who, policy }).toEqual({ who, policy: expected });
+    }
+    // Taking the dataset right away (a write that bumps the read epoch) takes the readability with it.
+    await db
+      .delete(objectRights)
+      .where(and(eq(objectRights.objectType, 'dataset'), eq(objectRights.userId, onDataset.id)));
+    readCachesChanged(t.deps);
+    expect((await loadWidgetForData(t.deps, actorOf(onDataset), ids.widget)).datasetReadable).toBe(false);
   });
 });

@@ -46,7 +46,7 @@ const source = (name: string) =>
   });
 
 describe('loadWidgetForData', () => {
-  it('answers the widget with its dataset and the dataset’s whole source rows in one query', async () => {
+  it('answers the widget with its dataset, the caller’s standing on both and the dataset’s whole source rows in one query', async () => {
     const [a, b] = [await source('a'), await source('b')];
     await source('unused');
     const dataset = await t.deps.db.transaction((tx) =>
@@ -69,6 +69,7 @@ describe('loadWidgetForData', () => {
     expect(read).toMatchObject({
       role: 'Администратор',
       row: { id: widget.id },
+      datasetReadable: true,
       dataset: { id: dataset.id, version: dataset.version, workspaceId: dataset.workspaceId, authorId: user.id },
     });
     const rows = await t.deps.db
