@@ -19,6 +19,7 @@ import { mcpRawRoutes } from '../../routers/mcp/raw';
 import { exportRawRoutes } from '../../routers/file-export/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
+import { AccessLogController } from './access-log';
 
 export const API_VERSION = '1.0.0';
 
@@ -76,6 +77,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   sourceConnectionBudget.configure({ total, perServer, waitMs });
   const app = Fastify({
     logger: opts.logger ?? false,
+    logController: new AccessLogController(),
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { maxParamLength: 5000 },
     // The client address (req.ip: login and unlock throttles, the public rate limit) is the peer's unless it is a

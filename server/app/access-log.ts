@@ -1,0 +1,25 @@
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/*
+ * The access log: ONE line per request, written when its response has been sent, instead of fastify's two (an
+ * "incoming request" line and a "request completed" line, each a serialisation and a write per request, a visible
+ * share of a cached widget read under load). The line carries what both did: the request id (the logger's binding),
+ * method, URL, client address, status and the time to respond; a failed response is logged at error with its error.
+ * Fastify's LogController is its supported way (5.x) to replace these lines; its other lines stay as they are.
+ */
+export class AccessLogController extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.isLogDisabled(request)) return;
+    const line = {
+      method: request.method,
+      url: request.url,
+      remoteAddress: request.ip,
+      statusCode: reply.statusCode,
+      responseTime: reply.elapsedTime,
+    };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request');
+  }
+}
