@@ -54,16 +54,41 @@ function checkTree(e: Expr, depth: number): Expr {
   return mapChildren(node, (child) => checkTree(child, depth + 1));
 }
 
+/*
+ * Checked trees by their text. One request parses each of its shelves, filters and formulas several times (column
+ * rules, the compiler's scope, the shelves), and every request of a dashboard sends the same texts again, while the
+ * parse is a pure function of the text. Trees are frozen, so no later stage can change one another request shares;
+ * only texts that parse are kept, and only short ones (real shelf and filter texts), within a bounded count.
+ */
+const PARSED_MAX_ENTRIES = 5_000;
+const PARSED_MAX_TEXT = 1_000;
+const parsed = new Map<string, Expr>();
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /**
  * Text -> checked AST. Anything that is not a well-formed expression of the language is an ExpressionError, so no
- * user text can reach SQL except as a parsed, whitelisted structure.
+ * user text can reach SQL except as a parsed, whitelisted structure. The tree is frozen and may be shared.
  */
 export function parseExpression(text: string): Expr {
   if (typeof text !== 'string') throw new ExpressionError('выражение должно быть строкой');
+  const known = parsed.get(text);
+  if (known) return known;
   if (text.length > MAX_EXPRESSION_LENGTH)
     throw new ExpressionError(`выражение длиннее ${MAX_EXPRESSION_LENGTH} символов`);
   if (text.trim() === '') throw new ExpressionError('пустое выражение');
   const ast = checkTree(parseSyntax(text), 0);
   isAggregate(ast); // throws on an aggregate inside an aggregate
+  if (text.length <= PARSED_MAX_TEXT) {
+    // Oldest first out: a Map iterates in insertion order.
+    if (parsed.size >= PARSED_MAX_ENTRIES) parsed.delete(parsed.keys().next().value!);
+    parsed.set(text, deepFreeze(ast));
+  }
   return ast;
 }
