@@ -122,7 +122,27 @@ export async function streamQuery(
   };
 }
 
+/*
+ * Keys by compiled query: plans are cached (server/query/read.ts), so a repeated request brings the same object
+ * back, and its key (a hash of the whole SQL and its parameters) is computed once per target and data version
+ * instead of on every hit. Compiled queries are never changed after compiling; a key dies with its query.
+ */
+const keysOf = new WeakMap<CompiledQuery, Map<string, string>>();
+
 function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): string {
+  let keys = keysOf.get(q);
+  if (!keys) keysOf.set(q, (keys = new Map()));
+  const where = `${dataKey}\u0000${version}`;
+  let key = keys.get(where);
+  if (key === undefined) {
+    // Only the targets and versions a plan is read on: a handful per plan.
+    if (keys.size >= 8) keys.clear();
+    keys.set(where, (key = hashKey(dataKey, version, q)));
+  }
+  return key;
+}
+
+function hashKey(dataKey: string, version: string | number, q: CompiledQuery): string {
   return createHash('sha256')
     .update(`${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000`)
     .update(
