@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 
 /*
  * The AI provider client: OpenAI-compatible chat completions (OpenAI, Azure OpenAI's /openai/v1 endpoint, Ollama,
@@ -36,7 +36,7 @@ export class ChatProviderError extends Error {
   }
 }
 
-function providerError(err: unknown): ChatProviderError {
+function providerError(OpenAI: typeof import('openai').default, err: unknown): ChatProviderError {
   if (err instanceof OpenAI.APIConnectionTimeoutError) return new ChatProviderError(err.message, 'timeout');
   if (err instanceof OpenAI.APIConnectionError) return new ChatProviderError(err.message, 'connection');
   if (err instanceof OpenAI.APIError) return new ChatProviderError(err.message, 'http', err.status);
@@ -47,7 +47,9 @@ function providerError(err: unknown): ChatProviderError {
 
 /** One completion: the text of the first choice. No retries: the caller's request is waiting. */
 export async function completeChat(config: ChatProviderConfig, messages: ChatMessage[]): Promise<string> {
-  const client = new OpenAI({
+  // The SDK loads on the first question, not with the server.
+  const { default: OpenAI } = await import('openai');
+  const client: OpenAI = new OpenAI({
     baseURL: config.baseUrl,
     apiKey: config.apiKey || 'none',
     timeout: config.timeoutMs,
@@ -62,7 +64,7 @@ export async function completeChat(config: ChatProviderConfig, messages: ChatMes
     }
     text = answer.choices[0]?.message?.content;
   } catch (err) {
-    throw err instanceof ChatProviderError ? err : providerError(err);
+    throw err instanceof ChatProviderError ? err : providerError(OpenAI, err);
   }
   if (typeof text !== 'string' || !text.trim()) throw new ChatProviderError('no text in the completion', 'empty');
   return text;

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 
 /*
  * The SMTP side of mail channels and mailings (nodemailer). Knows nothing of channels or mailings: it takes a server's
@@ -62,7 +62,33 @@ export const SMTP_TIMEOUT_MS = 15_000;
 
 /** One pooled connection per sender: a run reuses it for its letters, a channel test makes one and closes it. */
 export function smtpSender(s: SmtpSettings): SmtpSender {
-  const transport = nodemailer.createTransport({
+  // nodemailer loads on the first letter, not with the server: an idle server sends no mail.
+  let transport: Promise<Transporter> | undefined;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) => createTransport(nodemailer, s)));
+  return {
+    async send(letter) {
+      try {
+        await (
+          await open()
+        ).sendMail({
+          from: s.fromName ? { name: s.fromName, address: s.fromAddress } : s.fromAddress,
+          to: letter.to,
+          subject: letter.subject,
+          text: letter.text,
+          html: letter.html,
+          attachments: letter.attachments,
+        });
+      } catch (e) {
+        throw new SmtpError(smtpReply(e), smtpFailure(e));
+      }
+    },
+    close: () => void transport?.then((t) => t.close()).catch(() => undefined),
+  };
+}
+
+function createTransport(nodemailer: typeof import('nodemailer').default, s: SmtpSettings): Transporter {
+  return nodemailer.createTransport({
     host: s.host,
     port: s.port,
     secure: s.security === 'ssl',
@@ -75,23 +101,6 @@ export function smtpSender(s: SmtpSettings): SmtpSender {
     pool: true,
     maxConnections: 1,
   });
-  return {
-    async send(letter) {
-      try {
-        await transport.sendMail({
-          from: s.fromName ? { name: s.fromName, address: s.fromAddress } : s.fromAddress,
-          to: letter.to,
-          subject: letter.subject,
-          text: letter.text,
-          html: letter.html,
-          attachments: letter.attachments,
-        });
-      } catch (e) {
-        throw new SmtpError(smtpReply(e), smtpFailure(e));
-      }
-    },
-    close: () => transport.close(),
-  };
 }
 
 /** The server's reply when there is one, else the transport's message (connection refused, timeout ...). */

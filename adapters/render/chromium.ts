@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 /*
  * Headless Chromium for the export render pages (PDF, PNG): playwright-core drives the Debian `chromium` found by
@@ -32,6 +32,8 @@ export interface RenderRequest {
 export async function renderPage(req: RenderRequest): Promise<void> {
   const executablePath = chromiumPath();
   if (!executablePath) throw new Error('Chromium не найден: экспорт в PDF и PNG недоступен (задайте CHROMIUM_PATH)');
+  // playwright-core loads on the first PDF or PNG export, not with the server.
+  const { chromium } = await import('playwright-core');
   const browser: Browser = await chromium.launch({
     executablePath,
     args: ['--headless', '--no-sandbox', '--disable-gpu'],

@@ -1,8 +1,6 @@
-import { ClickHouseConnector } from './clickhouse/connector';
-import { FileConnector } from './file/connector';
 import { isSourceKind } from './kinds';
-import { MysqlConnector } from './mysql/connector';
 import { PostgresConnector } from './postgresql/connector';
+import { ResolvingConnector } from './resolving-connector';
 import { ConnectorError, type Connector, type ConnectorOptions, type SourceKind, type SourceSettings } from './types';
 
 /** A new connector for the settings; nothing connects until the first call. Close it when done. */
@@ -11,11 +9,37 @@ export function createConnector(kind: SourceKind, settings: SourceSettings, opti
   switch (kind) {
     case 'postgresql':
       return new PostgresConnector(settings, options);
+    // The other drivers (mysql2, @clickhouse/client, DuckDB) load on the first call of a source of their kind, not
+    // with the server: their constructors do no I/O and throw nothing, so building them late changes nothing else.
     case 'mysql':
-      return new MysqlConnector(settings, options);
+      return lazily(
+        kind,
+        'mysql',
+        async () => new (await import('./mysql/connector')).MysqlConnector(settings, options),
+      );
     case 'clickhouse':
-      return new ClickHouseConnector(settings, options);
+      return lazily(
+        kind,
+        'clickhouse',
+        async () => new (await import('./clickhouse/connector')).ClickHouseConnector(settings, options),
+      );
     case 'file':
-      return new FileConnector(settings, options);
+      return lazily(
+        kind,
+        'duckdb',
+        async () => new (await import('./file/connector')).FileConnector(settings, options),
+      );
   }
+}
+
+/** One connector, built on the first call and reused by every later one (a rejected import is retried). */
+function lazily(kind: SourceKind, dialect: Connector['dialect'], build: () => Promise<Connector>): Connector {
+  let built: Promise<Connector> | undefined;
+  return new ResolvingConnector(kind, dialect, () => {
+    built ??= build().catch((err: unknown) => {
+      built = undefined;
+      throw err;
+    });
+    return built;
+  });
 }

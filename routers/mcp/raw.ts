@@ -1,4 +1,3 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { defineRawRoute } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
@@ -109,13 +108,15 @@ const mcpPost = defineRawRoute<AppDeps, Actor>({
   envelope: false,
   handler: async (req, reply, { deps, actor }) => {
     requireApiToken(actor);
-    const server = createMcpServer(
+    const server = await createMcpServer(
       deps,
       actor,
       mcpToolInputs,
       (err) => req.log.error({ err, reqId: req.id }, 'mcp tool failed'),
       MCP_VERSION,
     );
+    // The SDK loads with the first /mcp request, not with the server.
+    const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.raw.on('close', () => {
       void transport.close();

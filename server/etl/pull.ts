@@ -8,7 +8,7 @@ import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Connector, PrimitiveType, ResultColumn } from '../../adapters/sources';
 import type { DatasetModel, DatasetObject } from '../query/compile/dataset-model';
 import { escapeLiteral, quoteIdentifier, type Dialect } from '../query/expr';
@@ -95,7 +95,9 @@ export async function pullExtract(plan: PullPlan): Promise<number> {
   try {
     // A small buffer pool (the load spills to disk instead of growing the API process); row order is not kept (every
     // query that needs an order says so), which lets DuckDB load in parallel with less memory.
-    instance = await DuckDBInstance.create(part, {
+    // DuckDB loads with the first extract run, not with the server.
+    const { DuckDBInstance: Duck } = await import('@duckdb/node-api');
+    instance = await Duck.create(part, {
       threads: '2',
       memory_limit: '128MB',
       preserve_insertion_order: 'false',

@@ -4,7 +4,7 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { csvCell, inertText } from './csv-cell';
 import { ExportLimitError, LIMIT_MSG, type ExportLimits } from './limits';
 import type { PrimitiveType } from '../query/expr';
@@ -154,9 +154,11 @@ async function zipCaughtUp(sheet: ExcelJS.Worksheet, done: Promise<void>): Promi
 }
 
 export async function writeXlsx(filePath: string, source: WidgetRowsSource, opts: WriteOptions): Promise<void> {
+  // exceljs loads with the first XLSX export, not with the server.
+  const { default: Excel } = await import('exceljs');
   // The file stream is ours so that each batch waits for it to drain (exceljs writes it through its zip archiver).
   const out = limitedFile(filePath, opts.limits);
-  const wb = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out.guard, useStyles: true, useSharedStrings: false });
+  const wb = new Excel.stream.xlsx.WorkbookWriter({ stream: out.guard, useStyles: true, useSharedStrings: false });
   const sheet = wb.addWorksheet(source.name.slice(0, 31).replace(/[\\/?*[\]:]/g, ' ') || 'Лист1');
   sheet.columns = source.columns.map((c) => ({
     header: c.title,

@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { describeError } from '../kernel/error-response';
@@ -9,16 +9,18 @@ import { MCP_TOOLS, type McpToolArgs, type McpToolInputs } from './tools';
  * for this very request, so a suspended or revoked token stops at its next call. Each tool's arguments are parsed
  * with its schema in `inputs` before it runs (the SDK answers a refusal as a tool error naming the argument). A
  * tool's refusal (403, 404, 400) answers the error table's message (with a 422's field map) as a tool error; an
- * unforeseen failure is logged and answered without detail.
+ * unforeseen failure is logged and answered without detail. The SDK loads with the first /mcp request, not with the
+ * server.
  */
-export function createMcpServer(
+export async function createMcpServer(
   deps: AppDeps,
   actor: Actor,
   inputs: McpToolInputs,
   log: (err: unknown) => void,
   version: string,
-): McpServer {
-  const server = new McpServer({ name: 'analytics-platform', version });
+): Promise<McpServer> {
+  const { McpServer: Server } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+  const server = new Server({ name: 'analytics-platform', version });
   for (const name of Object.keys(MCP_TOOLS) as (keyof McpToolArgs)[]) {
     const t = MCP_TOOLS[name];
     server.registerTool(name, { description: t.description, inputSchema: inputs[name] }, async (args: unknown) => {

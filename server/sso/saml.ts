@@ -1,10 +1,4 @@
-import {
-  generateServiceProviderMetadata,
-  SAML,
-  ValidateInResponseTo,
-  type CacheProvider,
-  type Profile,
-} from '@node-saml/node-saml';
+import type { CacheProvider, Profile, SAML } from '@node-saml/node-saml';
 import { AppError, badRequest, unauthorized } from '../kernel/errors';
 import { isAllowedIdpAddress } from './idp-address';
 import { parseIdpMetadata, type IdpMetadata } from './idp-metadata';
@@ -74,14 +68,20 @@ class OneRequestCache implements CacheProvider {
   }
 }
 
-function samlClient(
+/** node-saml (and its XML signature stack) loads with the first SAML login or metadata request, not with the server. */
+function nodeSaml(): Promise<typeof import('@node-saml/node-saml')> {
+  return import('@node-saml/node-saml');
+}
+
+async function samlClient(
   meta: IdpMetadata,
   settings: SamlSettings,
   secrets: ProviderSecrets,
   endpoints: SamlEndpoints,
   cache: CacheProvider,
-): SAML {
-  return new SAML({
+): Promise<SAML> {
+  const { SAML: Client, ValidateInResponseTo } = await nodeSaml();
+  return new Client({
     callbackUrl: endpoints.acsUrl,
     entryPoint: meta.ssoUrl,
     issuer: endpoints.entityId,
@@ -109,7 +109,7 @@ export async function samlAuthorizeUrl(
   relayState: string,
 ): Promise<{ url: string; requestId: string }> {
   const cache = new OneRequestCache(null);
-  const saml = samlClient(await idpMetadataOf(settings), settings, secrets, endpoints, cache);
+  const saml = await samlClient(await idpMetadataOf(settings), settings, secrets, endpoints, cache);
   const url = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
   if (!cache.saved) throw new Error('node-saml did not report the AuthnRequest id');
   return { url, requestId: cache.saved };
@@ -133,7 +133,7 @@ export async function samlAcs(
   requestId: string,
 ): Promise<SamlLogin> {
   const meta = await idpMetadataOf(settings);
-  const saml = samlClient(meta, settings, secrets, endpoints, new OneRequestCache(requestId));
+  const saml = await samlClient(meta, settings, secrets, endpoints, new OneRequestCache(requestId));
   let profile: Profile | null;
   try {
     ({ profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse }));
@@ -158,7 +158,12 @@ export async function samlAcs(
 }
 
 /** GET /api/sso-providers/{id}/sp-metadata: entity id, ACS URL and the signing certificate, unsigned XML. */
-export function samlSpMetadata(settings: SamlSettings, secrets: ProviderSecrets, endpoints: SamlEndpoints): string {
+export async function samlSpMetadata(
+  settings: SamlSettings,
+  secrets: ProviderSecrets,
+  endpoints: SamlEndpoints,
+): Promise<string> {
+  const { generateServiceProviderMetadata } = await nodeSaml();
   return generateServiceProviderMetadata({
     issuer: endpoints.entityId,
     callbackUrl: endpoints.acsUrl,

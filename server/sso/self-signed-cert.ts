@@ -1,7 +1,4 @@
-// The Reflect polyfill @peculiar/x509's dependency injection (tsyringe) needs, loaded before it.
-import 'reflect-metadata';
 import crypto from 'node:crypto';
-import * as x509 from '@peculiar/x509';
 
 /*
  * The SAML service provider signs its AuthnRequests and publishes the certificate in its metadata
@@ -25,6 +22,10 @@ export interface SigningPair {
 
 /** A new RSA-2048 key and a self-signed certificate for it, valid from yesterday for ten years. */
 export async function createSelfSignedCertificate(cn: string, now = new Date()): Promise<SigningPair> {
+  // Loaded on the first certificate, not with the server. The Reflect polyfill @peculiar/x509's dependency injection
+  // (tsyringe) needs comes first.
+  await import('reflect-metadata');
+  const x509 = await import('@peculiar/x509');
   const { webcrypto } = crypto;
   const keys = await webcrypto.subtle.generateKey(RSA_SHA256, true, ['sign', 'verify']);
   const certificate = await x509.X509CertificateGenerator.createSelfSigned(
