@@ -1,13 +1,19 @@
 /**
- * Compiles the server to dist/main.js (one ESM bundle of our own code; npm packages stay external and load from
- * node_modules), so that `npm start` runs plain JavaScript instead of compiling TypeScript at every start.
+ * Compiles the server into dist/<build>/ (ESM with code splitting: main.js plus chunks; our own code, npm packages
+ * stay external and load from node_modules), so that `npm start` runs plain JavaScript instead of compiling
+ * TypeScript at every start. What the server loads only on first use (`await import()`: DuckDB, exceljs, SAML, the
+ * MCP SDK, the renderer, ...) lands in chunks an idle server never reads.
  *
  *   node scripts/build.mjs             build
  *   node scripts/build.mjs --if-stale  build only when the sources differ from the last build (what `npm start` runs)
  *
+ * dist/main.js is a small loader, rewritten by each build: it turns on Node's compile cache and imports the current
+ * build. Each build keeps its own folder (the last three are kept) because a running server still imports its lazy
+ * chunks from the build it started with: a rebuild beside it must not delete them.
+ *
  * Staleness is a hash over every file of the source folders (not only the ones the last bundle imported: a new
- * migration is read at run time, not imported). dist/migrations is a link to db/migrations, where the bundled
- * db/migrate.ts looks for them.
+ * migration is read at run time, not imported). dist/<build>/migrations is a link to db/migrations, where the
+ * bundled db/migrate.ts looks for them.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -17,6 +23,16 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const stampFile = path.join(dist, 'main.stamp');
+/** A build's folder: the first 16 hex digits of its sources' hash (only such folders are ever pruned). */
+const BUILD_DIR = /^[0-9a-f]{16}$/;
+const KEEP_BUILDS = 3;
+/**
+ * Node's compile cache (V8 code cache of every module, ours and node_modules'): a second start skips parsing and
+ * compiling. In node_modules/.cache, the usual place for derived caches: not in DATA_DIR, whose contents are the
+ * installation's data (backed up, possibly shared by several checkouts or none), while this cache belongs to the
+ * code of this checkout; Node keys entries by file content, so a stale entry is never used.
+ */
+const COMPILE_CACHE = ['node_modules', '.cache', 'node-compile-cache'];
 const SOURCE_DIRS = ['server', 'routers', 'db', 'adapters'];
 const SOURCE_FILES = ['package.json', 'tsconfig.json', 'scripts/build.mjs'];
 
@@ -70,9 +86,41 @@ function readStamp() {
   }
 }
 
+function loaderSource(buildDir) {
+  return `// Written by scripts/build.mjs: the current build is ${buildDir}/.
+import module from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+module.enableCompileCache?.(path.join(root, ${COMPILE_CACHE.map((p) => JSON.stringify(p)).join(', ')}));
+await import('./${buildDir}/main.js');
+`;
+}
+
+/** Removes all but the newest KEEP_BUILDS build folders (the current one always stays). */
+function pruneBuilds(current) {
+  const builds = fs
+    .readdirSync(dist, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && BUILD_DIR.test(e.name) && e.name !== current)
+    .map((e) => ({ name: e.name, mtime: fs.statSync(path.join(dist, e.name)).mtimeMs }))
+    .sort((a, b) => b.mtime - a.mtime);
+  for (const old of builds.slice(KEEP_BUILDS - 1))
+    fs.rmSync(path.join(dist, old.name), { recursive: true, force: true });
+  // The single-bundle layout of earlier versions.
+  for (const f of ['main.js.map', 'migrations']) fs.rmSync(path.join(dist, f), { force: true });
+}
+
 const ifStale = process.argv.includes('--if-stale');
 const stamp = sourcesHash();
-if (ifStale && readStamp() === stamp && fs.existsSync(path.join(dist, 'main.js'))) process.exit(0);
+const buildDir = stamp.slice(0, 16);
+if (
+  ifStale &&
+  readStamp() === stamp &&
+  fs.existsSync(path.join(dist, buildDir, 'main.js')) &&
+  fs.existsSync(path.join(dist, 'main.js'))
+)
+  process.exit(0);
 
 const { build } = await import('esbuild');
 // A private folder per build, then renames into place: a start that runs while another one builds never reads a
@@ -80,10 +128,14 @@ const { build } = await import('esbuild');
 fs.mkdirSync(path.join(root, '.tmp'), { recursive: true });
 const work = fs.mkdtempSync(path.join(root, '.tmp', 'build-'));
 try {
+  const out = path.join(work, buildDir);
   await build({
     entryPoints: [path.join(root, 'server/app/main.ts')],
-    outfile: path.join(work, 'main.js'),
+    outdir: out,
+    entryNames: '[name]',
+    chunkNames: 'chunks/[name]-[hash]',
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node22',
@@ -91,6 +143,7 @@ try {
     // costs Node 24 over a second and ~80 MB at start when loaded file by file (every one of its modules re-reads
     // its 180 KB package.json).
     external: externals(),
+    // In every output file (the entry and each chunk): bundled CommonJS code calls require.
     banner: {
       js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
     },
@@ -98,16 +151,16 @@ try {
     sourcesContent: false,
     logLevel: 'warning',
   });
+  fs.symlinkSync(path.join('..', '..', 'db', 'migrations'), path.join(out, 'migrations'));
   fs.mkdirSync(dist, { recursive: true });
-  fs.renameSync(path.join(work, 'main.js.map'), path.join(dist, 'main.js.map'));
+  const target = path.join(dist, buildDir);
+  // The same sources built by a concurrent start: its folder is as good as this one.
+  if (!fs.existsSync(target)) fs.renameSync(out, target);
+  fs.writeFileSync(path.join(work, 'main.js'), loaderSource(buildDir));
   fs.renameSync(path.join(work, 'main.js'), path.join(dist, 'main.js'));
-  const link = path.join(dist, 'migrations');
-  if (!fs.existsSync(link)) {
-    fs.symlinkSync(path.join('..', 'db', 'migrations'), path.join(work, 'migrations'));
-    fs.renameSync(path.join(work, 'migrations'), link);
-  }
   fs.writeFileSync(path.join(work, 'main.stamp'), `${stamp}\n`);
   fs.renameSync(path.join(work, 'main.stamp'), stampFile);
+  pruneBuilds(buildDir);
 } finally {
   fs.rmSync(work, { recursive: true, force: true });
 }
