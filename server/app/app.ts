@@ -163,13 +163,34 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     } satisfies FastifyTRPCPluginOptions<AppRouter>['trpcOptions'],
   });
 
-  const document = buildOpenApiDocument(appRouter, {
-    version: API_VERSION,
-    rawOperations: rawOperationDocs(rawRoutes),
-  });
-  app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(document));
-  await app.register(swagger, { mode: 'static', specification: { document: document as never } });
+  // The OpenAPI document is built on its first request (GET /api/v3/api-docs, /docs), not at start: every
+  // procedure's schemas converted to JSON Schema cost tens of milliseconds and megabytes an idle server never needs.
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const openApiDocument = () =>
+    (document ??= buildOpenApiDocument(appRouter, {
+      version: API_VERSION,
+      rawOperations: rawOperationDocs(rawRoutes),
+    }));
+  app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(openApiDocument()));
+  await app.register(swagger, { mode: 'static', specification: { document: lazyObject(openApiDocument) as never } });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   return app;
+}
+
+/**
+ * An object that stands for `build()`'s result and calls it on first use: @fastify/swagger's static mode takes the
+ * document when registered and reads it only when /docs asks, so the proxy lets it be built then.
+ */
+function lazyObject<T extends object>(build: () => T): T {
+  return new Proxy({} as T, {
+    get: (_target, key) => Reflect.get(build(), key),
+    has: (_target, key) => Reflect.has(build(), key),
+    ownKeys: () => Reflect.ownKeys(build()),
+    // A property the (empty) target lacks must be reported configurable (a proxy invariant).
+    getOwnPropertyDescriptor: (_target, key) => {
+      const d = Reflect.getOwnPropertyDescriptor(build(), key);
+      return d && { ...d, configurable: true };
+    },
+  });
 }

@@ -47,8 +47,11 @@ async function main() {
   process.on('unhandledRejection', fatal('unhandledRejection'));
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
-  // Jobs (extract runs, schedules) run on every node; a test app starts them on its first send instead.
-  await runtime.deps.jobs.start();
+  // Jobs (extract runs, schedules) run on every node; a test app starts them on its first send instead. pg-boss
+  // starts after the server listens and readiness does not wait for it (its schema check and queue set-up are
+  // dozens of queries); a send that comes first waits for the same start. A node whose job workers cannot start
+  // cannot run what it accepts: logged with its cause, then the same orderly exit 1 as any other fatal fault.
+  runtime.deps.jobs.start().catch(fatal('job workers failed to start'));
 }
 
 main().catch((e) => {
