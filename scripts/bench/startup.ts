@@ -2,7 +2,9 @@
  * Start-up cost of `npm start` on the embedded defaults: the server is started exactly as `npm start` starts it
  * (package.json's start command, so the build check and the node flags count) on a fresh DATA_DIR, twice: the
  * first run creates the cluster and the administrator, the second is the ordinary restart. Printed:
- *   - ready: from spawn to the first 200 of GET /api/v3/api-docs (second start; the first run for reference);
+ *   - ready: from spawn to the first 200 of GET /api/auth/sso/providers, a public operation that reads the
+ *     metadata database (second start; the first run for reference). The OpenAPI document is built on its first
+ *     request, so that first GET /api/v3/api-docs after ready is printed on its own line;
  *   - idle RSS of the node process (VmRSS) after a login and a few requests, once settled;
  *   - the embedded PostgreSQL's memory separately (postmaster and its backends, PSS summed so that shared buffers
  *     count once).
@@ -55,7 +57,7 @@ async function start(dataDir: string): Promise<Started> {
     if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode}): ${out}`);
     if (performance.now() - t0 > 120_000) throw new Error(`server not ready after 120 s: ${out}`);
     try {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v3/api-docs`);
+      const res = await fetch(`http://127.0.0.1:${port}/api/auth/sso/providers`);
       await res.arrayBuffer();
       if (res.status === 200) return { child, port, readyMs: performance.now() - t0, output: () => out };
     } catch {
@@ -136,6 +138,11 @@ async function main() {
     const first = await start(dataDir);
     await stop(first);
     const second = await start(dataDir);
+    const d0 = performance.now();
+    const docs = await fetch(`http://127.0.0.1:${second.port}/api/v3/api-docs`);
+    await docs.arrayBuffer();
+    const docsMs = performance.now() - d0;
+    if (docs.status !== 200) throw new Error(`api-docs: ${docs.status}`);
     await exercise(second.port);
     await new Promise((r) => setTimeout(r, settleMs));
     const pid = second.child.pid!;
@@ -146,6 +153,7 @@ async function main() {
     console.log(`start command: ${startCommand}`);
     console.log(`first run ready:          ${first.readyMs.toFixed(0)} ms (creates the cluster and the administrator)`);
     console.log(`ready (second start):     ${second.readyMs.toFixed(0)} ms   goal < 1000 ms`);
+    console.log(`first api-docs after it:  ${docsMs.toFixed(0)} ms (the OpenAPI document is built on first use)`);
     console.log(`node idle RSS:            ${mb(nodeRss)} MB   goal < 150 MB`);
     console.log(`embedded PostgreSQL:      ${mb(pgPss)} MB PSS over ${pg.length} processes`);
   } finally {
