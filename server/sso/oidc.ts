@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import * as client from 'openid-client';
+import type * as Client from 'openid-client';
 import { AppError, unauthorized } from '../kernel/errors';
 import { isLoopback } from './idp-address';
 import { SSO_MESSAGES } from './messages';
@@ -14,22 +14,27 @@ import type { SsoProviderRow } from './store';
  * allowed only for an issuer on the loopback interface (idp-address.ts).
  */
 
+// Loaded at the first OIDC call: an installation without OIDC providers never needs it (idle footprint).
+let openidClient: Promise<typeof Client> | undefined;
+const openid = () => (openidClient ??= import('openid-client'));
+
 const DISCOVERY_TTL_MS = 5 * 60_000;
 /** Per provider version: its configuration and its key set (fetched again on a key it lacks, discovery or not). */
-const discovered = new Map<string, { config: client.Configuration; keys: ProviderKeys; at: number }>();
+const discovered = new Map<string, { config: Client.Configuration; keys: ProviderKeys; at: number }>();
 
 /*
  * openid-client answers the userinfo claims, not the answer they came in: a login that needs the answer's text (to
  * check a signed one) runs its userinfo request inside `answers`, and the configuration's fetch hands it a copy.
  */
 const answers = new AsyncLocalStorage<(res: Response) => void>();
-const copyingFetch: client.CustomFetch = async (url, options) => {
+const copyingFetch: Client.CustomFetch = async (url, options) => {
   const res = await fetch(url, options as RequestInit);
   answers.getStore()?.(res.clone());
   return res;
 };
 
-async function discover(settings: OidcSettings, secrets: ProviderSecrets): Promise<client.Configuration> {
+async function discover(settings: OidcSettings, secrets: ProviderSecrets): Promise<Client.Configuration> {
+  const client = await openid();
   const issuer = new URL(settings.issuer_url);
   const execute = issuer.protocol === 'http:' && isLoopback(issuer) ? [client.allowInsecureRequests] : [];
   const config = await client.discovery(
@@ -57,7 +62,7 @@ async function discoveredOf(row: SsoProviderRow, settings: OidcSettings, secrets
   const key = `${row.id}:${row.updatedAt.getTime()}`;
   const hit = discovered.get(key);
   if (hit && Date.now() - hit.at < DISCOVERY_TTL_MS) return hit;
-  let config: client.Configuration;
+  let config: Client.Configuration;
   try {
     config = await discover(settings, secrets);
   } catch (e) {
@@ -101,6 +106,7 @@ export async function oidcAuthorizeUrl(
   redirectUri: string,
   state: string,
 ): Promise<OidcLoginStart> {
+  const client = await openid();
   const { config } = await discoveredOf(row, settings, secrets);
   const codeVerifier = client.randomPKCECodeVerifier();
   const nonce = client.randomNonce();
@@ -117,12 +123,13 @@ export async function oidcAuthorizeUrl(
 
 /** The userinfo claims; a signed (application/jwt) answer's signature checked as the ID token's. */
 async function userinfoClaims(
-  config: client.Configuration,
+  config: Client.Configuration,
   keys: ProviderKeys,
   secrets: ProviderSecrets,
   accessToken: string,
   sub: string,
 ): Promise<Record<string, unknown>> {
+  const client = await openid();
   let answer: Response | undefined;
   let claims: Record<string, unknown>;
   try {
@@ -169,9 +176,10 @@ export async function oidcCallbackClaims(
   if (error) {
     throw unauthorized(SSO_MESSAGES.idpRefused(currentUrl.searchParams.get('error_description') || error));
   }
+  const client = await openid();
   const { config, keys } = await discoveredOf(row, settings, secrets);
   const meta = config.serverMetadata();
-  let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+  let tokens: Awaited<ReturnType<typeof Client.authorizationCodeGrant>>;
   try {
     tokens = await client.authorizationCodeGrant(config, currentUrl, {
       pkceCodeVerifier: checks.codeVerifier,
