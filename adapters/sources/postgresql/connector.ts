@@ -333,14 +333,14 @@ export class PostgresConnector extends ConnectorBase {
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const main = { text: bounded, values: params, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig;
     const guard = statementTimeoutGuard(timeoutMs);
-    const [begin, set, read, end] = await Promise.allSettled([
-      client.query('BEGIN READ ONLY'),
-      guard ? client.query(guard) : Promise.resolve(undefined),
+    // pg sends a query only after the previous one's ReadyForQuery: BEGIN and the timeout go as one simple-protocol
+    // text (both are our own constant statements), one round trip fewer on every widget read.
+    const [begin, read, end] = await Promise.allSettled([
+      client.query(guard ? `BEGIN READ ONLY; ${guard}` : 'BEGIN READ ONLY'),
       client.query<unknown[]>(main),
       client.query('ROLLBACK'),
     ]);
     if (begin.status === 'rejected') throw begin.reason;
-    if (set.status === 'rejected') throw set.reason;
     if (read.status === 'rejected') throw read.reason;
     if (end.status === 'rejected') throw end.reason;
     return read.value;
