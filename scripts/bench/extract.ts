@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { benchPlatform, call, ensureTable, pgSourceRow, tableDataset } from './support';
+import { benchPlatform, call, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
@@ -70,13 +70,7 @@ async function main() {
         sourceId: source.id,
         object: 'sales',
         table: TABLE,
-        fields: [
-          ['id', 'integer'],
-          ['grp', 'integer'],
-          ['amount', 'float'],
-          ['qty', 'integer'],
-          ['sold_on', 'date'],
-        ],
+        fields: SALES_FIELDS,
       });
       return id;
     };

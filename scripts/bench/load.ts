@@ -29,7 +29,7 @@ import autocannon from 'autocannon';
 import { loadDatasetModel } from '../../server/datasets/load-model';
 import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { DatasetSources } from '../../server/query/run/targets';
-import { benchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
+import { benchPlatform, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = 'bench_load_12';
@@ -90,13 +90,7 @@ async function server() {
     sourceId: source.id,
     object: 'sales',
     table: TABLE,
-    fields: [
-      ['id', 'integer'],
-      ['grp', 'integer'],
-      ['amount', 'float'],
-      ['qty', 'integer'],
-      ['sold_on', 'date'],
-    ],
+    fields: SALES_FIELDS,
   });
   const { filters: _f, page: _p, page_size: _ps, ...saved } = body(0);
   const widget = await fetch(new URL('/api/widget', bench.base), {

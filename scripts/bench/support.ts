@@ -155,6 +155,15 @@ export async function pgSourceRow(bench: Pick<BenchPlatform, 'deps' | 'workspace
   return source;
 }
 
+/** The columns of the generated sales tables (id, grp, amount, qty, sold_on) as tableDataset takes them. */
+export const SALES_FIELDS: [string, string][] = [
+  ['id', 'integer'],
+  ['grp', 'integer'],
+  ['amount', 'float'],
+  ['qty', 'integer'],
+  ['sold_on', 'date'],
+];
+
 /**
  * A dataset (live unless told) over one table of public in the source, one field per column named as the column:
  * answers its id and the fields as saved.

@@ -31,7 +31,7 @@ import { loadDatasetModel } from '../../server/datasets/load-model';
 import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { configureQueryEngine } from '../../server/query/run/engine';
 import { DatasetSources } from '../../server/query/run/targets';
-import { benchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
+import { benchPlatform, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
@@ -114,13 +114,7 @@ async function main() {
         sourceId: source.id,
         object: 'sales',
         table: TABLE,
-        fields: [
-          ['id', 'integer'],
-          ['grp', 'integer'],
-          ['amount', 'float'],
-          ['qty', 'integer'],
-          ['sold_on', 'date'],
-        ],
+        fields: SALES_FIELDS,
       });
     const { id: datasetId } = await createDataset('bench');
     const rlsDataset = await createDataset('bench rls');
