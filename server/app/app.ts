@@ -124,6 +124,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     await deps.jobs.stop();
     await deps.localQueries.abortAll();
     await deps.connectors.closeAll();
+    await deps.storage.close();
   });
 
   // Before any route is added: the unauthenticated share-link paths are rate limited per client address and take

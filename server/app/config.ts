@@ -66,7 +66,24 @@ const envSchema = z.object({
   SOURCE_CONNECTION_WAIT_MS: z.coerce.number().int().min(0).default(3_000),
   PUBLIC_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(1_200),
   TRUST_PROXY: trustProxy.default(false),
+  STORAGE_URL: z
+    .string()
+    .regex(/^(file:\/\/\/|s3:\/\/[^/?#]+)/, 'file:///<folder> or s3://<bucket>/<prefix>?endpoint=…&region=…')
+    .optional(),
+  STORAGE_CACHE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(4 * 1024 * 1024 * 1024),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'redis://host:port[/db] or rediss://…')
+    .optional(),
+  NODE_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
 });
+
+/** What a node does (docs/cluster.md): all (one node), api (HTTP, no jobs) or worker (jobs, its render pages). */
+export type NodeRole = 'all' | 'api' | 'worker';
 
 export interface AppConfig {
   port: number;
@@ -86,6 +103,13 @@ export interface AppConfig {
   publicRateLimitPerMinute: number;
   /** Proxies whose X-Forwarded-For gives the client address (fastify's trustProxy): none, all, or these. */
   trustProxy: boolean | string[];
+  /** Where files, extracts, exports and plugins live (server/storage): undefined = file://DATA_DIR/storage. */
+  storageUrl?: string;
+  /** Bytes of local copies of stored objects a node keeps (server/storage/local-copies.ts). */
+  storageCacheBytes: number;
+  /** Shared rate-limit windows and the second-level result cache (optional). */
+  redisUrl?: string;
+  nodeRole: NodeRole;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -117,5 +141,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     publicRateLimitPerMinute: e.PUBLIC_RATE_LIMIT_PER_MINUTE,
     trustProxy: e.TRUST_PROXY,
+    storageUrl: e.STORAGE_URL,
+    storageCacheBytes: e.STORAGE_CACHE_BYTES,
+    redisUrl: e.REDIS_URL,
+    nodeRole: e.NODE_ROLE,
   };
 }

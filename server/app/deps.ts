@@ -6,6 +6,8 @@ import type { AppCaches } from '../kernel/app-caches';
 import type { SecretBox } from '../secrets/secret-box';
 import type { LocalQueries } from '../data-sources/query-runner';
 import type { JobRunner } from '../jobs/jobs';
+import type { ObjectStorage } from '../storage/object-storage';
+import type { LocalCopies } from '../storage/local-copies';
 
 /*
  * What a request needs from the process, built once at start (or per test app) by createAppDeps in
@@ -28,6 +30,10 @@ export interface AppDeps {
   jobs: JobRunner;
   /** The read epoch, the settings cache and every area's own caches (made on first use). */
   caches: AppCaches;
+  /** Files, extracts, exports and plugins (STORAGE_URL): this node's disk or an S3-compatible store. */
+  storage: ObjectStorage;
+  /** This node's bounded local copies of stored objects that are opened as files (DuckDB loads, plugin modules). */
+  localCopies: LocalCopies;
 }
 
 /** What the composition knows before the deps are built: the database, the configuration and what start-up loaded. */

@@ -19,6 +19,8 @@ import { startScheduledExtract } from '../etl/runs';
 import { exportJobKinds, startExportJobs } from '../file-export/run-job';
 import { mailingJobKinds, startMailingJobs } from '../mailings/run-job';
 import { startScheduledMailing } from '../mailings/mailings';
+import { openStorage } from '../storage/open-storage';
+import { LocalCopies } from '../storage/local-copies';
 
 export interface Runtime {
   deps: AppDeps;
@@ -56,12 +58,17 @@ async function makeDirectory(dir: string): Promise<void> {
  * job kinds of every area registered here, explicitly: the one place to read which hooks and jobs an app has.
  */
 export function createAppDeps(base: BaseDeps): AppDeps {
+  const { config } = base;
+  const storage = openStorage(config.storageUrl, config.dataDir);
   const deps: AppDeps = {
     ...base,
     connectors: new ConnectorCache(),
     localQueries: new LocalQueries(base.db),
-    jobs: new JobRunner((base.db as unknown as { $client: Pool }).$client),
+    // An api node sends jobs and runs none (NODE_ROLE, docs/cluster.md).
+    jobs: new JobRunner((base.db as unknown as { $client: Pool }).$client, { work: config.nodeRole !== 'api' }),
     caches: new AppCaches(),
+    storage,
+    localCopies: new LocalCopies(storage, path.join(config.dataDir, 'cache', 'storage'), config.storageCacheBytes),
   };
   // Pipelines: a workspace bound to a stage cannot be deleted (DELETE /api/workspaces/{id}, reason omitted), and
   // GET /api/workspaces/{id} shows the stage it is bound to (pipeline_stage).

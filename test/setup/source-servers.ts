@@ -25,7 +25,13 @@ const envFile = process.env.ANALYTICS_TEST_SERVICES_ENV ?? '/tmp/analytics-test-
 
 export default async function setup(project?: TestProject): Promise<() => Promise<void>> {
   // One after the other: each may need apt-get, which holds dpkg's lock.
-  for (const script of ['ensure-postgresql.sh', 'ensure-mariadb.sh', 'ensure-clickhouse.sh']) {
+  for (const script of [
+    'ensure-postgresql.sh',
+    'ensure-mariadb.sh',
+    'ensure-clickhouse.sh',
+    'ensure-redis.sh',
+    'ensure-haproxy.sh',
+  ]) {
     try {
       await run('bash', [join(scripts, script)], {
         env: { ...process.env, ANALYTICS_TEST_SERVICES_ENV: envFile },
