@@ -1,4 +1,4 @@
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -47,7 +47,8 @@ export class LocalDiskStorage implements ObjectStorage {
     const handle = await fs.open(file, 'r').catch((e: NodeJS.ErrnoException) => {
       throw e.code === 'ENOENT' ? new StorageNotFoundError(key) : e;
     });
-    return createReadStream(file, { fd: handle.fd, autoClose: true });
+    // Opened first so a missing key fails here, not on the stream's first read.
+    return handle.createReadStream({ autoClose: true });
   }
 
   async getToFile(key: string, file: string): Promise<void> {
