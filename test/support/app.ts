@@ -19,6 +19,8 @@ import { validateInjectedResponses } from './openapi-validation';
 export interface TestApp {
   app: FastifyInstance;
   deps: AppDeps;
+  /** The app's own database (a clone of the run's template): other processes may join it (test/cluster). */
+  databaseUrl: string;
   close(): Promise<void>;
 }
 
@@ -43,6 +45,7 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
   return {
     app,
     deps,
+    databaseUrl: clone.url,
     async close() {
       await app.close();
       await database.close();
@@ -72,6 +75,9 @@ export function useTestApp(
     },
     get deps() {
       return started().deps;
+    },
+    get databaseUrl() {
+      return started().databaseUrl;
     },
     close: () => started().close(),
   };
