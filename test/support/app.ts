@@ -12,7 +12,7 @@ import type { AppDeps } from '../../server/app/deps';
 import { createAppDeps } from '../../server/app/start';
 import { loadSystemGroupIds } from '../../server/users/system-groups';
 import { cloneTemplateDatabase } from './test-database';
-import { createSecretBox } from '../../server/secrets/secret-box';
+import { createSecretBox, loadSecretsKey } from '../../server/secrets/secret-box';
 import { rest, type Rest } from './rest';
 import { validateInjectedResponses } from './openapi-validation';
 
@@ -36,7 +36,10 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<T
     config,
     systemGroups: await loadSystemGroupIds(database.db),
     signingKey: await loadSigningKey(database.db),
-    secretBox: createSecretBox(crypto.randomBytes(32)),
+    // SECRETS_KEY when given (the cluster's nodes share it with the test's own app), else a key of its own.
+    secretBox: createSecretBox(
+      config.secretsKey ? await loadSecretsKey(dataDir, config.secretsKey) : crypto.randomBytes(32),
+    ),
   });
   const app = await buildApp(deps);
   await app.ready();
