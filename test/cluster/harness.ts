@@ -121,11 +121,15 @@ export class Cluster {
     return node;
   }
 
-  /** haproxy in front of the API nodes (docs/cluster.md's configuration), in the foreground. */
-  async startBalancer(): Promise<void> {
+  /**
+   * haproxy in front of the API nodes (docs/cluster.md's configuration), in the foreground: all of them, or the
+   * named ones. A balancer already running is stopped first.
+   */
+  async startBalancer(names?: string[]): Promise<void> {
+    await this.stopBalancer();
     this.balancerPort = await freePort();
     const servers = [...this.nodes.values()]
-      .filter((n) => n.role !== 'worker')
+      .filter((n) => (names ? names.includes(n.name) : n.role !== 'worker'))
       .map((n) => ({ name: n.name, port: n.server.port }));
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'analytics-haproxy-'));
     this.dirs.push(dir);
@@ -138,6 +142,15 @@ export class Cluster {
     await waitReady(this.url, this.balancer, () => this.balancerOutput, 20_000);
     // Every server checked up (rise 2) before the test uses the balancer.
     await new Promise((r) => setTimeout(r, 1_200));
+  }
+
+  async stopBalancer(): Promise<void> {
+    if (this.balancer && this.balancer.exitCode === null) {
+      this.balancer.kill('SIGTERM');
+      await exited(this.balancer);
+    }
+    this.balancer = undefined;
+    this.balancerOutput = '';
   }
 
   balancerLog(): string {
@@ -157,10 +170,7 @@ export class Cluster {
     for (const n of this.nodes.values()) n.server.child.kill('SIGKILL');
     await Promise.all([...this.nodes.values()].map((n) => exited(n.server.child)));
     this.nodes.clear();
-    if (this.balancer && this.balancer.exitCode === null) {
-      this.balancer.kill('SIGTERM');
-      await exited(this.balancer);
-    }
+    await this.stopBalancer();
     for (const d of this.dirs) await fs.rm(d, { recursive: true, force: true });
   }
 }
