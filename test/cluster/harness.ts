@@ -40,7 +40,7 @@ export interface ClusterOptions {
 const run = promisify(execFile);
 
 /** The haproxy block of docs/cluster.md, with the listen address and the servers filled in. */
-export function haproxyConfig(listen: string, servers: { name: string; port: number }[]): string {
+function haproxyConfig(listen: string, servers: { name: string; port: number }[]): string {
   const doc = readFileSync(path.join(repoRoot, 'docs', 'cluster.md'), 'utf8');
   const block = /```haproxy\n([\s\S]*?)```/.exec(doc);
   if (!block) throw new Error('docs/cluster.md has no ```haproxy block');
@@ -49,7 +49,7 @@ export function haproxyConfig(listen: string, servers: { name: string; port: num
 }
 
 /** Until GET <url>/readyz answers 200. */
-export async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs = 120_000) {
+async function waitReady(url: string, child: ChildProcess, output: () => string, timeoutMs = 120_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`node exited (${child.exitCode}): ${output()}`);
