@@ -91,3 +91,34 @@ export const extractRunSteps = pgTable(
   },
   (t) => [index('extract_run_steps_run_idx').on(t.runId, t.id)],
 );
+
+/**
+ * The loads of a dataset's extract: each complete run's DuckDB file, stored once under its own key
+ * (extracts/dataset-<id>/<load id>.duckdb, server/etl/loads.ts) and never rewritten. The current load is the one
+ * row of its dataset without superseded_at (the partial unique index); it becomes current in the transaction that
+ * marks its run succeeded, and every node opens that key. A superseded load is kept for a grace period (readers on
+ * other nodes may still be opening it) and then deleted, object and row, by the sweep of a worker node.
+ */
+export const extractLoads = pgTable(
+  'extract_loads',
+  {
+    /** The load id: a new uuid per successful pull, never reused (a retried run uploads under a new one). */
+    id: uuid('id').primaryKey(),
+    datasetId: integer('dataset_id')
+      .notNull()
+      .references(() => datasets.id, { onDelete: 'cascade' }),
+    /** The run that loaded it; null for a legacy file of an older version moved into storage, or a pruned run. */
+    runId: integer('run_id').references(() => extractRuns.id, { onDelete: 'set null' }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** When a newer load replaced it: its object goes once the grace period has passed. */
+    supersededAt: timestamp('superseded_at', { withTimezone: true }),
+  },
+  (t) => [
+    uniqueIndex('extract_loads_current_idx')
+      .on(t.datasetId)
+      .where(sql`${t.supersededAt} is null`),
+    index('extract_loads_superseded_idx')
+      .on(t.supersededAt)
+      .where(sql`${t.supersededAt} is not null`),
+  ],
+);
