@@ -125,6 +125,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     await deps.localQueries.abortAll();
     await deps.connectors.closeAll();
     await deps.storage.close();
+    await deps.redis?.close();
   });
 
   // Before any route is added: the unauthenticated share-link paths are rate limited per client address and take

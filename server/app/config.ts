@@ -79,6 +79,7 @@ const envSchema = z.object({
     .string()
     .regex(/^rediss?:\/\//, 'redis://host:port[/db] or rediss://…')
     .optional(),
+  REDIS_KEY_PREFIX: z.string().max(200).default('analytics:'),
   NODE_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
 });
 
@@ -109,6 +110,8 @@ export interface AppConfig {
   storageCacheBytes: number;
   /** Shared rate-limit windows and the second-level result cache (optional). */
   redisUrl?: string;
+  /** Put before every Redis key: installations (or test runs) sharing one Redis keep apart. */
+  redisKeyPrefix: string;
   nodeRole: NodeRole;
 }
 
@@ -144,6 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     storageUrl: e.STORAGE_URL,
     storageCacheBytes: e.STORAGE_CACHE_BYTES,
     redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
     nodeRole: e.NODE_ROLE,
   };
 }

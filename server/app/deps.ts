@@ -8,6 +8,7 @@ import type { LocalQueries } from '../data-sources/query-runner';
 import type { JobRunner } from '../jobs/jobs';
 import type { ObjectStorage } from '../storage/object-storage';
 import type { LocalCopies } from '../storage/local-copies';
+import type { SharedRedis } from '../cache/redis';
 
 /*
  * What a request needs from the process, built once at start (or per test app) by createAppDeps in
@@ -34,6 +35,8 @@ export interface AppDeps {
   storage: ObjectStorage;
   /** This node's bounded local copies of stored objects that are opened as files (DuckDB loads, plugin modules). */
   localCopies: LocalCopies;
+  /** REDIS_URL's connection (shared public rate-limit windows, second-level result cache); absent on one node. */
+  redis?: SharedRedis;
 }
 
 /** What the composition knows before the deps are built: the database, the configuration and what start-up loaded. */

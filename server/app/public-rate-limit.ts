@@ -4,12 +4,14 @@ import { sendError } from '../../adapters/rest/envelope';
 import { describeError } from '../kernel/error-response';
 import { AppError } from '../kernel/errors';
 import type { AppDeps } from './deps';
+import type { SharedRedis } from '../cache/redis';
 
 /*
  * Requests without any authentication (the share-link viewer API /api/public/..., its publicLink procedures over
  * /trpc and the viewer page /s/...) are limited per client address: config.publicRateLimitPerMinute public calls a
- * minute (0: off). Only these requests pay for the check; authenticated routes are untouched. The window is this
- * process's: with several nodes, each counts its own share.
+ * minute (0: off). Only these requests pay for the check; authenticated routes are untouched. With REDIS_URL the
+ * windows live in Redis and every node counts into the same one; without it (or while Redis does not answer) each
+ * process counts its own.
  *
  * A request is classified by where the router sends it, not by its raw text: the router decodes %-escapes in paths
  * (/api/%70ublic/... is /api/public/...), and tRPC decodes its procedure path once more and runs a batch
@@ -52,11 +54,18 @@ interface Window {
   endsAt: number;
 }
 
+interface Verdict {
+  allowed: boolean;
+  retryAfterMs: number;
+}
+
+type Take = (address: string, calls: number, now: number) => Verdict;
+
 /** A fixed one-minute window per address; calls that would pass the budget are refused whole. */
-function windowCounter(max: number) {
+function windowCounter(max: number): Take {
   const windows = new Map<string, Window>();
   let sweepAt = 0;
-  return (address: string, calls: number, now: number): { allowed: boolean; retryAfterMs: number } => {
+  return (address, calls, now) => {
     // Ended windows are dropped once a window, so guessed addresses cannot grow the map for long.
     if (now >= sweepAt) {
       for (const [key, w] of windows) if (w.endsAt <= now) windows.delete(key);
@@ -73,14 +82,51 @@ function windowCounter(max: number) {
   };
 }
 
-export function registerPublicRateLimit(app: FastifyInstance, deps: Pick<AppDeps, 'config'>): void {
+/*
+ * The same window kept in Redis, one key per address that lives as long as its window (its expiry is the window's
+ * end, set by the call that opens it): the check and the count are one script, atomic across nodes, so calls
+ * refused are not counted and two nodes cannot both spend the last call. Redis's clock ends the window, not the
+ * nodes'.
+ */
+const SHARED_WINDOW = `
+redis.call('SET', KEYS[1], 0, 'PX', ARGV[3], 'NX')
+local used = tonumber(redis.call('GET', KEYS[1]))
+local calls = tonumber(ARGV[1])
+if used + calls > tonumber(ARGV[2]) then return {0, redis.call('PTTL', KEYS[1])} end
+redis.call('INCRBY', KEYS[1], calls)
+return {1, 0}
+`;
+
+/** A public call waits this long for Redis before this node's own window decides. */
+const SHARED_WINDOW_WAIT_MS = 500;
+
+function sharedWindowCounter(redis: SharedRedis, max: number, local: Take) {
+  const take = redis.script(SHARED_WINDOW, 1);
+  return async (address: string, calls: number, now: number): Promise<Verdict> => {
+    try {
+      const [allowed, ttl] = (await take(
+        SHARED_WINDOW_WAIT_MS,
+        [`public-rate:${address}`],
+        [calls, max, WINDOW_MS],
+      )) as [number, number];
+      return { allowed: allowed === 1, retryAfterMs: ttl > 0 ? ttl : WINDOW_MS };
+    } catch (e) {
+      // Fail open to this node's window, not to no limit, and never to an error: the caller still gets an answer.
+      redis.failed(e);
+      return local(address, calls, now);
+    }
+  };
+}
+
+export function registerPublicRateLimit(app: FastifyInstance, deps: Pick<AppDeps, 'config' | 'redis'>): void {
   const max = deps.config.publicRateLimitPerMinute;
   if (max <= 0) return;
-  const take = windowCounter(max);
+  const local = windowCounter(max);
+  const take = deps.redis ? sharedWindowCounter(deps.redis, max, local) : local;
   app.addHook('onRequest', async (req, reply) => {
     const calls = publicCallsOf(req);
     if (calls === 0) return;
-    const { allowed, retryAfterMs } = take(req.ip, calls, Date.now());
+    const { allowed, retryAfterMs } = await take(req.ip, calls, Date.now());
     if (allowed) return;
     const err = new AppError('too_many_requests', 'Слишком много запросов, повторите позже', {
       headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) },

@@ -21,6 +21,7 @@ import { mailingJobKinds, startMailingJobs } from '../mailings/run-job';
 import { startScheduledMailing } from '../mailings/mailings';
 import { openStorage } from '../storage/open-storage';
 import { LocalCopies } from '../storage/local-copies';
+import { openSharedRedis } from '../cache/redis';
 
 export interface Runtime {
   deps: AppDeps;
@@ -69,6 +70,8 @@ export function createAppDeps(base: BaseDeps): AppDeps {
     caches: new AppCaches(),
     storage,
     localCopies: new LocalCopies(storage, path.join(config.dataDir, 'cache', 'storage'), config.storageCacheBytes),
+    // Only with REDIS_URL: ioredis is not even loaded otherwise.
+    redis: openSharedRedis(config),
   };
   // Pipelines: a workspace bound to a stage cannot be deleted (DELETE /api/workspaces/{id}, reason omitted), and
   // GET /api/workspaces/{id} shows the stage it is bound to (pipeline_stage).
