@@ -7,6 +7,7 @@ import { ResultCache, type CachedResult, type ResultCacheOptions } from './resul
 import type { ExecutableTarget } from './targets';
 import type { CompiledQuery } from '../compile/types';
 import { cacheSlot } from '../../kernel/app-caches';
+import { SharedResults } from './shared-results';
 
 /*
  * Runs compiled queries: through the result cache, with identical concurrent requests sharing one execution
@@ -16,6 +17,10 @@ import { cacheSlot } from '../../kernel/app-caches';
  * Cache key: the target's data key (source id + connection settings hash, or extract file + load), the dataset's
  * version (every schema or settings save bumps it), the SQL text and its parameter values. RLS makes the SQL differ
  * per user (its rules are filters of the query, with the reader's attribute values bound), so users never share rows they could not read.
+ *
+ * With REDIS_URL a miss looks in the shared second level (shared-results.ts) under the same key before it asks the
+ * source, and a result read from the source is stored there too: across nodes a result is read from its source once
+ * per TTL, not once per node.
  */
 
 export interface QueryEngineOptions extends ResultCacheOptions {
@@ -36,11 +41,17 @@ export interface ExecuteResult extends CachedResult {
 
 export class QueryEngine {
   readonly cache: ResultCache;
-  private readonly running = new Map<string, Promise<CachedResult>>();
+  private readonly running = new Map<string, Promise<{ result: CachedResult; shared: boolean }>>();
   /** Executions actually sent to a database (for tests and monitoring). */
   executions = 0;
+  /** Misses of this node's cache answered by the shared one (Redis) instead of a source. */
+  sharedHits = 0;
 
-  constructor(readonly options: QueryEngineOptions = DEFAULT_ENGINE_OPTIONS) {
+  constructor(
+    readonly options: QueryEngineOptions = DEFAULT_ENGINE_OPTIONS,
+    /** The second level in Redis (REDIS_URL), if any. */
+    readonly shared?: SharedResults,
+  ) {
     this.cache = new ResultCache(options);
   }
 
@@ -49,18 +60,37 @@ export class QueryEngine {
     const hit = this.cache.get(key);
     if (hit) return { ...hit, cached: true };
     const pending = this.running.get(key);
-    if (pending) return { ...(await pending), cached: true };
+    if (pending) return { ...(await pending).result, cached: true };
 
-    const run = this.run(target, query).then((result) => {
-      this.cache.set(key, result);
-      return result;
-    });
+    const run = this.fill(key, target, query);
     this.running.set(key, run);
     try {
-      return { ...(await run), cached: false };
+      const { result, shared } = await run;
+      return { ...result, cached: shared };
     } finally {
       this.running.delete(key);
     }
+  }
+
+  /** A miss of this node's cache: the shared cache's entry, or the source's answer (then kept at both levels). */
+  private async fill(
+    key: string,
+    target: ExecutableTarget,
+    query: CompiledQuery,
+  ): Promise<{ result: CachedResult; shared: boolean }> {
+    const ttlMs = this.options.ttlMs;
+    if (this.shared && ttlMs > 0) {
+      const hit = await this.shared.get(key);
+      if (hit) {
+        this.sharedHits++;
+        this.cache.set(key, hit.value, Date.now(), hit.ttlMs);
+        return { result: hit.value, shared: true };
+      }
+    }
+    const result = await this.run(target, query);
+    this.cache.set(key, result);
+    this.shared?.set(key, result, ttlMs);
+    return { result, shared: false };
   }
 
   private async run(target: ExecutableTarget, query: CompiledQuery): Promise<CachedResult> {
@@ -166,16 +196,22 @@ function queryFailure(e: unknown): AppError {
   return new AppError('bad_request', `Ошибка выполнения запроса в источнике данных: ${message}`, { cause: e });
 }
 
-/** Runs compiled queries: the result cache and single flight (replaced through configureQueryEngine). */
-const engines = cacheSlot('query.engine', () => new QueryEngine());
+/**
+ * Runs compiled queries: the result cache and single flight (replaced through configureQueryEngine). Made on first
+ * use with the app's deps, for the shared level on the app's Redis.
+ */
+const engines = cacheSlot('query.engine', (): { engine?: QueryEngine } => ({}));
+
+const newEngine = (deps: AppDeps, options: QueryEngineOptions) =>
+  new QueryEngine(options, deps.redis && new SharedResults(deps.redis));
 
 /** The application's engine (one cache per process and application instance). */
 export function queryEngineFor(deps: AppDeps): QueryEngine {
-  return deps.caches.of(engines);
+  const slot = deps.caches.of(engines);
+  return (slot.engine ??= newEngine(deps, DEFAULT_ENGINE_OPTIONS));
 }
 
 /** Replaces the application's engine, e.g. to turn the cache off for a benchmark or shorten the timeout in a test. */
 export function configureQueryEngine(deps: AppDeps, options: Partial<QueryEngineOptions>): QueryEngine {
-  const engine = new QueryEngine({ ...DEFAULT_ENGINE_OPTIONS, ...options });
-  return deps.caches.replace(engines, engine);
+  return (deps.caches.of(engines).engine = newEngine(deps, { ...DEFAULT_ENGINE_OPTIONS, ...options }));
 }

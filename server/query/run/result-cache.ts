@@ -48,14 +48,16 @@ export class ResultCache {
     return e.value;
   }
 
-  set(key: string, value: CachedResult, now = Date.now()): void {
-    if (this.opts.ttlMs <= 0) return;
+  /** Keeps the result for the TTL, or for `ttlMs` when shorter (what remains of a shared entry's TTL). */
+  set(key: string, value: CachedResult, now = Date.now(), ttlMs = this.opts.ttlMs): void {
+    ttlMs = Math.min(ttlMs, this.opts.ttlMs);
+    if (ttlMs <= 0) return;
     const bytes = estimateBytes(value.rows);
     // One result may take at most a quarter of the budget, so a single huge page cannot empty the cache.
     if (bytes > this.opts.maxBytes / 4) return;
     const old = this.entries.get(key);
     if (old) this.remove(key, old);
-    this.entries.set(key, { value, bytes, expires: now + this.opts.ttlMs });
+    this.entries.set(key, { value, bytes, expires: now + ttlMs });
     this.bytes += bytes;
     for (const [k, e] of this.entries) {
       if (this.bytes <= this.opts.maxBytes && this.entries.size <= this.opts.maxEntries) break;
@@ -75,7 +77,7 @@ export class ResultCache {
 }
 
 /** A cheap upper-ish estimate of the memory of a result: a fixed cost per value plus the text of strings. */
-function estimateBytes(rows: unknown[][]): number {
+export function estimateBytes(rows: unknown[][]): number {
   let bytes = 64;
   for (const row of rows) {
     bytes += 32 + row.length * 16;
