@@ -26,7 +26,8 @@ const FIRST_CONNECT_WAIT_MS = 2_000;
 
 export class SharedRedis {
   private readonly connecting: Promise<Redis>;
-  private firstReady!: Promise<void>;
+  /** The first connection attempt: ready, or its error. */
+  private firstAttempt!: Promise<void>;
   private down = false;
   private closed = false;
   private readonly log: (message: string) => void;
@@ -49,7 +50,11 @@ export class SharedRedis {
       retryStrategy: (times) => Math.min(times * 100, 2_000),
     };
     const client = new Redis(this.options.url, options);
-    this.firstReady = new Promise((resolve) => client.once('ready', () => resolve()));
+    this.firstAttempt = new Promise((resolve, reject) => {
+      client.once('ready', () => resolve());
+      client.once('error', reject);
+    });
+    this.firstAttempt.catch(() => undefined); // nobody may be waiting
     client.on('ready', () => this.answered());
     // Without a listener ioredis prints every reconnection failure; one notice per outage is enough.
     client.on('error', (e: Error) => this.failed(e));
@@ -79,7 +84,7 @@ export class SharedRedis {
     if (client.status !== 'ready') {
       // A starting app waits for its first connection (briefly); later, a lost one fails at once.
       if (client.status === 'end' || this.down) throw new Error(`redis ${client.status}`);
-      await withinTime(FIRST_CONNECT_WAIT_MS, this.firstReady);
+      await withinTime(FIRST_CONNECT_WAIT_MS, this.firstAttempt);
     }
     const answer = await withinTime(ms, fn(client));
     if (this.down) this.answered();
