@@ -72,7 +72,8 @@ export const mailingRuns = pgTable(
 /**
  * One letter of a run: planned (pending) before anything is sent, marked `sending` just before the SMTP call and
  * `sent` after it. The unique key (run, recipient, slice value) means a resumed run never plans a letter twice; a
- * letter found `sending` after a restart is not sent again (it may have left), it is failed with that reason.
+ * letter found `sending` when the run is resumed on another node (its node died mid-call) is never sent again: it
+ * may or may not have left, so it becomes `unconfirmed`, and the run's report names its recipient.
  */
 export const mailingLetters = pgTable(
   'mailing_letters',
@@ -91,6 +92,6 @@ export const mailingLetters = pgTable(
   },
   (t) => [
     uniqueIndex('mailing_letters_key_idx').on(t.runId, t.recipient, t.sliceValue),
-    check('mailing_letters_status_ck', sql`${t.status} in ('pending', 'sending', 'sent', 'failed')`),
+    check('mailing_letters_status_ck', sql`${t.status} in ('pending', 'sending', 'sent', 'failed', 'unconfirmed')`),
   ],
 );

@@ -1,0 +1,2 @@
+ALTER TABLE "mailing_letters" DROP CONSTRAINT "mailing_letters_status_ck";--> statement-breakpoint
+ALTER TABLE "mailing_letters" ADD CONSTRAINT "mailing_letters_status_ck" CHECK ("mailing_letters"."status" in ('pending', 'sending', 'sent', 'failed', 'unconfirmed'));
