@@ -101,7 +101,7 @@ const letterOutput = z.object({
   id: z.number().int(),
   recipient: z.string(),
   slice_value: z.string().nullable(),
-  status: z.enum(['pending', 'sending', 'sent', 'failed']),
+  status: z.enum(['pending', 'sending', 'sent', 'failed', 'unconfirmed']),
   error: z.string().nullable(),
   attempts: z.number().int(),
   sent_at: z.string().nullable(),

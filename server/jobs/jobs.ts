@@ -12,16 +12,43 @@ import type { z } from 'zod';
  *
  * Started with the app (main.ts) or on the first send (an app built by a test), stopped with the app: local jobs are
  * aborted first (their AbortSignal fires), then pg-boss stops with a short grace period, so a shutdown never hangs.
+ *
+ * Work survives its node (docs/cluster.md): an `api` node (work: false) starts pg-boss only to send and schedule; it
+ * runs no handler, no start hook, no periodic sweep, no pg-boss supervision or cron pass. A node that works refreshes
+ * each running job's pg-boss heartbeat; when a node dies, the monitor of any live worker (every MONITOR_SECONDS)
+ * finds the heartbeat stale after the kind's heartbeatSeconds and retries the job (its retryLimit, bounded) or fails
+ * it. What pg-boss cannot see (a run's own row left `running`) the areas' sweeps mend: `every` runs them on each
+ * working node, often enough that lost work is retried or failed within a minute.
  */
 
 /** The first key of the advisory locks `JobRunner.exclusive` takes (the second is the job's own key, hashed). */
 const EXCLUSIVE_LOCK_NS = 7_212_026;
+/** How often a working node's pg-boss looks for jobs whose heartbeat or expiry ran out (pg-boss's default is 60 s). */
+const MONITOR_SECONDS = 10;
+/** A job not refreshed this long lost its node (pg-boss refreshes every half of it; its minimum is 10). */
+export const JOB_HEARTBEAT_SECONDS = 20;
+/**
+ * The lock session of `exclusive` tells PostgreSQL to probe its client after 10 s of silence, every 5 s, 3 times: a
+ * node that vanished without closing its socket (power loss, a network cut) frees its locks within about 25 s instead
+ * of the server's default two hours. Session settings, harmless on a local socket (ignored there).
+ */
+const KEEPALIVE_SQL = 'set tcp_keepalives_idle = 10; set tcp_keepalives_interval = 5; set tcp_keepalives_count = 3';
+/** pg-boss states of a job that will still run (or runs now, perhaps on a node that died and is not yet found). */
+const PENDING_STATES = new Set(['created', 'retry', 'active']);
+
+/** A job in this state will still run, or runs now (an active job of a dead node, until its heartbeat runs out). */
+export const isPendingJobState = (state: string): boolean => PENDING_STATES.has(state);
 
 export interface JobContext {
   /** pg-boss's id of the job. */
   jobId: string;
   /** Fires when the job is cancelled on this node or the app stops: the handler must stop its work. */
   signal: AbortSignal;
+  /**
+   * True once the signal fired because this node stops (SIGTERM, an upgrade), not because the job was cancelled: work
+   * that can be resumed or re-run is left as it is, and pg-boss hands the job to another node (its retryLimit).
+   */
+  nodeStopping(): boolean;
 }
 
 /** A job kind's name (its queue, kebab-case, unique) and payload: what a sender needs to know. */
@@ -39,8 +66,17 @@ export interface JobKind<P> extends JobKindRef<P> {
    * pg-boss queue policy: 'standard' (default) or 'singleton' (one active job per singleton key, e.g. a dataset id).
    */
   policy?: 'standard' | 'singleton' | 'stately';
-  /** Seconds a job may stay active before pg-boss fails it (a node died mid-job). */
+  /** Seconds a job may stay active before pg-boss fails it (a handler that never ends). */
   expireInSeconds?: number;
+  /**
+   * How many times pg-boss runs a job again once its node died (heartbeat stale) or its handler threw: bounded, so a
+   * job that kills every node it runs on ends. 0 (default): a lost job is failed, and the area's sweep ends its run.
+   */
+  retryLimit?: number;
+  /** Seconds before such a retry (default 0). */
+  retryDelay?: number;
+  /** Seconds without a heartbeat after which a running job counts as lost (default JOB_HEARTBEAT_SECONDS, min 10). */
+  heartbeatSeconds?: number;
 }
 
 /** Declares a job kind's name and payload, its type inferred from the schema. */
@@ -51,8 +87,19 @@ export function jobKind<S extends z.ZodType>(name: string, payload: S): JobKindR
 export interface JobRunnerOptions {
   /** How often an idle worker asks for new jobs (pg-boss polls; 0.5 s is its minimum). */
   pollingIntervalSeconds?: number;
-  /** Set false to send jobs without running any (a node that only serves requests). */
+  /**
+   * Set false to send jobs without running any (a node that only serves requests, NODE_ROLE=api): no handler, no
+   * start hook, no periodic sweep, and pg-boss neither supervises the queues nor fires cron schedules there.
+   */
   work?: boolean;
+}
+
+interface Periodic {
+  name: string;
+  ms: number;
+  work: () => Promise<void>;
+  timer?: NodeJS.Timeout;
+  running?: Promise<void>;
 }
 
 export class JobRunner {
@@ -61,6 +108,9 @@ export class JobRunner {
   private starting: Promise<PgBoss> | undefined;
   private stopped = false;
   private readonly startHooks: (() => Promise<void>)[] = [];
+  private readonly periodic: Periodic[] = [];
+  /** Pooled connections whose session already got KEEPALIVE_SQL. */
+  private readonly probed = new WeakSet<pg.PoolClient>();
   /** Jobs this node runs now, by pg-boss id. */
   private readonly running = new Map<string, AbortController>();
 
@@ -82,6 +132,39 @@ export class JobRunner {
     this.startHooks.push(hook);
   }
 
+  /** Whether this node runs jobs (NODE_ROLE all or worker). */
+  get works(): boolean {
+    return this.options.work !== false;
+  }
+
+  /**
+   * Periodic work of every working node (a sweep of runs lost with another node): once the jobs start, then `ms` after
+   * each pass ends (never two passes at once), until the runner stops. Local timers rather than a pg-boss schedule:
+   * pg-boss fires a cron at most once a minute, and a sweep must find lost work well within one. Every working node
+   * sweeps, so the sweep must be safe on several nodes at once (conditional moves, locks).
+   */
+  every(name: string, ms: number, work: () => Promise<void>): void {
+    if (this.periodic.some((p) => p.name === name)) throw new Error(`periodic work ${name} registered twice`);
+    const entry: Periodic = { name, ms, work };
+    this.periodic.push(entry);
+    if (this.boss && this.works && !this.stopped) this.arm(entry, 0);
+  }
+
+  private arm(p: Periodic, delay: number): void {
+    p.timer = setTimeout(() => {
+      p.running = p
+        .work()
+        .catch((e: unknown) => {
+          if (!this.stopped) console.error(`[jobs] ${p.name} failed:`, e instanceof Error ? e.message : e);
+        })
+        .finally(() => {
+          p.running = undefined;
+          if (!this.stopped) this.arm(p, p.ms);
+        });
+    }, delay);
+    p.timer.unref();
+  }
+
   /** Starts pg-boss (its schema is created or migrated on the first start), the queues and the workers. Idempotent. */
   start(): Promise<PgBoss> {
     if (this.stopped) return Promise.reject(new Error('job runner stopped'));
@@ -91,9 +174,16 @@ export class JobRunner {
 
   private async startBoss(): Promise<PgBoss> {
     const pool = this.pool;
+    const works = this.works;
     const boss = new PgBoss({
       db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values as unknown[]) },
       registerInstance: false,
+      // Expiry, heartbeats and retention are a worker's business, and so is firing the cron schedules (an api node
+      // still writes them: boss.schedule() is a row).
+      supervise: works,
+      schedule: works,
+      monitorIntervalSeconds: MONITOR_SECONDS,
+      superviseIntervalSeconds: MONITOR_SECONDS,
     });
     // pg-boss reports failed polls and maintenance here; without a listener an 'error' event would crash the process.
     boss.on('error', (err: unknown) => {
@@ -101,14 +191,18 @@ export class JobRunner {
     });
     await boss.start();
     for (const kind of this.kinds.values()) {
+      const policy = {
+        retryLimit: kind.retryLimit ?? 0,
+        retryDelay: kind.retryDelay ?? 0,
+        expireInSeconds: kind.expireInSeconds ?? 6 * 3600,
+        heartbeatSeconds: kind.heartbeatSeconds ?? JOB_HEARTBEAT_SECONDS,
+      };
       const existing = await boss.getQueue(kind.name);
-      if (!existing)
-        await boss.createQueue(kind.name, {
-          policy: kind.policy ?? 'standard',
-          retryLimit: 0,
-          expireInSeconds: kind.expireInSeconds ?? 6 * 3600,
-        });
-      if (this.options.work === false) continue;
+      if (!existing) await boss.createQueue(kind.name, { policy: kind.policy ?? 'standard', ...policy });
+      else if (Object.entries(policy).some(([k, v]) => existing[k as keyof typeof policy] !== v))
+        // A queue made by an older build keeps its options until told: new jobs follow the kind's policy.
+        await boss.updateQueue(kind.name, policy);
+      if (!works) continue;
       await boss.work<unknown>(
         kind.name,
         {
@@ -120,25 +214,31 @@ export class JobRunner {
       );
     }
     this.boss = boss;
+    if (!works) return boss;
     // The boss is set first: a hook may send or schedule (which must not wait for this start to end).
     for (const hook of this.startHooks)
       await hook().catch((e: unknown) =>
         console.error('[jobs] start hook failed:', e instanceof Error ? e.message : e),
       );
+    if (!this.stopped) for (const p of this.periodic) this.arm(p, 0);
     return boss;
   }
 
   private async handle(kind: JobKind<unknown>, job: Job<unknown>): Promise<void> {
     const payload = kind.payload.parse(job.data);
+    // pg-boss's own job.signal is not followed: it also fires when pg-boss believes the job lost (a heartbeat late by a
+    // stalled event loop) and hands it to another node, and that node's handler finds the run held (its lock, its
+    // state) and leaves it to this one, which must then finish it. Cancels and this node's stop abort it here.
     const controller = new AbortController();
-    const onBossAbort = () => controller.abort(job.signal.reason);
-    job.signal?.addEventListener('abort', onBossAbort, { once: true });
     this.running.set(job.id, controller);
     try {
-      await kind.handler(payload, { jobId: job.id, signal: controller.signal });
+      await kind.handler(payload, {
+        jobId: job.id,
+        signal: controller.signal,
+        nodeStopping: () => this.stopped,
+      });
     } finally {
       this.running.delete(job.id);
-      job.signal?.removeEventListener('abort', onBossAbort);
     }
   }
 
@@ -173,6 +273,16 @@ export class JobRunner {
     return job?.state ?? null;
   }
 
+  /**
+   * The pg-boss states of the jobs of a kind whose payload contains `data` (e.g. `{ runId: 7 }`), oldest first; none
+   * once pg-boss deleted them (a week after they ended). A sweep ends a lost run only when none of them is pending
+   * (`isPendingJobState`), so it never races pg-boss's own retry.
+   */
+  async jobStatesOf(kind: JobKindRef<unknown>, data: object): Promise<string[]> {
+    const boss = this.boss ?? (await this.start());
+    return (await boss.findJobs(kind.name, { data, limit: 1000 })).map((j) => j.state);
+  }
+
   /** Cancels a queued job (pg-boss) and aborts it when this node runs it; other nodes learn it from the job's own state. */
   async cancel(kind: JobKindRef<unknown>, jobId: string): Promise<void> {
     this.running.get(jobId)?.abort(new Error('cancelled'));
@@ -183,13 +293,28 @@ export class JobRunner {
   /**
    * Runs `work` only if no other job on any node runs under the same key now: a session advisory lock held on one
    * pooled connection for the whole run (a crashed node's connection dies and frees it). Answers false without
-   * running when the key is taken. For jobs that may be queued twice for one object (a run resumed at start while
-   * its first job is still queued) and must never work on it twice at once.
+   * running when the key is taken (after trying again for `waitMs`). For jobs that may be queued twice for one object
+   * (a run resumed by a sweep while pg-boss retries its job) and must never work on it twice at once.
    */
-  async exclusive(key: string, work: () => Promise<void>): Promise<boolean> {
+  async exclusive(key: string, work: () => Promise<void>, opts: { waitMs?: number } = {}): Promise<boolean> {
+    // A sweep holds a run's lock for a few queries while it checks the run: a handler that finds it taken may wait
+    // this long for it before it concludes another node works on the run.
+    const until = Date.now() + (opts.waitMs ?? 0);
+    for (;;) {
+      const ran = await this.tryExclusive(key, work);
+      if (ran || Date.now() >= until || this.stopped) return ran;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  private async tryExclusive(key: string, work: () => Promise<void>): Promise<boolean> {
     const client = await this.pool.connect();
     const lock = [EXCLUSIVE_LOCK_NS, key] as const;
     try {
+      if (!this.probed.has(client)) {
+        await client.query(KEEPALIVE_SQL);
+        this.probed.add(client);
+      }
       const { rows } = await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1, hashtext($2)) as ok', [
         ...lock,
       ]);
@@ -216,7 +341,9 @@ export class JobRunner {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    for (const p of this.periodic) clearTimeout(p.timer);
     for (const c of this.running.values()) c.abort(new Error('stopped'));
+    await Promise.all(this.periodic.map((p) => p.running));
     const boss = this.boss ?? (await this.starting?.catch(() => undefined));
     if (boss) await boss.stop({ graceful: true, timeout: 5_000, close: false }).catch(() => undefined);
   }

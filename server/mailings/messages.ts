@@ -20,7 +20,12 @@ export const MSG = {
   noSchedule: badRequest('У рассылки нет расписания'),
   noTestAddress: badRequest('Укажите адреса (emails): у вашей учётной записи нет адреса электронной почты'),
   testFailed: (reason: string) => badRequest(`Тестовое письмо не отправлено: ${reason}`),
-  interrupted: 'Отправка прервана остановкой сервера: письмо могло уйти, повторно не отправляется',
+  interrupted: 'Отправка прервана остановкой узла: письмо могло уйти, повторно не отправляется',
+  unconfirmed: (total: number, recipients: string[]) =>
+    `Доставка не подтверждена писем: ${total} (узел остановился во время отправки; письмо могло уйти и повторно не ` +
+    `отправлялось): ${recipients.join(', ')}${total > recipients.length ? ` и ещё ${total - recipients.length}` : ''}`,
+  lost: 'Рассылка прервана: узел, выполнявший её, остановился, повторные попытки исчерпаны. Запустите рассылку ещё раз',
+  neverStarted: 'Рассылка не началась: её задание потеряно. Запустите рассылку ещё раз',
   notBuilt: (reason: string) => `Письмо не собрано с правами владельца рассылки: ${reason}`,
   runFailed: (name: string) => `Рассылка «${name}» завершилась с ошибками`,
   lettersFailed: (failed: number, total: number) => `Не отправлено писем: ${failed} из ${total}`,

@@ -5,7 +5,7 @@ import type { Viewer } from '../access/viewer';
 import { actorOfUser } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
-import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
+import { isPendingJobState, jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { channelById } from '../mail-channels/store';
 import { smtpSettingsOf } from '../mail-channels/mail-channels';
 import { insertNotification } from '../notifications/store';
@@ -15,15 +15,17 @@ import { planSlices, type Slice } from './slices';
 import {
   addressesOf,
   claimLetter,
-  failInterrupted,
   letterCounts,
   mailingById,
   moveRun,
   pendingLetters,
   planLetters,
   runById,
+  markUnconfirmed,
   settleLetter,
+  unconfirmedRecipients,
   unfinishedRuns,
+  type LetterCounts,
   type LetterRow,
   type MailingRow,
 } from './store';
@@ -31,12 +33,17 @@ import {
 /*
  * A mailing run as a pg-boss job (server/jobs). The run first plans its letters (one row per recipient and slice
  * value, the unique key keeps a re-plan from adding any twice), then sends them: each letter is claimed
- * (pending -> sending, one winner), sent, and settled (sent, or back to pending until MAX_ATTEMPTS, then failed).
- * A failing letter waits for the next pass and never holds the others. When the node stops mid-run the run stays
- * `running`; the next start of the jobs resumes it: letters left `sending` may have left and are failed, never sent
- * again, pending ones are sent. Only one job works on a run at a time (JobRunner.exclusive), so a run found
- * `running` by the job holding it was left by a node that stopped. The mailing's owner is notified when a run ends
- * with failed letters or fails.
+ * (pending -> sending, one winner) before the SMTP call, sent, and settled after it (sent, or back to pending until
+ * MAX_ATTEMPTS, then failed). A failing letter waits for the next pass and never holds the others.
+ *
+ * A run survives its node. Only one job works on a run at a time (JobRunner.exclusive: a session lock that dies with
+ * the node's connection). When the node dies, pg-boss on a live worker finds the job's heartbeat stale and runs it
+ * again (MAX_RESUMES, bounded); when the node stops (SIGTERM) the job fails on purpose for the same retry. The job
+ * that resumes a run found `running` knows it was left by a node that stopped: letters left `sending` may or may not
+ * have left, so they become `unconfirmed`, are never sent again, and the run's report names their recipients; letters
+ * `sent` are skipped; pending ones are sent. Every worker sweeps each SWEEP_MS: a run nobody holds whose job pg-boss
+ * will no longer run (retries spent) is failed with its report, and a queued run whose job was never sent gets one.
+ * The mailing's owner is notified when a run ends with letters not sent or unconfirmed, or fails.
  */
 
 export const MAILING_RUN = jobKind('mailing-run', z.object({ runId: z.number().int().positive() }));
@@ -44,6 +51,18 @@ export const MAILING_SCHEDULE = jobKind('mailing-schedule', z.object({ mailingId
 
 const MAX_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 1_000;
+/** Times a run's job is run again after its node died or stopped: a run that kills every node it runs on ends. */
+const MAX_RESUMES = 5;
+/** How often every worker looks for runs lost with their node (lost work ends or resumes within a minute). */
+const SWEEP_MS = 15_000;
+/** A queued run with no job at all this long after its insert: the node died between the insert and the send. */
+const QUEUED_GRACE_MS = 60_000;
+/** Recipients of unconfirmed letters the run's report names (the letters list has them all). */
+const REPORT_RECIPIENTS = 20;
+/** A handler that finds its run's lock taken waits this long: a sweep holds it for a few queries only. */
+const LOCK_WAIT_MS = 5_000;
+
+const runLockKey = (runId: number) => `mailing-run:${runId}`;
 
 /** The job kinds of this area (registered in server/app/start.ts). */
 export function mailingJobKinds(
@@ -53,10 +72,19 @@ export function mailingJobKinds(
   const run: JobKind<{ runId: number }> = {
     ...MAILING_RUN,
     concurrency: 2,
-    // A run may be queued twice (resumed when the jobs start while its first job still waits): one works on it, the
-    // other finds the run taken or already ended and returns.
+    retryLimit: MAX_RESUMES,
+    // A run may have two jobs (a sweep's and pg-boss's retry): one works on it, the other finds it taken or ended.
     handler: async (p, ctx) => {
-      await deps.jobs.exclusive(`mailing-run:${p.runId}`, () => runMailing(deps, p.runId, ctx));
+      let unfinished = false;
+      await deps.jobs.exclusive(
+        runLockKey(p.runId),
+        async () => {
+          unfinished = await runMailing(deps, p.runId, ctx);
+        },
+        { waitMs: LOCK_WAIT_MS },
+      );
+      // This node stops with letters left: the job fails so that pg-boss gives it to another worker, which resumes.
+      if (unfinished && ctx.nodeStopping()) throw new Error(`mailing run ${p.runId} left for another node`);
     },
   };
   const scheduled: JobKind<{ mailingId: number }> = {
@@ -67,48 +95,100 @@ export function mailingJobKinds(
   return [run, scheduled] as unknown as JobKind<never>[];
 }
 
-/** Once the jobs run on a node: runs a stopped node left queued or running are resumed. */
+/** Once the jobs run on a node: the sweep of lost runs now and every SWEEP_MS (only on nodes that run jobs). */
 export async function startMailingJobs(deps: AppDeps): Promise<void> {
-  for (const run of await unfinishedRuns(deps.db)) await deps.jobs.send(MAILING_RUN, { runId: run.id });
+  deps.jobs.every('mailing-sweep', SWEEP_MS, () => sweepLostMailingRuns(deps));
 }
 
-async function runMailing(deps: AppDeps, runId: number, ctx: JobContext): Promise<void> {
+/**
+ * Runs queued or running that no node holds and pg-boss will not run again (its job ended, retries spent) are
+ * failed, with their report; a queued run that never got a job (its node died right after the insert) gets one.
+ * Safe on several nodes at once: each run is checked under its own lock, and the moves are conditional.
+ */
+export async function sweepLostMailingRuns(deps: AppDeps): Promise<void> {
+  for (const { id } of await unfinishedRuns(deps.db)) {
+    await deps.jobs.exclusive(runLockKey(id), async () => {
+      const states = await deps.jobs.jobStatesOf(MAILING_RUN, { runId: id });
+      if (states.some(isPendingJobState)) return;
+      const run = await runById(deps.db, id);
+      if (!run || (run.state !== 'queued' && run.state !== 'running')) return;
+      if (run.state === 'queued' && !states.length) {
+        if (Date.now() - run.createdAt.getTime() >= QUEUED_GRACE_MS) await deps.jobs.send(MAILING_RUN, { runId: id });
+        return;
+      }
+      await failLostRun(deps, id, run.state === 'running' ? MSG.lost : MSG.neverStarted);
+    });
+  }
+}
+
+/** Ends a run no node will resume: letters left `sending` become unconfirmed, and the report says what happened. */
+async function failLostRun(deps: AppDeps, runId: number, reason: string): Promise<void> {
+  await markUnconfirmed(deps.db, runId, MSG.interrupted);
+  const counts = await letterCounts(deps.db, runId);
+  const report = await reportOf(deps, runId, counts);
+  const error = [reason, report].filter(Boolean).join('. ');
+  const done = await moveRun(deps.db, runId, ['queued', 'running'], {
+    state: 'failed',
+    lettersSent: counts.sent,
+    lettersFailed: counts.failed + counts.unconfirmed,
+    error,
+    finishedAt: new Date(),
+  });
+  const mailing = done ? await mailingById(deps.db, done.mailingId) : null;
+  if (mailing) await notifyFailed(deps, mailing, runId, error);
+}
+
+/** What went wrong with a run's letters, for its error and its owner's notice; null when every letter was sent. */
+async function reportOf(deps: AppDeps, runId: number, counts: LetterCounts): Promise<string | null> {
+  const parts: string[] = [];
+  const total = counts.sent + counts.failed + counts.unconfirmed + counts.pending;
+  if (counts.failed) parts.push(MSG.lettersFailed(counts.failed, total));
+  if (counts.unconfirmed)
+    parts.push(MSG.unconfirmed(counts.unconfirmed, await unconfirmedRecipients(deps.db, runId, REPORT_RECIPIENTS)));
+  return parts.length ? parts.join('. ') : null;
+}
+
+/** Runs (or resumes) the run; answers true when it stopped with letters left (this node stops). */
+async function runMailing(deps: AppDeps, runId: number, ctx: JobContext): Promise<boolean> {
   const before = await runById(deps.db, runId);
-  if (!before || (before.state !== 'queued' && before.state !== 'running')) return;
+  if (!before || (before.state !== 'queued' && before.state !== 'running')) return false;
   const run = await moveRun(deps.db, runId, ['queued', 'running'], {
     state: 'running',
     startedAt: before.startedAt ?? new Date(),
   });
-  if (!run) return;
-  if (before.state === 'running') await failInterrupted(deps.db, runId, MSG.interrupted);
+  if (!run) return false;
+  // Found running under its lock: the node that ran it died or stopped. What it left in flight is not sent again.
+  if (before.state === 'running') await markUnconfirmed(deps.db, runId, MSG.interrupted);
   const mailing = await mailingById(deps.db, run.mailingId);
-  if (!mailing) return;
+  if (!mailing) return false;
   try {
     const outcome = await sendRun(deps, mailing, runId, ctx.signal);
-    if (outcome === 'stopped') return;
+    if (outcome === 'stopped') return true;
     const counts = await letterCounts(deps.db, runId);
-    const failed = counts.failed > 0;
+    const report = await reportOf(deps, runId, counts);
     const done = await moveRun(deps.db, runId, ['running'], {
-      state: failed ? 'failed' : 'succeeded',
+      state: report ? 'failed' : 'succeeded',
       lettersSent: counts.sent,
-      lettersFailed: counts.failed,
-      error: failed ? MSG.lettersFailed(counts.failed, counts.sent + counts.failed) : null,
+      lettersFailed: counts.failed + counts.unconfirmed,
+      error: report,
       finishedAt: new Date(),
     });
-    if (done && failed) await notifyFailed(deps, mailing, runId, done.error ?? '');
+    if (done && report) await notifyFailed(deps, mailing, runId, report);
   } catch (e) {
-    if (ctx.signal.aborted) return;
+    if (ctx.signal.aborted) return true;
     const reason = (e instanceof Error ? e.message : String(e)).slice(0, 2000);
     const counts = await letterCounts(deps.db, runId);
+    const error = [reason, counts.unconfirmed ? await reportOf(deps, runId, counts) : null].filter(Boolean).join('. ');
     const done = await moveRun(deps.db, runId, ['running'], {
       state: 'failed',
       lettersSent: counts.sent,
-      lettersFailed: counts.failed,
-      error: reason,
+      lettersFailed: counts.failed + counts.unconfirmed,
+      error,
       finishedAt: new Date(),
     });
-    if (done) await notifyFailed(deps, mailing, runId, reason);
+    if (done) await notifyFailed(deps, mailing, runId, error);
   }
+  return false;
 }
 
 /** The owner's viewer: letters are built with the owner's rights, row and column rules (docs/mailings.md). */

@@ -78,7 +78,7 @@ export async function moveRun(
   return row ?? null;
 }
 
-/** Runs left queued or running (a stopped node): resumed when the jobs start. */
+/** Runs queued or running: the sweep checks each one is held by a live node or has a job to come. */
 export async function unfinishedRuns(db: DbOrTx): Promise<MailingRunRow[]> {
   return db
     .select()
@@ -155,22 +155,45 @@ export async function settleLetter(
   await db.update(mailingLetters).set(values).where(eq(mailingLetters.id, id));
 }
 
-/** Letters a stopped process left `sending`: they may have left, so they are failed and never sent again. */
-export async function failInterrupted(db: DbOrTx, runId: number, reason: string): Promise<void> {
-  await db
+/**
+ * Letters a node that died left `sending`: the SMTP call may or may not have gone through, so they are never sent
+ * again and become `unconfirmed` with that reason (the run's report names their recipients).
+ */
+export async function markUnconfirmed(db: DbOrTx, runId: number, reason: string): Promise<number> {
+  const rows = await db
     .update(mailingLetters)
-    .set({ status: 'failed', error: reason })
-    .where(and(eq(mailingLetters.runId, runId), eq(mailingLetters.status, 'sending')));
+    .set({ status: 'unconfirmed', error: reason })
+    .where(and(eq(mailingLetters.runId, runId), eq(mailingLetters.status, 'sending')))
+    .returning({ id: mailingLetters.id });
+  return rows.length;
 }
 
-export async function letterCounts(db: DbOrTx, runId: number): Promise<{ sent: number; failed: number }> {
+export interface LetterCounts {
+  sent: number;
+  failed: number;
+  unconfirmed: number;
+  pending: number;
+}
+
+export async function letterCounts(db: DbOrTx, runId: number): Promise<LetterCounts> {
   const rows = await db
     .select({ status: mailingLetters.status, n: count() })
     .from(mailingLetters)
     .where(eq(mailingLetters.runId, runId))
     .groupBy(mailingLetters.status);
   const of = (s: string) => Number(rows.find((r) => r.status === s)?.n ?? 0);
-  return { sent: of('sent'), failed: of('failed') };
+  return { sent: of('sent'), failed: of('failed'), unconfirmed: of('unconfirmed'), pending: of('pending') };
+}
+
+/** The first `limit` recipients of a run's unconfirmed letters (with the slice value, for a sliced mailing). */
+export async function unconfirmedRecipients(db: DbOrTx, runId: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .select({ recipient: mailingLetters.recipient, sliceValue: mailingLetters.sliceValue })
+    .from(mailingLetters)
+    .where(and(eq(mailingLetters.runId, runId), eq(mailingLetters.status, 'unconfirmed')))
+    .orderBy(asc(mailingLetters.id))
+    .limit(limit);
+  return rows.map((r) => (r.sliceValue ? `${r.recipient} (${r.sliceValue})` : r.recipient));
 }
 
 /** E-mail addresses of users and of the members of groups (accounts without one are skipped). */

@@ -59,14 +59,15 @@ export interface RunView {
   finished_at: string | null;
 }
 
-export function runView(row: MailingRunRow, live?: { sent: number; failed: number }): RunView {
+/** `live`: the letters' own counts while the run runs; letters_failed counts those not confirmed sent. */
+export function runView(row: MailingRunRow, live?: { sent: number; failed: number; unconfirmed: number }): RunView {
   return {
     run_id: row.id,
     mailing_id: row.mailingId,
     state: row.state as RunView['state'],
     trigger: row.trigger as RunView['trigger'],
     letters_sent: live?.sent ?? row.lettersSent,
-    letters_failed: live?.failed ?? row.lettersFailed,
+    letters_failed: live ? live.failed + live.unconfirmed : row.lettersFailed,
     error: row.error,
     created_at: row.createdAt.toISOString(),
     started_at: row.startedAt?.toISOString() ?? null,
@@ -78,7 +79,8 @@ export interface LetterView {
   id: number;
   recipient: string;
   slice_value: string | null;
-  status: 'pending' | 'sending' | 'sent' | 'failed';
+  /** unconfirmed: its node died during the SMTP call; it may or may not have left, and is not sent again. */
+  status: 'pending' | 'sending' | 'sent' | 'failed' | 'unconfirmed';
   error: string | null;
   attempts: number;
   sent_at: string | null;
