@@ -1,48 +1,40 @@
 import path from 'node:path';
-import { readdir, rm, stat } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DbOrTx } from '../../db/client';
 import { ConnectorError, type Connector } from '../../adapters/sources';
 import type { AppDeps } from '../app/deps';
 import { AppError, badRequest } from '../kernel/errors';
 import type { DatasetModel } from '../query/compile/dataset-model';
+import { StorageNotFoundError } from '../storage/object-storage';
+import { EXTRACTS_DIR, extractFileOwner } from './files';
 import { EXTRACT_RUN } from './kinds';
+import { dropLoadsOf, extractPrefixOf } from './loads';
 import { MSG } from './messages';
+import { closeLoadsOf, connectorOfLoad, currentLoadOf, extractLoadChanged } from './open-load';
 import { cancelRuns, lockActiveRuns, type ExtractRunRow } from './store';
 
 /*
  * Where a materialised dataset's data lives and how the query engine reaches it (server/query/run picks the extract
- * connection here). The extract is one DuckDB file per dataset under DATA_DIR/extracts, holding one table per dataset
- * object (o_<objectId>) with the columns of the object's fields. A run writes a new file beside it and renames it over
- * the old one when complete (server/etl/pull.ts): a reader holds the file it opened, a new read opens the new one,
- * nobody sees a half-loaded extract. On shared storage every API node sees the same file.
+ * connection here). The extract is a DuckDB file holding one table per dataset object (o_<objectId>) with the
+ * columns of the object's fields. A run builds a new file under DATA_DIR/extracts, stores it as a new load in the
+ * storage module (extracts/dataset-<id>/<load id>.duckdb, server/etl/loads.ts) and makes it current with its success:
+ * every node opens the current load from its bounded local cache (server/etl/open-load.ts), a reader keeps the load
+ * it opened, a new read opens the new one, nobody sees a half-loaded extract.
  */
 
-export const EXTRACTS_DIR = 'extracts';
-
-export const extractFileOf = (dataDir: string, datasetId: number) =>
-  path.join(dataDir, EXTRACTS_DIR, `dataset-${datasetId}.duckdb`);
-
 /**
- * The dataset a file of the extracts folder belongs to: its extract (dataset-<id>.duckdb), the extract's WAL, and the
- * partial files of its runs with their WAL and pipes (dataset-<id>.duckdb.<run>.part...). Null for any other name.
- */
-export function extractFileOwner(name: string): number | null {
-  const m = /^dataset-(\d+)\.duckdb(\..*)?$/.exec(name);
-  return m ? Number(m[1]) : null;
-}
-
-/**
- * Removes every file of the datasets' extracts and closes this node's connections to them: called once the datasets
- * are deleted or back on their source (live), when nothing reads the extracts any more. Never fails the caller, whose
- * change is already committed: a file left behind (another node still writing it) goes with the sweep of
- * server/etl/run-job.ts (sweepLostRuns).
+ * Removes every load of the datasets' extracts from storage, the local files of this node, and closes this node's
+ * connections to them: called once the datasets are deleted or back on their source (live), when nothing reads the
+ * extracts any more. Never fails the caller, whose change is already committed: what is left behind (another node
+ * still writing a partial file, storage unreachable) goes with the sweep of server/etl/run-job.ts (sweepLostRuns).
  */
 async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void> {
   if (!datasetIds.length) return;
   const ids = new Set(datasetIds);
   try {
-    await Promise.all(datasetIds.map((id) => deps.connectors.release(`extract:${id}`)));
+    await closeLoadsOf(deps, datasetIds);
+    for (const id of datasetIds) await deps.storage.deletePrefix(extractPrefixOf(id));
     const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);
     const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => ids.has(extractFileOwner(n) ?? 0));
     await Promise.all(names.map((n) => rm(path.join(dir, n), { force: true })));
@@ -66,7 +58,9 @@ export interface EndedRuns {
  * start locks its dataset's row), and ends their queued and running runs. A delete takes them along by cascade; a
  * switch to live cancels them, saying why. Either way their workers learn it through the database, as they learn a
  * cancel: the heartbeat of a running run, on whichever node runs it, finds it no longer running and stops the pull
- * and its query at the source. No run is left pulling for a dataset that is gone or live.
+ * and its query at the source. No run is left pulling for a dataset that is gone or live. The datasets' loads are
+ * forgotten in the same transaction (a delete takes them by cascade): a dataset made materialised again waits for a
+ * first synchronisation instead of serving the old data.
  */
 export async function endRunsOf(
   tx: DbOrTx,
@@ -74,6 +68,7 @@ export async function endRunsOf(
   because: 'deleted' | 'live',
 ): Promise<EndedRuns> {
   const { datasetIds, runs } = await lockActiveRuns(tx, of);
+  await dropLoadsOf(tx, datasetIds);
   if (because === 'live' && runs.length)
     await cancelRuns(
       tx,
@@ -90,7 +85,9 @@ const STOP_WAIT_MS = 10_000;
  * Once the transaction of endRunsOf committed: queued runs' jobs are taken off the queue (a waiting job would hold
  * the dataset's singleton key), running ones are stopped at once when this node runs them (any other node within its
  * heartbeat), and the caller waits for their jobs to end, so their queries at the source are over when it answers.
- * Then the datasets' extract files go, partial files of the stopped runs included. Never fails the caller.
+ * Then the datasets' extracts go, from storage and from this node (partial files of the stopped runs included), and
+ * readers on other nodes see no load within READ_DECISION_TTL_MS (or at once, once extractLoadChanged is broadcast).
+ * Never fails the caller.
  */
 export async function stopRunsAfter(deps: AppDeps, ended: EndedRuns): Promise<void> {
   const running: string[] = [];
@@ -157,14 +154,26 @@ export function staleExtractError(model: DatasetModel, e: unknown): unknown {
 
 /**
  * The extract of a materialised dataset (POST /api/widget/{id}/data and every other read of a dataset with
- * live = false). Before its first synchronisation there is none, and running a query is a 400 with what to do.
+ * live = false): the current load, opened read-only from this node's copy. Before its first synchronisation there is
+ * none, and running a query is a 400 with what to do. The dataKey names the load, so no result cache of any node
+ * serves rows of an older load.
  */
 export async function openExtract(deps: AppDeps, datasetId: number): Promise<OpenExtract> {
-  const file = extractFileOf(deps.config.dataDir, datasetId);
-  const st = await stat(file).catch(() => null);
-  if (!st) return { connector: null, dataKey: `extract:${datasetId}:none` };
-  const connector = deps.connectors.get(`extract:${datasetId}`, 'file', { file: { duckdb_path: file, tables: [] } });
-  return { connector, dataKey: `extract:${datasetId}:${st.ino}:${st.mtimeMs}` };
+  for (let attempt = 0; ; attempt++) {
+    const load = await currentLoadOf(deps, datasetId);
+    if (!load) return { connector: null, dataKey: `extract:${datasetId}:none` };
+    try {
+      return { connector: await connectorOfLoad(deps, datasetId, load), dataKey: `extract:${datasetId}:${load}` };
+    } catch (e) {
+      if (e instanceof StorageNotFoundError) {
+        // The cached id named a load deleted since (superseded past its grace): asked again once.
+        extractLoadChanged(deps, datasetId);
+        if (attempt === 0) continue;
+        throw MSG.loadMissing(datasetId);
+      }
+      throw new AppError('service_unavailable', MSG.storageUnavailable, { cause: e });
+    }
+  }
 }
 
 const extractModels = new WeakMap<DatasetModel, DatasetModel>();

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { constants as fsConstants, openSync } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import path from 'node:path';
 import { once } from 'node:events';
@@ -12,7 +12,8 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import type { Connector, PrimitiveType, ResultColumn } from '../../adapters/sources';
 import type { DatasetModel, DatasetObject } from '../query/compile/dataset-model';
 import { escapeLiteral, quoteIdentifier, type Dialect } from '../query/expr';
-import { extractFileOf, extractTableOf } from './etl';
+import { extractTableOf } from './etl';
+import { partFileOf } from './files';
 
 const execFileAsync = promisify(execFile);
 
@@ -20,12 +21,13 @@ const execFileAsync = promisify(execFile);
  * One synchronisation of a dataset into its extract (the work of an extract run, server/etl/run-job.ts). Each
  * object is streamed from its source (PostgreSQL's COPY, else the connector's cursor; bounded memory) as CSV into a
  * named pipe that DuckDB's COPY reads at the same time, into the object's table of a new extract file
- * (<extract>.<run>.part): the load costs no time beyond the pull. Only a complete file is renamed over
- * the extract: readers keep the file they opened, new reads open the new one, and a failure, cancel or killed process
- * leaves the previous extract in service (a leftover .part is removed by the next run or the start-up sweep).
+ * (DATA_DIR/extracts/dataset-<id>.duckdb.<run>.part): the load costs no time beyond the pull. The complete file is
+ * answered to the run, which stores it as a new load (server/etl/loads.ts) and makes it current with its success:
+ * readers keep the load they opened, new reads open the new one, and a failure, cancel or killed process leaves the
+ * previous load in service (a leftover .part is removed by the next run or the sweep).
  *
- * Incremental mode copies the current extract and adds the rows of the incremental field's object whose value is
- * above the extract's maximum; the other objects are reloaded in full.
+ * Incremental mode copies the current load (`previousFile`) and adds the rows of the incremental field's object whose
+ * value is above the extract's maximum; the other objects are reloaded in full.
  */
 
 export interface PullSource {
@@ -41,7 +43,10 @@ export interface PullPlan {
   /** Incremental mode: the object and column whose new values are added. */
   incremental?: { objectId: number; column: string };
   runId: number;
+  /** The partial file goes under DATA_DIR/extracts. */
   dataDir: string;
+  /** Incremental mode: a local copy of the current load (none before the first: the run loads in full). */
+  previousFile?: string;
   signal: AbortSignal;
   onStep: (message: string) => Promise<void>;
   /** Rows loaded so far (all objects), called per batch; `total` when the sources could count them. */
@@ -58,10 +63,6 @@ const DUCKDB_TYPES: Record<PrimitiveType, string> = {
   unknown: 'VARCHAR',
 };
 
-/** Partial files of a dataset's extract are named so the sweep can find them: dataset-<id>.duckdb.<run>.part */
-const partFileOf = (dataDir: string, datasetId: number, runId: number) =>
-  `${extractFileOf(dataDir, datasetId)}.${runId}.part`;
-
 /** The columns of an object the dataset's fields read (in field order, no repeats); none: every column. */
 function columnsOf(model: DatasetModel, object: DatasetObject): string[] {
   const cols = model.fields.filter((f) => f.objectId === object.id && f.column).map((f) => f.column!);
@@ -74,20 +75,22 @@ function fromSql(dialect: Dialect, object: DatasetObject): string {
   return object.schema ? `${quoteIdentifier(dialect, object.schema)}.${table}` : table;
 }
 
-/** Runs the pull; returns the rows loaded. Throws (the extract untouched) on failure or abort. */
-export async function pullExtract(plan: PullPlan): Promise<number> {
+/** A complete extract file built by a pull: the caller stores it as a load and removes it. */
+export interface PulledExtract {
+  rows: number;
+  file: string;
+}
+
+/** Runs the pull; answers the rows loaded and the complete file. Throws (no file left) on failure or abort. */
+export async function pullExtract(plan: PullPlan): Promise<PulledExtract> {
   const { model, dataDir, runId } = plan;
-  const finalFile = extractFileOf(dataDir, model.id);
   const part = partFileOf(dataDir, model.id, runId);
-  await mkdir(path.dirname(finalFile), { recursive: true });
+  await mkdir(path.dirname(part), { recursive: true });
+  // A retry of the run on this node starts from nothing: whatever a dead attempt left goes first.
   await rm(part, { force: true });
   await rm(`${part}.wal`, { force: true });
-  const hasPrevious = await stat(finalFile).then(
-    () => true,
-    () => false,
-  );
-  const incremental = plan.mode === 'incremental' && hasPrevious ? plan.incremental : undefined;
-  if (incremental) await copyFile(finalFile, part);
+  const incremental = plan.mode === 'incremental' && plan.previousFile ? plan.incremental : undefined;
+  if (incremental) await copyFile(plan.previousFile!, part);
 
   let instance: DuckDBInstance | undefined;
   let conn: DuckDBConnection | undefined;
@@ -140,9 +143,7 @@ export async function pullExtract(plan: PullPlan): Promise<number> {
       conn = undefined;
       instance.closeSync();
       instance = undefined;
-      // The swap: a complete file replaces the extract in one rename.
-      await rename(part, finalFile);
-      return loaded;
+      return { rows: loaded, file: part };
     } finally {
       plan.signal.removeEventListener('abort', onAbort);
     }

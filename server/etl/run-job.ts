@@ -6,13 +6,16 @@ import type { AppDeps } from '../app/deps';
 import { ConnectorError, sourceKindInfo, type SourceKind } from '../../adapters/sources';
 import { assertSourcesUsable } from '../access/source-rights';
 import { connectorForSource, loadDataSourceRow, type DataSourceRow } from '../data-sources/connection';
-import { loadDatasetModel, loadDatasetRow } from '../datasets/load-model';
+import { loadDatasetModel, loadDatasetRow, lockDatasetForShare } from '../datasets/load-model';
 import { materialisedAmong } from '../datasets/views';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import { insertNotification } from '../notifications/store';
-import { EXTRACTS_DIR, extractFileOwner } from './etl';
+import { EXTRACTS_DIR, extractFileOwner } from './files';
 import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
+import { commitLoad, extractKeyOf, newLoadId, storeLoad } from './loads';
+import { sweepExtractObjects, sweepLegacyExtract } from './load-sweep';
 import { MSG } from './messages';
+import { closeLoadsOf, extractLoadChanged, holdCurrentLoad, openLoadDatasets } from './open-load';
 import { pullExtract } from './pull';
 import {
   addRunningStep,
@@ -32,8 +35,10 @@ import {
  * progress and a heartbeat every second and reads cancel_requested, so a cancel sent to any API node stops the pull
  * (the AbortSignal cancels the query at the source). A heartbeat that finds the run no longer running (gone with its
  * dataset or workspace, cancelled by a switch to live, failed by the sweep) stops the pull the same way, and the
- * worker writes nothing more. The user who started it (the dataset's author for a scheduled run) is notified when it
- * succeeds or fails.
+ * worker writes nothing more. A complete pull is stored as a new load under a new load id (server/etl/loads.ts),
+ * made current in the transaction that marks the run succeeded; a failed, cancelled or lost run leaves the previous
+ * load current. The user who started it (the dataset's author for a scheduled run) is notified when it succeeds or
+ * fails.
  */
 
 export { EXTRACT_RUN, EXTRACT_SCHEDULE };
@@ -114,14 +119,25 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
     if (!(await addRunningStep(db, runId, message))) endedMeanwhile();
   };
 
+  /** The load stored by this run, deleted again unless its success commits. */
+  let stored: string | null = null;
   try {
-    rows = await pull(deps, run, controller.signal, onStep, (n, t) => {
+    const pulled = await pull(deps, run, controller.signal, onStep, (n, t) => {
       rows = n;
       total = t;
     });
+    rows = pulled.rows;
+    const loadId = newLoadId();
+    try {
+      await storeLoad(deps, run.datasetId, loadId, pulled.file);
+    } catch (e) {
+      throw isDiskFull(e) ? e : new Error(MSG.storeFailed(failureReason(e)), { cause: e });
+    }
+    stored = loadId;
+    controller.signal.throwIfAborted();
     clearInterval(timer);
     await beating;
-    await settle(
+    const done = await settle(
       deps,
       runId,
       {
@@ -133,7 +149,13 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
       },
       MSG.succeeded(rows),
       'extract_succeeded',
+      'running',
+      { datasetId: run.datasetId, loadId },
     );
+    if (done) {
+      stored = null;
+      extractLoadChanged(deps, run.datasetId);
+    }
   } catch (e) {
     clearInterval(timer);
     await beating;
@@ -156,6 +178,8 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
   } finally {
     clearInterval(timer);
     ctx.signal.removeEventListener('abort', onJobAbort);
+    // Stored, but not made current (the run ended elsewhere, or its commit failed): nothing will ever read it.
+    if (stored) await deps.storage.delete(extractKeyOf(run.datasetId, stored)).catch(() => undefined);
   }
 }
 
@@ -165,7 +189,7 @@ async function pull(
   signal: AbortSignal,
   onStep: (message: string) => Promise<void>,
   onProgress: (rows: number, total: number | null) => void,
-): Promise<number> {
+) {
   const dataset = await loadDatasetRow(deps.db, run.datasetId);
   const model = await loadDatasetModel(deps.db, run.datasetId);
   const sourceIds = [...new Set(model.objects.map((o) => o.dataSourceId))];
@@ -180,20 +204,27 @@ async function pull(
     if (!field?.objectId || !field.column) throw new Error(MSG.noIncrementalField);
     incremental = { objectId: field.objectId, column: field.column };
   }
-  return pullExtract({
-    model,
-    sourceOf: (id) => {
-      const row = sources.get(id)!;
-      return { connector: connectorForSource(deps, row), dialect: sourceKindInfo(row.type as SourceKind).dialect };
-    },
-    mode: run.mode as 'full' | 'incremental',
-    incremental,
-    runId: run.id,
-    dataDir: deps.config.dataDir,
-    signal,
-    onStep,
-    onProgress,
-  });
+  // An incremental run adds to a copy of the current load (held while it is copied); none yet: it loads in full.
+  const previous = incremental ? await holdCurrentLoad(deps, run.datasetId) : null;
+  try {
+    return await pullExtract({
+      model,
+      sourceOf: (id) => {
+        const row = sources.get(id)!;
+        return { connector: connectorForSource(deps, row), dialect: sourceKindInfo(row.type as SourceKind).dialect };
+      },
+      mode: run.mode as 'full' | 'incremental',
+      incremental,
+      previousFile: previous?.file,
+      runId: run.id,
+      dataDir: deps.config.dataDir,
+      signal,
+      onStep,
+      onProgress,
+    });
+  } finally {
+    previous?.release();
+  }
 }
 
 /**
@@ -222,6 +253,8 @@ function failureReason(e: unknown): string {
 /**
  * Ends a running run (only if it is still running, or still `from`: null when a cancel or another node ended it first), logs the step
  * and notifies its user, in one transaction: whoever reads the run's end also finds its step and its notification.
+ * A success makes its `load` current in the same transaction: the run is succeeded exactly when its load is the one
+ * every node reads.
  */
 async function settle(
   deps: AppDeps,
@@ -230,10 +263,15 @@ async function settle(
   message: string,
   notice?: 'extract_succeeded' | 'extract_failed',
   from: RunState = 'running',
+  load?: { datasetId: number; loadId: string },
 ): Promise<ExtractRunRow | null> {
   return deps.db.transaction(async (tx) => {
+    // The dataset first, as a delete or a switch to live locks it before its runs (endRunsOf): either that committed
+    // first and the run is no longer running, or it waits for this load, and then forgets it with the dataset.
+    if (load && !(await lockDatasetForShare(tx, load.datasetId))) return null;
     const moved = await moveRun(tx, runId, [from], change);
     if (!moved) return null;
+    if (load) await commitLoad(tx, load.datasetId, load.loadId, runId);
     await addStep(tx, runId, change.state, message);
     if (notice) await notify(tx, moved, notice, message);
     return moved;
@@ -278,11 +316,12 @@ async function whyNeverStarted(deps: AppDeps, run: ExtractRunRow): Promise<strin
 }
 
 /**
- * Runs whose process died mid-pull are failed (their previous extract stays), runs queued whose job will never start
- * them are failed (they would refuse every manual start of the dataset), partial files of runs no longer running
- * are removed, and so are the extracts of datasets deleted or back on their source (a delete whose own removal missed
- * a file, a workspace deleted with its datasets, a run that finished after its dataset went). Called when the jobs
- * start on a node and every minute after; safe on several nodes at once.
+ * Runs whose process died mid-pull are failed (their previous load stays current), runs queued whose job will never
+ * start them are failed (they would refuse every manual start of the dataset), partial files of runs no longer
+ * running are removed, and so are the extracts of datasets deleted or back on their source (a delete whose own
+ * removal missed a file, a workspace deleted with its datasets, a run that finished after its dataset went), in
+ * storage too (load-sweep.ts: with superseded loads past their grace). An older version's extract file is stored as
+ * a load. Called when the jobs start on a node and every minute after; safe on several nodes at once.
  */
 async function sweepLostRuns(deps: AppDeps): Promise<void> {
   for (const run of await staleRuns(deps.db, STALE_MS)) {
@@ -320,8 +359,20 @@ async function sweepLostRuns(deps: AppDeps): Promise<void> {
     if (part) {
       const run = await runById(deps.db, Number(part[1]));
       if (run?.state === 'running' || run?.state === 'queued') continue;
-    } else if (served.has(owner)) continue;
+    } else if (served.has(owner)) {
+      // An older version's extract (and its WAL): stored as a load, then removed once that load is past the grace.
+      if (name === `dataset-${owner}.duckdb` && !(await sweepLegacyExtract(deps, owner, path.join(dir, name))))
+        continue;
+      if (name !== `dataset-${owner}.duckdb` && names.includes(`dataset-${owner}.duckdb`)) continue;
+    }
     await rm(path.join(dir, name), { force: true });
   }
-  for (const id of owners) if (!served.has(id)) await deps.connectors.release(`extract:${id}`).catch(() => undefined);
+  await sweepExtractObjects(deps);
+  // What this node still has open of datasets deleted or back on their source meanwhile.
+  const open = openLoadDatasets(deps);
+  const kept = await materialisedAmong(deps.db, open);
+  await closeLoadsOf(
+    deps,
+    open.filter((id) => !kept.has(id)),
+  );
 }
