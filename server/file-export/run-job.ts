@@ -4,24 +4,29 @@ import type { AppDeps } from '../app/deps';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
 import { produceExport, type ExportFormat, type ExportObjectType } from './produce';
-import { notifyExportOwner, runInSlot, sweepLostExports } from './slots';
+import { EXPORT_RUN, notifyExportOwner, reclaimLostExport, runInSlot, SWEEP_MS, sweepLostExports } from './slots';
 import { expiredExportFiles, exportJobById, forgetExportFile, moveExportJob } from './store';
 
 /*
  * The export job (POST /api/exports) as a pg-boss job: queued -> running -> succeeded | failed | cancelled. A job
  * waits for one of the installation's slots (max_concurrent_jobs), produces the file under its owner's (or the viewed
  * user's) rights, keeps it FILE_TTL_HOURS and notifies its owner. Every ten minutes one node removes expired files.
+ * A job lost with its node (died, or stopped with SIGTERM) re-runs on another worker up to EXPORT_RETRIES times
+ * (server/file-export/slots.ts), then is failed by the sweep.
  */
 
-export const EXPORT_RUN = jobKind('export-run', z.object({ exportId: z.number().int().positive() }));
+export { EXPORT_RUN };
 const EXPORT_CLEANUP = jobKind('export-cleanup', z.object({}));
 
 const FILE_TTL_HOURS = 24;
+/** Times pg-boss runs an export again after its node died or stopped: an export that kills its node ends. */
+const EXPORT_RETRIES = 3;
 
 export function exportJobKinds(deps: AppDeps): JobKind<never>[] {
   const run: JobKind<{ exportId: number }> = {
     ...EXPORT_RUN,
     concurrency: 4,
+    retryLimit: EXPORT_RETRIES,
     handler: (p, ctx) => runExport(deps, p.exportId, ctx),
   };
   const cleanup: JobKind<object> = {
@@ -32,14 +37,23 @@ export function exportJobKinds(deps: AppDeps): JobKind<never>[] {
   return [run, cleanup] as unknown as JobKind<never>[];
 }
 
-/** Once the jobs run on a node: jobs lost while every node was down give their slots back, then the cleanup. */
+/**
+ * Once the jobs run on a node (only where they run): the sweep of lost jobs now and every SWEEP_MS (jobs lost while
+ * every node was down, or with another node, give their slots back), then the cleanup's schedule.
+ */
 export async function startExportJobs(deps: AppDeps): Promise<void> {
-  await sweepLostExports(deps);
+  deps.jobs.every('export-sweep', SWEEP_MS, async () => void (await sweepLostExports(deps)));
   await deps.jobs.schedule(EXPORT_CLEANUP, 'exports', '*/10 * * * *', 'UTC', {});
 }
 
 async function runExport(deps: AppDeps, id: number, ctx: JobContext): Promise<void> {
+  // pg-boss runs this job again when its node died mid-export: the export, left running, starts over.
+  const row = await exportJobById(deps.db, id);
+  if (row?.state === 'running' && !(await reclaimLostExport(deps, id))) return; // a live node still makes it
   await runInSlot(deps, id, ctx.signal, () => produceJob(deps, id, ctx));
+  // This node stops before the file is made: the job fails, so that pg-boss gives it to another worker.
+  const now = ctx.nodeStopping() ? await exportJobById(deps.db, id) : undefined;
+  if (now?.state === 'queued' || now?.state === 'running') throw new Error(`export ${id} left for another node`);
 }
 
 /** The job's file, once it holds a slot (state running); its outcome is recorded and its owner notified. */
@@ -75,6 +89,8 @@ async function produceJob(deps: AppDeps, id: number, ctx: JobContext): Promise<v
     if (!done) return void (await rm(file.filePath, { force: true }));
     await notifyExportOwner(deps, job.ownerId, id, true, `Файл ${file.fileName} готов к скачиванию`);
   } catch (e) {
+    // The node stops (not a cancel): the export stays running, and another worker runs it again (runExport).
+    if (ctx.nodeStopping()) return;
     const message = e instanceof Error ? e.message : String(e);
     const failed = await moveExportJob(deps.db, id, ['running'], {
       state: ctx.signal.aborted ? 'cancelled' : 'failed',
