@@ -15,9 +15,8 @@
  * metadata store is a throwaway database on the same server (or DATABASE_URL).
  */
 import { execFileSync } from 'node:child_process';
-import fs from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
+import { currentLoadRow, extractKeyOf } from '../../server/etl/loads';
 import { benchPlatform, call, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -60,7 +59,7 @@ async function main() {
     server: SOURCE_URL,
     engine: { ttlMs: 0, timeoutMs: 600_000 }, // no result cache: every request runs its query
   });
-  const { deps, base, token, dataDir } = bench;
+  const { deps, base, token } = bench;
   try {
     const source = await pgSourceRow(bench, SOURCE_URL);
     const createDataset = async (name: string, live: boolean) => {
@@ -95,7 +94,9 @@ async function main() {
     const seconds = (Date.parse(run.finished_at) - Date.parse(run.started_at)) / 1000;
     const copyAfter = copyOutSeconds();
     const copyRate = ROWS / ((copyBefore + copyAfter) / 2);
-    const file = await fs.stat(path.join(dataDir, 'extracts', `dataset-${extractId}.duckdb`));
+    // The run's load, as the storage module keeps it (file:// here: DATA_DIR/storage).
+    const load = await currentLoadRow(deps.db, extractId);
+    const file = (await deps.storage.head(extractKeyOf(extractId, load!.id)))!;
 
     const config = {
       type: 'table',
