@@ -20,6 +20,8 @@ import { exportRawRoutes } from '../../routers/file-export/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
 import { AccessLogController } from './access-log';
+import { Readiness, registerHealthRoutes } from './health';
+import { registerMetrics } from './metrics';
 
 export const API_VERSION = '1.0.0';
 
@@ -35,6 +37,8 @@ export const rawRoutes = [...fileRawRoutes, ...ssoRawRoutes, ...driverRawRoutes,
 
 export interface BuildAppOptions {
   logger?: boolean | { level: string };
+  /** GET /readyz's state, drained by main.ts on SIGTERM; the app makes its own when not given. */
+  readiness?: Readiness;
 }
 
 /** Fastify's own failures (bad JSON, body too large, wrong content type) mapped into the envelope. */
@@ -83,6 +87,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     // The client address (req.ip: login and unlock throttles, the public rate limit) is the peer's unless it is a
     // trusted proxy, whose X-Forwarded-For then names the client.
     trustProxy: deps.config.trustProxy,
+    // A request that arrives on a kept-alive connection while the server closes is served, not refused with fastify's
+    // 503: after SIGTERM every answer closes its connection (health.ts), so only the odd race lands here, and its
+    // caller would see a failure the drain exists to avoid.
+    return503OnClosing: false,
     // Errors of the router itself, before any route or hook runs, in the envelope too.
     frameworkErrors: (err, _req, reply) => {
       const { status, message } = frameworkError(err);
@@ -127,6 +135,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     await deps.storage.close();
     await deps.redis?.close();
   });
+
+  // First: a worker's paths, the drain's Connection: close, /healthz, /readyz, /metrics and every request's duration.
+  registerHealthRoutes(app, deps, opts.readiness ?? new Readiness(deps));
+  registerMetrics(app, deps);
 
   // Before any route is added: the unauthenticated share-link paths are rate limited per client address and take
   // small bodies only.

@@ -81,6 +81,8 @@ const envSchema = z.object({
     .optional(),
   REDIS_KEY_PREFIX: z.string().max(200).default('analytics:'),
   NODE_ROLE: z.enum(['all', 'api', 'worker']).default('all'),
+  DRAIN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(3_000),
+  METRICS_TOKEN: z.string().min(16, 'at least 16 characters').optional(),
 });
 
 /** What a node does (docs/cluster.md): all (one node), api (HTTP, no jobs) or worker (jobs, its render pages). */
@@ -113,6 +115,13 @@ export interface AppConfig {
   /** Put before every Redis key: installations (or test runs) sharing one Redis keep apart. */
   redisKeyPrefix: string;
   nodeRole: NodeRole;
+  /**
+   * After SIGTERM, how long the node keeps serving with GET /readyz answering 503 before it closes its port, so the
+   * load balancer's health check takes it out first (server/app/main.ts).
+   */
+  drainDelayMs: number;
+  /** Bearer token GET /metrics asks for; without it /metrics answers only callers on this machine (server/app/metrics.ts). */
+  metricsToken?: string;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -149,5 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisUrl: e.REDIS_URL,
     redisKeyPrefix: e.REDIS_KEY_PREFIX,
     nodeRole: e.NODE_ROLE,
+    drainDelayMs: e.DRAIN_DELAY_MS,
+    metricsToken: e.METRICS_TOKEN,
   };
 }

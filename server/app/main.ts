@@ -1,6 +1,10 @@
 import { loadConfig } from './config';
 import { buildApp, LISTEN_BACKLOG } from './app';
 import { startRuntime } from './start';
+import { Readiness } from './health';
+
+/** After the port closes, how long in-flight requests get to finish before their connections are cut. */
+const CLOSE_GRACE_MS = 10_000;
 
 async function main() {
   const config = loadConfig();
@@ -14,16 +18,30 @@ async function main() {
         '  Save it now; it is not shown again (set ADMIN_PASSWORD to choose it yourself).\n',
     );
   }
-  const app = await buildApp(runtime.deps, { logger: { level: config.logLevel } });
+  const readiness = new Readiness(runtime.deps);
+  const app = await buildApp(runtime.deps, { logger: { level: config.logLevel }, readiness });
 
   let stopping = false;
   let exitCode = 0;
-  const shutdown = async (signal: string) => {
+  /*
+   * The drain (docs/cluster.md): GET /readyz answers 503 at once and every answer closes its connection; the node
+   * keeps serving for `drainMs`, so the load balancer's health check takes it out before the port closes; then the
+   * port closes, in-flight requests finish (cut after CLOSE_GRACE_MS), the app closes (jobs, pools, storage) and the
+   * process exits 0. SIGTERM drains for DRAIN_DELAY_MS; SIGINT (a terminal) and fatal faults close at once.
+   */
+  const shutdown = async (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
-    app.log.info(`${signal}: shutting down`);
-    const force = setTimeout(() => process.exit(1), 15_000);
+    readiness.drain();
+    app.log.info(`${signal}: ${drainMs > 0 ? `draining for ${drainMs} ms, then ` : ''}shutting down`);
+    if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
+    const force = setTimeout(() => process.exit(1), CLOSE_GRACE_MS + 5_000);
     force.unref();
+    const cut = setTimeout(() => {
+      app.log.warn(`connections still open ${CLOSE_GRACE_MS} ms after the port closed: cut`);
+      app.server.closeAllConnections();
+    }, CLOSE_GRACE_MS);
+    cut.unref();
     try {
       await app.close();
       await runtime.close();
@@ -36,7 +54,7 @@ async function main() {
   process.removeAllListeners('SIGINT');
   process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM', config.drainDelayMs));
   // A fault nobody handled leaves state of unknown shape: log it with its stack, close what can be closed, exit 1.
   const fatal = (event: string) => (err: unknown) => {
     exitCode = 1;

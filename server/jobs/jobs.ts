@@ -2,6 +2,7 @@ import { CronExpressionParser } from 'cron-parser';
 import { PgBoss, type Job } from 'pg-boss';
 import type pg from 'pg';
 import type { z } from 'zod';
+import { jobRunDurations } from '../ops/ops';
 
 /*
  * THE job module: one pg-boss instance per application on the metadata PostgreSQL (embedded or external, the same
@@ -231,15 +232,26 @@ export class JobRunner {
     // state) and leaves it to this one, which must then finish it. Cancels and this node's stop abort it here.
     const controller = new AbortController();
     this.running.set(job.id, controller);
+    const started = performance.now();
+    let outcome = 'failed';
     try {
       await kind.handler(payload, {
         jobId: job.id,
         signal: controller.signal,
         nodeStopping: () => this.stopped,
       });
+      outcome = 'completed';
     } finally {
       this.running.delete(job.id);
+      jobRunDurations.observe([kind.name, outcome], (performance.now() - started) / 1000);
     }
+  }
+
+  /** Jobs waiting and running per kind (GET /metrics), as pg-boss last counted them; none before it started. */
+  async queueCounts(): Promise<{ name: string; queued: number; active: number }[]> {
+    if (!this.boss) return [];
+    const queues = await this.boss.getQueues([...this.kinds.keys()]);
+    return queues.map((q) => ({ name: q.name, queued: q.queuedCount, active: q.activeCount }));
   }
 
   /** Queues a job; the payload is checked against its kind's schema first. Returns pg-boss's job id. */

@@ -33,6 +33,8 @@ const NOT_OPERATIONS: { method?: string; path: RegExp }[] = [
   // document on purpose (routers/mcp/raw.ts).
   { method: 'GET', path: /^\/mcp$/ },
   { method: 'DELETE', path: /^\/mcp$/ },
+  // The node's health and metrics (server/app/health.ts, metrics.ts): for load balancers and scrapers, not the API.
+  { method: 'GET', path: /^\/(healthz|readyz|metrics)$/ },
 ];
 
 interface MediaType {

@@ -8,6 +8,7 @@ import type { ExecutableTarget } from './targets';
 import type { CompiledQuery } from '../compile/types';
 import { cacheSlot } from '../../kernel/app-caches';
 import { SharedResults } from './shared-results';
+import { resultCacheHits, resultCacheMisses, sourceKindLabel, sourceQueryDurations } from '../../ops/ops';
 
 /*
  * Runs compiled queries: through the result cache, with identical concurrent requests sharing one execution
@@ -58,9 +59,15 @@ export class QueryEngine {
   async execute(target: ExecutableTarget, query: CompiledQuery, dataVersion: string | number): Promise<ExecuteResult> {
     const key = cacheKey(target.dataKey, dataVersion, query);
     const hit = this.cache.get(key);
-    if (hit) return { ...hit, cached: true };
+    if (hit) {
+      resultCacheHits.inc('local');
+      return { ...hit, cached: true };
+    }
     const pending = this.running.get(key);
-    if (pending) return { ...(await pending).result, cached: true };
+    if (pending) {
+      resultCacheHits.inc('in_flight');
+      return { ...(await pending).result, cached: true };
+    }
 
     const run = this.fill(key, target, query);
     this.running.set(key, run);
@@ -83,10 +90,12 @@ export class QueryEngine {
       const hit = await this.shared.get(key);
       if (hit) {
         this.sharedHits++;
+        resultCacheHits.inc('shared');
         this.cache.set(key, hit.value, Date.now(), hit.ttlMs);
         return { result: hit.value, shared: true };
       }
     }
+    resultCacheMisses.inc();
     const result = await this.run(target, query);
     this.cache.set(key, result);
     this.shared?.set(key, result, ttlMs);
@@ -95,6 +104,7 @@ export class QueryEngine {
 
   private async run(target: ExecutableTarget, query: CompiledQuery): Promise<CachedResult> {
     this.executions++;
+    const started = performance.now();
     try {
       // Every engine query only reads; a dataset's own SQL objects must not write with the source's credentials.
       const result = await target.run(query.sql, query.params, {
@@ -105,6 +115,8 @@ export class QueryEngine {
       return { rows: result.rows, truncated: result.truncated };
     } catch (e) {
       throw queryFailure(e);
+    } finally {
+      timeSourceQuery(target, started);
     }
   }
 }
@@ -127,6 +139,7 @@ export async function streamQuery(
   opts: StreamRunOptions = {},
 ): Promise<RowStream> {
   engine.executions++;
+  const started = performance.now();
   let stream: RowStream;
   try {
     stream = await target.stream(query.sql, query.params, {
@@ -136,6 +149,8 @@ export async function streamQuery(
     });
   } catch (e) {
     throw queryFailure(e);
+  } finally {
+    timeSourceQuery(target, started);
   }
   return {
     columns: stream.columns,
@@ -150,6 +165,11 @@ export async function streamQuery(
       }
     },
   };
+}
+
+/** GET /metrics: the source's time for a query, by its kind (server/ops). */
+function timeSourceQuery(target: ExecutableTarget, started: number): void {
+  sourceQueryDurations.observe([sourceKindLabel(target.dataKey, target.dialect)], (performance.now() - started) / 1000);
 }
 
 /*

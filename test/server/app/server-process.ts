@@ -33,6 +33,8 @@ export async function spawnServer(cwd: string, env: Record<string, string | unde
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     ADMIN_PASSWORD: '',
+    // SIGTERM closes at once unless a test drains on purpose (the default waits 3 s for a load balancer).
+    DRAIN_DELAY_MS: '0',
     ...env,
   };
   for (const [k, v] of Object.entries(merged)) if (v === undefined) delete merged[k];
