@@ -48,6 +48,8 @@ const EXTRACT_SWEEP = jobKind('extract-sweep', z.object({}));
 const HEARTBEAT_MS = 1_000;
 /** A running run without a heartbeat this long lost its process. */
 const STALE_MS = 30_000;
+/** How often every working node sweeps lost runs (JobRunner.every). */
+const SWEEP_MS = 15_000;
 /**
  * A queued run older than this whose pg-boss job is gone or ended never started: its send never happened (the process
  * died between the run's insert and the send, which takes milliseconds) or its job ended without the handler.
@@ -301,9 +303,11 @@ async function notify(db: DbOrTx, run: ExtractRunRow, kind: string, message: str
   });
 }
 
-/** Once the jobs run on a node: the sweep now (runs lost while every node was down) and every minute after. */
+/** Once the jobs run on a node: the sweep now (runs lost while every node was down) and every SWEEP_MS after. */
 export async function startExtractJobs(deps: AppDeps): Promise<void> {
-  await sweepLostRuns(deps);
+  // Now, then every SWEEP_MS on every working node: a run whose node died is failed within STALE_MS + SWEEP_MS (45 s),
+  // where the per-minute schedule alone (kept, one node a minute) could take 90 s.
+  deps.jobs.every('extract-sweep', SWEEP_MS, () => sweepLostRuns(deps));
   await deps.jobs.schedule(EXTRACT_SWEEP, 'sweep', '* * * * *', 'UTC', {});
 }
 
