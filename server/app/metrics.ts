@@ -2,8 +2,12 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorEnvelope } from '../../adapters/rest/envelope';
 import { ERROR_TABLE } from '../kernel/errors';
-import { httpDurations } from '../ops/ops';
+import { httpDurations, jobRunDurations, resultCacheHits, resultCacheMisses, sourceQueryDurations } from '../ops/ops';
+import { sourceConnectionBudget } from '../../adapters/sources';
+import { queryEngineFor } from '../query/run/engine';
 import type { AppDeps } from './deps';
+import { metadataPool } from './health';
+import type { GaugeReading } from './prometheus';
 
 /*
  * GET /metrics: Prometheus text (docs/cluster.md), outside /api and not in the OpenAPI document. Every request's
@@ -47,6 +51,56 @@ function refusal(req: FastifyRequest, token: string | undefined): { status: numb
   };
 }
 
+/** The app's gauges, read at scrape time: the metadata pool, the source connection budget, the result cache, the jobs. */
+async function readGauges(deps: AppDeps): Promise<GaugeReading[]> {
+  const pool = metadataPool(deps);
+  const cache = queryEngineFor(deps).cache;
+  const readings: GaugeReading[] = [
+    {
+      name: 'analytics_db_pool_connections',
+      help: 'Connections of the metadata database pool, by state, and its size (max)',
+      values: [
+        { labels: { state: 'total' }, value: pool.totalCount },
+        { labels: { state: 'idle' }, value: pool.idleCount },
+        { labels: { state: 'waiting' }, value: pool.waitingCount },
+        { labels: { state: 'max' }, value: pool.options.max ?? 10 },
+      ],
+    },
+    {
+      name: 'analytics_source_connections',
+      help: 'Connections this node holds to source servers, and its limit (SOURCE_CONNECTIONS_TOTAL)',
+      values: [
+        { labels: { state: 'in_use' }, value: sourceConnectionBudget.inUse() },
+        { labels: { state: 'limit' }, value: sourceConnectionBudget.current.total },
+      ],
+    },
+    {
+      name: 'analytics_result_cache_entries',
+      help: "Results in this node's result cache",
+      values: [{ value: cache.size }],
+    },
+    {
+      name: 'analytics_result_cache_bytes',
+      help: "Estimated memory of this node's result cache",
+      values: [{ value: cache.totalBytes }],
+    },
+  ];
+  try {
+    const queues = await deps.jobs.queueCounts();
+    readings.push({
+      name: 'analytics_job_queue_jobs',
+      help: 'Jobs waiting (queued) and running (active), per job kind',
+      values: queues.flatMap((q) => [
+        { labels: { kind: q.name, state: 'queued' }, value: q.queued },
+        { labels: { kind: q.name, state: 'active' }, value: q.active },
+      ]),
+    });
+  } catch {
+    // The database not answering shows in /readyz and in the pool gauges; the scrape still answers.
+  }
+  return readings;
+}
+
 export function registerMetrics(app: FastifyInstance, deps: AppDeps): void {
   app.addHook('onResponse', async (req, reply) => {
     const status = reply.statusCode;
@@ -62,7 +116,11 @@ export function registerMetrics(app: FastifyInstance, deps: AppDeps): void {
     if (refused) return reply.code(refused.status).send(errorEnvelope(refused.status, refused.message));
     exporter ??= import('./prometheus');
     const { scrape } = await exporter;
-    const { contentType, text } = await scrape(deps);
+    const { contentType, text } = await scrape({
+      histograms: [httpDurations, sourceQueryDurations, jobRunDurations],
+      counters: [resultCacheHits, resultCacheMisses],
+      gauges: await readGauges(deps),
+    });
     return reply.header('cache-control', 'no-store').type(contentType).send(text);
   });
 }

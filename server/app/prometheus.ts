@@ -6,26 +6,28 @@ import {
   type MetricObjectWithValues,
   type MetricValue,
 } from 'prom-client';
-import { sourceConnectionBudget } from '../../adapters/sources';
-import { queryEngineFor } from '../query/run/engine';
-import {
-  Counter,
-  Histogram,
-  httpDurations,
-  jobRunDurations,
-  resultCacheHits,
-  resultCacheMisses,
-  sourceQueryDurations,
-} from '../ops/ops';
-import type { AppDeps } from './deps';
-import { metadataPool } from './health';
+import type { Counter, Histogram } from '../ops/ops';
 
 /*
  * The /metrics exporter (server/app/metrics.ts imports it on the first scrape): prom-client's registry with the
  * process's own metrics (memory, CPU, event-loop delay, GC), the counters server/ops recorded, exported as they are at
- * scrape time, and gauges read from the app then: the metadata pool, the source connection budget, the result cache,
- * the job queues.
+ * scrape time, and the gauges metrics.ts read from the app just then. Only prom-client and types are imported here:
+ * whatever this chunk shared with the main bundle would be moved into a chunk of its own by the build, where code
+ * that finds files beside itself (db/migrate.ts's migrations) no longer would.
  */
+
+/** A gauge's values as read at scrape time. */
+export interface GaugeReading {
+  name: string;
+  help: string;
+  values: { labels?: Record<string, string>; value: number }[];
+}
+
+export interface ScrapeInput {
+  histograms: Histogram[];
+  counters: Counter[];
+  gauges: GaugeReading[];
+}
 
 type Values = MetricValue<string>[];
 
@@ -68,59 +70,26 @@ function counterValues(c: Counter): Values {
 /** The process's registry: made on the first scrape, kept (the default metrics keep their own state). */
 let processRegistry: Registry | undefined;
 
-function processMetrics(): Registry {
+function processMetrics(input: ScrapeInput): Registry {
   if (processRegistry) return processRegistry;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  for (const h of [httpDurations, sourceQueryDurations, jobRunDurations])
-    registry.registerMetric(recorded(h, 'histogram', () => histogramValues(h)));
-  for (const c of [resultCacheHits, resultCacheMisses])
-    registry.registerMetric(recorded(c, 'counter', () => counterValues(c)));
+  for (const h of input.histograms) registry.registerMetric(recorded(h, 'histogram', () => histogramValues(h)));
+  for (const c of input.counters) registry.registerMetric(recorded(c, 'counter', () => counterValues(c)));
   return (processRegistry = registry);
 }
 
-/** The app's gauges, read now. */
-async function appMetrics(deps: AppDeps): Promise<Registry> {
+function gauges(readings: GaugeReading[]): Registry {
   const registry = new Registry();
-  const gauge = (name: string, help: string, labelNames: string[] = []) =>
-    new Gauge({ name, help, labelNames, registers: [registry] });
-
-  const pool = metadataPool(deps);
-  const poolGauge = gauge('analytics_db_pool_connections', 'Connections of the metadata database pool', ['state']);
-  poolGauge.set({ state: 'total' }, pool.totalCount);
-  poolGauge.set({ state: 'idle' }, pool.idleCount);
-  poolGauge.set({ state: 'waiting' }, pool.waitingCount);
-  poolGauge.set({ state: 'max' }, pool.options.max ?? 10);
-
-  const budget = gauge(
-    'analytics_source_connections',
-    'Connections this node holds to source servers, and its limit (SOURCE_CONNECTIONS_TOTAL)',
-    ['state'],
-  );
-  budget.set({ state: 'in_use' }, sourceConnectionBudget.inUse());
-  budget.set({ state: 'limit' }, sourceConnectionBudget.current.total);
-
-  const cache = queryEngineFor(deps).cache;
-  gauge('analytics_result_cache_entries', "Results in this node's result cache").set(cache.size);
-  gauge('analytics_result_cache_bytes', "Estimated memory of this node's result cache").set(cache.totalBytes);
-
-  const queues = gauge('analytics_job_queue_jobs', 'Jobs waiting (queued) and running (active), per job kind', [
-    'kind',
-    'state',
-  ]);
-  try {
-    for (const q of await deps.jobs.queueCounts()) {
-      queues.set({ kind: q.name, state: 'queued' }, q.queued);
-      queues.set({ kind: q.name, state: 'active' }, q.active);
-    }
-  } catch {
-    // The database not answering shows in /readyz and in the pool gauges; the scrape still answers.
+  for (const r of readings) {
+    const labelNames = [...new Set(r.values.flatMap((v) => Object.keys(v.labels ?? {})))];
+    const g = new Gauge({ name: r.name, help: r.help, labelNames, registers: [registry] });
+    for (const v of r.values) g.set(v.labels ?? {}, v.value);
   }
   return registry;
 }
 
-export async function scrape(deps: AppDeps): Promise<{ contentType: string; text: string }> {
-  const own = processMetrics();
-  const app = await appMetrics(deps);
-  return { contentType: own.contentType, text: `${await own.metrics()}\n${await app.metrics()}` };
+export async function scrape(input: ScrapeInput): Promise<{ contentType: string; text: string }> {
+  const own = processMetrics(input);
+  return { contentType: own.contentType, text: `${await own.metrics()}\n${await gauges(input.gauges).metrics()}` };
 }
