@@ -327,7 +327,7 @@ async function whyNeverStarted(deps: AppDeps, run: ExtractRunRow): Promise<strin
  * storage too (load-sweep.ts: with superseded loads past their grace). An older version's extract file is stored as
  * a load. Called when the jobs start on a node and every minute after; safe on several nodes at once.
  */
-async function sweepLostRuns(deps: AppDeps): Promise<void> {
+export async function sweepLostRuns(deps: AppDeps): Promise<void> {
   for (const run of await staleRuns(deps.db, STALE_MS)) {
     await settle(
       deps,

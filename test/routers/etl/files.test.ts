@@ -6,7 +6,7 @@ import type pg from 'pg';
 import { extractLoads } from '../../../db/schema/extracts';
 import { extractKeyOf, extractLoadGrace } from '../../../server/etl/loads';
 import { closeLoadsOf } from '../../../server/etl/open-load';
-import { startExtractJobs } from '../../../server/etl/run-job';
+import { sweepLostRuns } from '../../../server/etl/run-job';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
@@ -108,7 +108,7 @@ describe('extract files', () => {
     const ghostKey = extractKeyOf(ghost, '00000000-0000-4000-8000-000000000000');
     await t.deps.storage.put(ghostKey, 'x');
     await writeFile(path.join(dir(), 'notes.txt'), '');
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await localFilesOf(ghost)).toEqual([]);
     expect(await objectsOf(ghost)).toEqual([]);
     // The stale partial file of the kept dataset goes (its run is not running), its load stays.
@@ -127,7 +127,7 @@ describe('extract files', () => {
     await closeLoadsOf(t.deps, [id]);
     expect(await previewRows(id)).toEqual(expected);
 
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     const [stored] = await loadsOf(id);
     expect(stored).toMatchObject({ datasetId: id, runId: null, supersededAt: null });
     expect(await objectsOf(id)).toEqual([extractKeyOf(id, stored.id)]);
@@ -136,7 +136,7 @@ describe('extract files', () => {
     expect(await localFilesOf(id)).toEqual([`dataset-${id}.duckdb`]);
     t.deps.caches.replace(extractLoadGrace, { ms: 0 });
     try {
-      await startExtractJobs(t.deps);
+      await sweepLostRuns(t.deps);
     } finally {
       t.deps.caches.replace(extractLoadGrace, { ms: 10 * 60_000 });
     }

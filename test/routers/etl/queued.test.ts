@@ -3,7 +3,7 @@ import { eq } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { extractRuns } from '../../../db/schema/extracts';
 import { MSG } from '../../../server/etl/messages';
-import { EXTRACT_RUN, startExtractJobs } from '../../../server/etl/run-job';
+import { EXTRACT_RUN, sweepLostRuns } from '../../../server/etl/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
@@ -63,7 +63,7 @@ describe('the sweep of runs stuck in queued', () => {
     const id = await queued(minutesAgo(5));
     const refused = await api.post(`/api/datasets/${datasetId}/extracts`, {}, owner());
     expect(failure(refused).message).toContain(String(id));
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await runOf(id)).toMatchObject({ state: 'failed', error: MSG.queuedLost });
     expect((await runOf(id)).finished_at).toBeTruthy();
     const history = ok<HistoryPage>(await api.get(`/api/etl-jobs/${id}/history`, owner())).content;
@@ -74,34 +74,34 @@ describe('the sweep of runs stuck in queued', () => {
 
   it('fails a run whose job pg-boss no longer has, or has ended', async () => {
     const gone = await queued(minutesAgo(5), randomUUID());
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await runOf(gone)).toMatchObject({ state: 'failed', error: MSG.queuedLost });
 
     const ended = await queued(minutesAgo(5));
     const job = await waitingJob(ended);
     await t.deps.db.update(extractRuns).set({ bossJobId: job }).where(eq(extractRuns.id, ended));
     await (await t.deps.jobs.start()).cancel(EXTRACT_RUN.name, job);
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await runOf(ended)).toMatchObject({ state: 'failed', error: MSG.queuedLost });
   });
 
   it('leaves a run just queued and one whose job still waits; a day in the queue is too long', async () => {
     const fresh = await queued(new Date());
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect((await runOf(fresh)).state).toBe('queued');
     await t.deps.db.delete(extractRuns).where(eq(extractRuns.id, fresh));
 
     const waiting = await queued(minutesAgo(5));
     const job = await waitingJob(waiting);
     await t.deps.db.update(extractRuns).set({ bossJobId: job }).where(eq(extractRuns.id, waiting));
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect((await runOf(waiting)).state).toBe('queued');
 
     await t.deps.db
       .update(extractRuns)
       .set({ createdAt: minutesAgo(25 * 60) })
       .where(eq(extractRuns.id, waiting));
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await runOf(waiting)).toMatchObject({ state: 'failed', error: MSG.queuedTooLong(24) });
     // Its job goes too: it would hold the dataset's key and refuse the next run's send.
     expect(await t.deps.jobs.stateOf(EXTRACT_RUN, job)).toBe('cancelled');

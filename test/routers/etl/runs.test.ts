@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
 import { extractRuns } from '../../../db/schema/extracts';
 import { MSG } from '../../../server/etl/messages';
-import { startExtractJobs } from '../../../server/etl/run-job';
+import { sweepLostRuns } from '../../../server/etl/run-job';
 import type { NotificationView } from '../../../server/notifications/notifications';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
@@ -183,7 +183,7 @@ describe('a run against a slow source', () => {
       .returning();
     const { writeFile } = await import('node:fs/promises');
     await writeFile(path.join(t.deps.config.dataDir, 'extracts', `dataset-${datasetId}.duckdb.${lost.id}.part`), 'x');
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     const run = ok<RunView>(await api.get(`/api/etl-jobs/${lost.id}`, owner()));
     expect(run.state).toBe('failed');
     expect(run.error).toBe(MSG.lost);

@@ -15,7 +15,7 @@ import { loadSigningKey } from '../../../server/auth/signing-key';
 import { extractKeyOf, extractLoadGrace } from '../../../server/etl/loads';
 import { MSG } from '../../../server/etl/messages';
 import { extractLoadChanged } from '../../../server/etl/open-load';
-import { startExtractJobs } from '../../../server/etl/run-job';
+import { sweepLostRuns } from '../../../server/etl/run-job';
 import { createSecretBox } from '../../../server/secrets/secret-box';
 import { loadSystemGroupIds } from '../../../server/users/system-groups';
 import { useTestApp, type TestApp } from '../../support/app';
@@ -141,11 +141,11 @@ describe('extracts on an s3:// store', () => {
     expect(await objects()).toEqual([extractKeyOf(datasetId, first.id), extractKeyOf(datasetId, second.id)].sort());
 
     // Within the grace (10 minutes by default) the sweep keeps it: another node may still be opening it.
-    await startExtractJobs(t.deps);
+    await sweepLostRuns(t.deps);
     expect(await objects()).toHaveLength(2);
     t.deps.caches.replace(extractLoadGrace, { ms: 0 });
     try {
-      await startExtractJobs(t.deps);
+      await sweepLostRuns(t.deps);
     } finally {
       t.deps.caches.replace(extractLoadGrace, { ms: 10 * 60_000 });
     }
