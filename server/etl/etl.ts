@@ -11,7 +11,7 @@ import { EXTRACTS_DIR, extractFileOwner } from './files';
 import { EXTRACT_RUN } from './kinds';
 import { dropLoadsOf, extractPrefixOf } from './loads';
 import { MSG } from './messages';
-import { closeLoadsOf, connectorOfLoad, currentLoadOf, extractLoadChanged } from './open-load';
+import { closeLoadsOf, connectorOfLoad, currentLoadOf, extractLoadChanged, extractLoadCommitted } from './open-load';
 import { cancelRuns, lockActiveRuns, type ExtractRunRow } from './store';
 
 /*
@@ -33,6 +33,7 @@ async function removeExtracts(deps: AppDeps, datasetIds: number[]): Promise<void
   if (!datasetIds.length) return;
   const ids = new Set(datasetIds);
   try {
+    for (const id of datasetIds) extractLoadCommitted(deps, id);
     await closeLoadsOf(deps, datasetIds);
     for (const id of datasetIds) await deps.storage.deletePrefix(extractPrefixOf(id));
     const dir = path.join(deps.config.dataDir, EXTRACTS_DIR);

@@ -10,7 +10,7 @@ import {
   newLoadId,
   parseExtractKey,
 } from './loads';
-import { extractLoadChanged } from './open-load';
+import { extractLoadCommitted } from './open-load';
 
 /*
  * The storage side of the extract sweep (server/etl/run-job.ts sweepLostRuns, every minute on the nodes that run
@@ -71,7 +71,7 @@ export async function sweepLegacyExtract(deps: AppDeps, datasetId: number, file:
   try {
     // Copied, not moved: this node's readers keep the file open until they switch to the load.
     await deps.storage.putFile(key, file);
-    if (await commitFirstLoad(deps.db, datasetId, loadId)) extractLoadChanged(deps, datasetId);
+    if (await commitFirstLoad(deps.db, datasetId, loadId)) extractLoadCommitted(deps, datasetId);
     else await deps.storage.delete(key);
   } catch (e) {
     console.error(`[extracts] extract of dataset ${datasetId} not stored:`, e instanceof Error ? e.message : e);

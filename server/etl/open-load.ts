@@ -29,6 +29,16 @@ export function extractLoadChanged(deps: AppDeps, datasetId: number): void {
   deps.caches.of(currentLoads).delete(datasetId);
 }
 
+/**
+ * After a commit that changed the dataset's current load (a run's success, a legacy file stored, the dataset deleted
+ * or back on its source): this node forgets its cached id at once. The one place where every other node is to be
+ * told too (the cross-node eviction broadcasts the dataset id, and each node then calls extractLoadChanged); until
+ * then they learn it within READ_DECISION_TTL_MS.
+ */
+export function extractLoadCommitted(deps: AppDeps, datasetId: number): void {
+  extractLoadChanged(deps, datasetId);
+}
+
 /** The current load id (LEGACY_LOAD for an older version's file, null before a first synchronisation), cached. */
 export function currentLoadOf(deps: AppDeps, datasetId: number): Promise<string | null> {
   return deps.caches.of(currentLoads).getOrLoad(datasetId, async () => {

@@ -15,7 +15,7 @@ import { EXTRACT_RUN, EXTRACT_SCHEDULE } from './kinds';
 import { commitLoad, extractKeyOf, newLoadId, storeLoad } from './loads';
 import { sweepExtractObjects, sweepLegacyExtract } from './load-sweep';
 import { MSG } from './messages';
-import { closeLoadsOf, extractLoadChanged, holdCurrentLoad, openLoadDatasets } from './open-load';
+import { closeLoadsOf, extractLoadCommitted, holdCurrentLoad, openLoadDatasets } from './open-load';
 import { pullExtract } from './pull';
 import {
   addRunningStep,
@@ -156,7 +156,7 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
     );
     if (done) {
       stored = null;
-      extractLoadChanged(deps, run.datasetId);
+      extractLoadCommitted(deps, run.datasetId);
     }
   } catch (e) {
     clearInterval(timer);
