@@ -139,8 +139,8 @@ export class JobRunner {
   }
 
   /**
-   * Periodic work of every working node (a sweep of runs lost with another node): once the jobs start, then `ms` after
-   * each pass ends (never two passes at once), until the runner stops. Local timers rather than a pg-boss schedule:
+   * Periodic work of every working node (a sweep of runs lost with another node): once when the jobs start (the start
+   * waits for it), then `ms` after each pass ends (never two passes at once), until the runner stops. Local timers rather than a pg-boss schedule:
    * pg-boss fires a cron at most once a minute, and a sweep must find lost work well within one. Every working node
    * sweeps, so the sweep must be safe on several nodes at once (conditional moves, locks).
    */
@@ -148,22 +148,23 @@ export class JobRunner {
     if (this.periodic.some((p) => p.name === name)) throw new Error(`periodic work ${name} registered twice`);
     const entry: Periodic = { name, ms, work };
     this.periodic.push(entry);
-    if (this.boss && this.works && !this.stopped) this.arm(entry, 0);
+    // Registered by a start hook: its first pass runs now, and the start waits for it (below).
+    if (this.boss && this.works && !this.stopped) this.pass(entry);
   }
 
-  private arm(p: Periodic, delay: number): void {
-    p.timer = setTimeout(() => {
-      p.running = p
-        .work()
-        .catch((e: unknown) => {
-          if (!this.stopped) console.error(`[jobs] ${p.name} failed:`, e instanceof Error ? e.message : e);
-        })
-        .finally(() => {
-          p.running = undefined;
-          if (!this.stopped) this.arm(p, p.ms);
-        });
-    }, delay);
-    p.timer.unref();
+  /** One pass of periodic work, then the next one `ms` after it ends. */
+  private pass(p: Periodic): void {
+    p.running = p
+      .work()
+      .catch((e: unknown) => {
+        if (!this.stopped) console.error(`[jobs] ${p.name} failed:`, e instanceof Error ? e.message : e);
+      })
+      .finally(() => {
+        p.running = undefined;
+        if (this.stopped) return;
+        p.timer = setTimeout(() => this.pass(p), p.ms);
+        p.timer.unref();
+      });
   }
 
   /** Starts pg-boss (its schema is created or migrated on the first start), the queues and the workers. Idempotent. */
@@ -221,7 +222,9 @@ export class JobRunner {
       await hook().catch((e: unknown) =>
         console.error('[jobs] start hook failed:', e instanceof Error ? e.message : e),
       );
-    if (!this.stopped) for (const p of this.periodic) this.arm(p, 0);
+    if (!this.stopped) for (const p of this.periodic) if (!p.running && !p.timer) this.pass(p);
+    // The first sweeps end before the start does: work lost while every node was down is settled by then.
+    await Promise.all(this.periodic.map((p) => p.running));
     return boss;
   }
 

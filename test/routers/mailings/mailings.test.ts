@@ -128,7 +128,7 @@ describe('mailings', () => {
     const m = ok<MailingView>(await api.post('/api/mailings', body({ slice: slice() }), owner()));
     const before = world.inbox.letters.length;
     const { run_id } = ok<{ run_id: number }>(await api.post(`/api/mailings/${m.id}/run`, {}, owner()));
-    // What a start of the jobs does for a run still queued (server/mailings/run-job.ts startMailingJobs).
+    // Several jobs of one run: pg-boss's retry of a job it thought lost beside the sweep's (server/mailings/run-job.ts).
     await Promise.all([
       t.deps.jobs.send(MAILING_RUN, { runId: run_id }),
       t.deps.jobs.send(MAILING_RUN, { runId: run_id }),
