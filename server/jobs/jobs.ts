@@ -27,7 +27,7 @@ const EXCLUSIVE_LOCK_NS = 7_212_026;
 /** How often a working node's pg-boss looks for jobs whose heartbeat or expiry ran out (pg-boss's default is 60 s). */
 const MONITOR_SECONDS = 10;
 /** A job not refreshed this long lost its node (pg-boss refreshes every half of it; its minimum is 10). */
-export const JOB_HEARTBEAT_SECONDS = 20;
+const JOB_HEARTBEAT_SECONDS = 20;
 /**
  * The lock session of `exclusive` tells PostgreSQL to probe its client after 10 s of silence, every 5 s, 3 times: a
  * node that vanished without closing its socket (power loss, a network cut) frees its locks within about 25 s instead
