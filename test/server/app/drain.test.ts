@@ -64,6 +64,15 @@ describe('SIGTERM under load', () => {
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('analytics_http_request_duration_seconds_bucket{route="/readyz"');
+    // Once pg-boss has started (after listen), the job queues' depth per kind.
+    const until = Date.now() + 30_000;
+    let queues = '';
+    while (!queues && Date.now() < until) {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      queues = text.split('\n').find((l) => l.startsWith('analytics_job_queue_jobs{kind=')) ?? '';
+      if (!queues) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(queues).toMatch(/^analytics_job_queue_jobs\{kind="[a-z-]+",state="(queued|active)"\} \d+$/);
 
     // The balancer: asks /readyz every 100 ms and takes the node out at the first 503.
     let out = false;
