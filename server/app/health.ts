@@ -27,7 +27,7 @@ const CHECK_FAILED = {
 
 type Check = Exclude<keyof typeof CHECK_FAILED, 'draining'>;
 
-/** Whether the node takes new work: false from the moment it drains; `check` asks its dependencies. */
+/** Whether the node takes new work: false from the moment it drains; `failures` asks its dependencies. */
 export class Readiness {
   private drainingSince: number | undefined;
   /** One check at a time, shared by the probes that come while it runs. */

@@ -1,5 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectDatabase } from '../../../db/client';
+import { freePort } from '../../../db/embedded';
 import { buildApp } from '../../../server/app/app';
 import { Readiness } from '../../../server/app/health';
 import { createAppDeps } from '../../../server/app/start';
@@ -75,6 +77,22 @@ describe('GET /healthz and /readyz', () => {
       expect((await get(broken.app, '/healthz')).statusCode).toBe(200);
     } finally {
       await broken.close();
+    }
+  });
+
+  it('answers 503 naming the database when it does not answer', async () => {
+    const nowhere = connectDatabase(`postgres://nobody:nothing@127.0.0.1:${await freePort()}/none`, { max: 1 });
+    const { systemGroups, signingKey, secretBox, config } = t.deps;
+    const deps = createAppDeps({ db: nowhere.db, systemGroups, signingKey, secretBox, config });
+    const app = await buildApp(deps);
+    try {
+      const res = await get(app, '/readyz');
+      expect(res.statusCode).toBe(503);
+      expect(res.json<ErrorBody>().error.errors).toEqual({ database: 'База метаданных не отвечает' });
+      expect((await get(app, '/healthz')).statusCode).toBe(200);
+    } finally {
+      await app.close();
+      await nowhere.close();
     }
   });
 
