@@ -16,9 +16,9 @@ import { createPgSource, sourceDb, type FlatData, type WidgetView } from '../wid
 import { createObjectDataset, materialise, runExtract, waitForRun, type HistoryPage, type RunView } from './world';
 
 /*
- * Runs interrupted in the middle of a real pull of a large PostgreSQL table (long enough to be caught while rows
- * arrive): the server process killed with SIGKILL and started again on the same database and DATA_DIR, and the
- * source connection terminated at the source. Each time the run ends failed with a clear message, its user is
+ * Runs interrupted in the middle of a real pull of a large PostgreSQL table: the server process killed with SIGKILL
+ * while its pull waits at the source, then started again on the same database and DATA_DIR, and the source
+ * connection terminated at the source while rows arrive. Each time the run ends failed with a clear message, its user is
  * notified, the previous extract answers the same widget data and no partial file is left.
  */
 
@@ -171,11 +171,23 @@ describe('a run interrupted mid-pull', () => {
 
     // Grow the source, so a completed second run would be seen in the widget.
     await db.query(`INSERT INTO ${table} VALUES (${ROWS + 1}, 1)`);
-    const started = ok<RunView>(await first.api.post(`/api/datasets/${datasetId}/extracts`, {}, owner()));
-    const running = await waitForRun(first.api, owner(), started.job_id, midPull, 60_000);
-    expect(running.state).toBe('running');
-    first.child.kill('SIGKILL');
-    await exited(first.child);
+    // The table is locked while the second run starts, so its pull waits at the source with its partial file open:
+    // on a quiet machine the whole table loads within one heartbeat, too fast to be caught between two of them.
+    const lock = await sourceDb();
+    let started: RunView;
+    try {
+      await lock.query('BEGIN');
+      await lock.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      started = ok<RunView>(await first.api.post(`/api/datasets/${datasetId}/extracts`, {}, owner()));
+      const running = await waitForRun(first.api, owner(), started.job_id, (r) => r.state !== 'queued', 60_000);
+      expect(running.state).toBe('running');
+      for (let i = 0; i < 300 && !(await partFiles()).length; i++) await new Promise((r) => setTimeout(r, 100));
+      first.child.kill('SIGKILL');
+      await exited(first.child);
+    } finally {
+      await lock.query('ROLLBACK');
+      await lock.end();
+    }
     expect(first.child.signalCode).toBe('SIGKILL');
     // Nobody moved the run: it is still running, with its partial files on disk.
     expect((await runById(t.deps.db, started.job_id))?.state).toBe('running');
