@@ -38,11 +38,12 @@ import {
  *
  * A run survives its node. Only one job works on a run at a time (JobRunner.exclusive: a session lock that dies with
  * the node's connection). When the node dies, pg-boss on a live worker finds the job's heartbeat stale and runs it
- * again (MAX_RESUMES, bounded); when the node stops (SIGTERM) the job fails on purpose for the same retry. The job
+ * again (JOB_RETRIES, bounded); when the node stops (SIGTERM) the job fails on purpose for the same retry. The job
  * that resumes a run found `running` knows it was left by a node that stopped: letters left `sending` may or may not
  * have left, so they become `unconfirmed`, are never sent again, and the run's report names their recipients; letters
  * `sent` are skipped; pending ones are sent. Every worker sweeps each SWEEP_MS: a run nobody holds whose job pg-boss
- * will no longer run (retries spent) is failed with its report, and a queued run whose job was never sent gets one.
+ * will no longer run gets a new job (SWEEP_SENDS times at most), then is failed with its report; a queued run whose
+ * job was never sent gets one.
  * The mailing's owner is notified when a run ends with letters not sent or unconfirmed, or fails.
  */
 
@@ -51,8 +52,14 @@ export const MAILING_SCHEDULE = jobKind('mailing-schedule', z.object({ mailingId
 
 const MAX_ATTEMPTS = 3;
 const RETRY_DELAY_MS = 1_000;
-/** Times a run's job is run again after its node died or stopped: a run that kills every node it runs on ends. */
-const MAX_RESUMES = 5;
+/** Times pg-boss runs a run's job again after its node died or stopped. */
+const JOB_RETRIES = 2;
+/**
+ * Jobs the sweep may give a run whose job ended while the run was left unfinished (its node stopped while a letter
+ * hung, so the retry found the run still held): with JOB_RETRIES, a run that kills every node it runs on ends after
+ * (1 + SWEEP_SENDS) × (1 + JOB_RETRIES) attempts at most.
+ */
+const SWEEP_SENDS = 2;
 /** How often every worker looks for runs lost with their node (lost work ends or resumes within a minute). */
 const SWEEP_MS = 15_000;
 /** A queued run with no job at all this long after its insert: the node died between the insert and the send. */
@@ -72,7 +79,7 @@ export function mailingJobKinds(
   const run: JobKind<{ runId: number }> = {
     ...MAILING_RUN,
     concurrency: 2,
-    retryLimit: MAX_RESUMES,
+    retryLimit: JOB_RETRIES,
     // A run may have two jobs (a sweep's and pg-boss's retry): one works on it, the other finds it taken or ended.
     handler: async (p, ctx) => {
       let unfinished = false;
@@ -114,6 +121,11 @@ export async function sweepLostMailingRuns(deps: AppDeps): Promise<void> {
       if (!run || (run.state !== 'queued' && run.state !== 'running')) return;
       if (run.state === 'queued' && !states.length) {
         if (Date.now() - run.createdAt.getTime() >= QUEUED_GRACE_MS) await deps.jobs.send(MAILING_RUN, { runId: id });
+        return;
+      }
+      // Nobody holds it and no job will come: resumed by a job of its own, a bounded number of times.
+      if (run.state === 'running' && states.length <= SWEEP_SENDS) {
+        await deps.jobs.send(MAILING_RUN, { runId: id });
         return;
       }
       await failLostRun(deps, id, run.state === 'running' ? MSG.lost : MSG.neverStarted);

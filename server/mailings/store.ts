@@ -147,12 +147,21 @@ export async function claimLetter(db: DbOrTx, id: number): Promise<LetterRow | n
   return row ?? null;
 }
 
+/**
+ * Settles a letter. A node that stopped may settle late, after another node resumed the run and made the letter
+ * `unconfirmed`: its `sent` is still the truth (the letter left) and is kept, but a refusal or a retry never
+ * overwrites what the resumed run decided.
+ */
 export async function settleLetter(
   db: DbOrTx,
   id: number,
   values: { status: 'sent' | 'failed' | 'pending'; error?: string | null; sentAt?: Date },
 ): Promise<void> {
-  await db.update(mailingLetters).set(values).where(eq(mailingLetters.id, id));
+  const from = values.status === 'sent' ? ['sending', 'unconfirmed'] : ['pending', 'sending'];
+  await db
+    .update(mailingLetters)
+    .set(values)
+    .where(and(eq(mailingLetters.id, id), inArray(mailingLetters.status, from)));
 }
 
 /**
