@@ -47,6 +47,7 @@ let cast: RoleCast;
 let db: pg.Client;
 let tables: { sales: string; regions: string };
 let datasetId: number;
+let fieldOf: (name: string) => number;
 let widgetId: number;
 const owner = () => cast.tokens.wsAdmin!;
 
@@ -103,7 +104,9 @@ beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, makeSales(sales));
   const sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  ({ id: datasetId } = await createSalesDataset(api, owner(), { workspaceId: cast.workspaceId, sourceId, tables }));
+  const created = await createSalesDataset(api, owner(), { workspaceId: cast.workspaceId, sourceId, tables });
+  datasetId = created.id;
+  fieldOf = created.fieldId;
   await materialise(api, owner(), datasetId);
   widgetId = ok<WidgetView>(
     await api.post(
@@ -171,6 +174,27 @@ describe('extracts on an s3:// store', () => {
     // The next run starts over and loads what the source has now.
     await runExtract(api, owner(), datasetId);
     expect(await count(api)).toBe(sales);
+  });
+
+  it('an incremental run adds to a copy of the current load downloaded from the store', async () => {
+    ok(
+      await api.put(
+        `/api/dataset/${datasetId}/extraction`,
+        { mode: 'incremental', incremental_field_id: fieldOf('id') },
+        owner(),
+      ),
+    );
+    try {
+      const before = await currentLoad();
+      await addSales(4);
+      const run = await runExtract(api, owner(), datasetId);
+      // 4 new sales rows, the 3 regions reloaded in full.
+      expect(run).toMatchObject({ mode: 'incremental', rows_loaded: 4 + 3 });
+      expect((await currentLoad()).id).not.toBe(before.id);
+      expect(await count(api)).toBe(sales);
+    } finally {
+      ok(await api.put(`/api/dataset/${datasetId}/extraction`, { mode: 'full', incremental_field_id: null }, owner()));
+    }
   });
 
   it('two apps on one database: a run on the first is read through the second', async () => {
