@@ -36,7 +36,8 @@ import {
  * database (same secrets key), whose jobs already run, picks the run up within a minute: pg-boss on it finds the dead
  * node's job without a heartbeat and runs it again. The letter the dead node left `sending' may or may not have left,
  * so it becomes `unconfirmed`, is never sent again and is named in the run's report; the letters still pending are
- * sent, the ones sent are not.
+ * sent, the ones sent are not. The same when the node is stopped with SIGTERM (an upgrade) while a letter hangs: it
+ * hands its job over on the way out, and the peer ends the run the same way.
  */
 
 const repoRoot = path.resolve(import.meta.dirname, '../../..');
@@ -198,6 +199,78 @@ it(
       ]);
     } finally {
       await second.close();
+    }
+  },
+);
+
+it(
+  'a node stopped with SIGTERM with a letter in flight: it hands the run over, a live peer ends it, none sent twice',
+  { timeout: 240_000 },
+  async () => {
+    const peer = await startApp();
+    try {
+      const cast = await createRoleCast(peer.deps, peer.api);
+      const token = cast.tokens.wsAdmin!;
+      const channelId = (await createChannel(peer.api, cast.tokens.sysadmin!, orders.inbox.port)).id;
+      const sourceId = await createPgSource(peer.deps, cast.workspaceId, cast.users.wsAdmin.id);
+      const ds = await createOrdersDataset(peer.api, token, {
+        workspaceId: cast.workspaceId,
+        sourceId,
+        table: orders.table,
+      });
+      const widgetId = await ordersWidget(peer.api, token, ds.id);
+      const emails = ['t1@example.test', 't2@example.test', 't3@example.test'];
+      const m = ok<MailingView>(
+        await peer.api.post(
+          '/api/mailings',
+          {
+            name: 'stop',
+            workspace_id: cast.workspaceId,
+            widget_ids: [widgetId],
+            format: 'csv',
+            channel_id: channelId,
+            recipients: { emails },
+          },
+          token,
+        ),
+      );
+      const before = orders.inbox.letters.length;
+      orders.inbox.hold.add('t2@example.test');
+      const stopping = await startNode();
+      node = stopping.child;
+      const started = await fetch(`${stopping.url}/api/mailings/${m.id}/run`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(started.status).toBe(200);
+      const { run_id } = ((await started.json()) as { data: { run_id: number } }).data;
+      await orders.inbox.held('t2@example.test');
+      await peer.deps.jobs.start();
+      const exited = new Promise<number | null>((r) => stopping.child.once('exit', (code) => r(code)));
+      stopping.child.kill('SIGTERM');
+      const stoppedAt = Date.now();
+      await exited;
+
+      const run = await waitRun(peer.api, token, m.id, run_id, 60_000);
+      expect(run).toMatchObject({
+        state: 'failed',
+        letters_sent: 2,
+        letters_failed: 1,
+        error: MSG.unconfirmed(1, ['t2@example.test']),
+      });
+      expect(Date.parse(run.finished_at!) - stoppedAt).toBeLessThan(60_000);
+      const letters = ok<LetterPage>(
+        await peer.api.get(`/api/mailings/${m.id}/runs/${run_id}/letters?size=100`, token),
+      );
+      expect(letters.content.map((l) => [l.recipient, l.status])).toEqual([
+        ['t1@example.test', 'sent'],
+        ['t2@example.test', 'unconfirmed'],
+        ['t3@example.test', 'sent'],
+      ]);
+      expect(orders.inbox.letters.slice(before).flatMap(toOf).sort()).toEqual(emails);
+    } finally {
+      await peer.close();
     }
   },
 );
