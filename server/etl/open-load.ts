@@ -5,6 +5,7 @@ import { cacheSlot } from '../kernel/app-caches';
 import { READ_DECISION_TTL_MS } from '../kernel/read-epoch';
 import { TtlCache } from '../kernel/ttl-cache';
 import type { HeldCopy } from '../storage/local-copies';
+import { StorageNotFoundError } from '../storage/object-storage';
 import { legacyExtractFileOf } from './files';
 import { currentLoadRow, extractKeyOf } from './loads';
 
@@ -49,10 +50,17 @@ export function currentLoadOf(deps: AppDeps, datasetId: number): Promise<string 
   });
 }
 
-/** A local copy of the current load, read from the database (an incremental run copies it): null when none. */
+/**
+ * A local copy of the current load, read from the database (an incremental run copies it): null when none, or when
+ * its object is gone (the run then loads in full, which is what the next read needs anyway).
+ */
 export async function holdCurrentLoad(deps: AppDeps, datasetId: number): Promise<HeldCopy | null> {
   const row = await currentLoadRow(deps.db, datasetId);
-  if (row) return deps.localCopies.hold(extractKeyOf(datasetId, row.id));
+  if (row)
+    return deps.localCopies.hold(extractKeyOf(datasetId, row.id)).catch((e: unknown) => {
+      if (e instanceof StorageNotFoundError) return null;
+      throw e;
+    });
   const file = legacyExtractFileOf(deps.config.dataDir, datasetId);
   const legacy = await stat(file).catch(() => null);
   return legacy?.isFile() ? { file, release: () => undefined } : null;
