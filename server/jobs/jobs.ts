@@ -140,9 +140,10 @@ export class JobRunner {
 
   /**
    * Periodic work of every working node (a sweep of runs lost with another node): once when the jobs start (the start
-   * waits for it), then `ms` after each pass ends (never two passes at once), until the runner stops. Local timers rather than a pg-boss schedule:
-   * pg-boss fires a cron at most once a minute, and a sweep must find lost work well within one. Every working node
-   * sweeps, so the sweep must be safe on several nodes at once (conditional moves, locks).
+   * waits for it), then `ms` after each pass ends (never two passes at once), until the runner stops. Local timers
+   * rather than a pg-boss schedule: pg-boss fires a cron at most once a minute, and a sweep must find lost work well
+   * within one. Every working node sweeps, so the sweep must be safe on several nodes at once (conditional moves,
+   * locks).
    */
   every(name: string, ms: number, work: () => Promise<void>): void {
     if (this.periodic.some((p) => p.name === name)) throw new Error(`periodic work ${name} registered twice`);
