@@ -5,6 +5,7 @@ import { badRequest, invalid, notFound } from '../kernel/errors';
 import { lockPluginIdsForKind } from './store';
 import { mergeSettingEntry, readSetting } from '../service/store';
 import { settingsFormOf, type SettingsField } from './settings-form';
+import { settingChangedEverywhere } from '../kernel/cache-changes';
 
 /*
  * Source kinds of the installation: the bundled ones from the connector layer, each switchable by a system
@@ -124,7 +125,7 @@ export async function updateSourceType(
     // One statement: two administrators switching different kinds at once must not undo each other.
     await mergeSettingEntry(tx, KEY, info.type, patch);
   });
-  deps.caches.settings.delete(KEY);
+  settingChangedEverywhere(deps, KEY);
   // The pools of the old driver close as their running calls end; the next call connects with the new driver.
   // Other app nodes see the switch when their settings cache expires: their pools are keyed by driver too.
   if (driverBefore !== undefined && driverBefore !== (await selectedDriverId(deps, info.type))) {

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from '../service/store';
+import { settingChangedEverywhere } from '../kernel/cache-changes';
 
 /*
  * The AI provider of the installation (GET/PUT /api/admin/ai-provider): one entry of the settings table, key
@@ -38,5 +39,5 @@ export async function storedAiProvider(deps: AppDeps): Promise<StoredAiProvider>
 
 export async function saveAiProvider(deps: AppDeps, value: StoredAiProvider): Promise<void> {
   await writeSetting(deps.db, KEY, value);
-  deps.caches.settings.delete(KEY);
+  settingChangedEverywhere(deps, KEY);
 }

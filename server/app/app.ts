@@ -128,7 +128,10 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   });
 
   // The app's source connections and running SQL console queries end with it.
+  // The node listens for the other nodes' cache changes from the start; readiness does not wait for it.
+  deps.cacheBus.start();
   app.addHook('onClose', async () => {
+    await deps.cacheBus.stop();
     await deps.jobs.stop();
     await deps.localQueries.abortAll();
     await deps.connectors.closeAll();

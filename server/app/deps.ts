@@ -3,6 +3,7 @@ import type { Db } from '../../db/client';
 import type { AppConfig } from './config';
 import type { SystemGroupIds } from '../users/system-groups';
 import type { AppCaches } from '../kernel/app-caches';
+import type { CacheBus } from '../cluster/cache-bus';
 import type { SecretBox } from '../secrets/secret-box';
 import type { LocalQueries } from '../data-sources/query-runner';
 import type { JobRunner } from '../jobs/jobs';
@@ -31,6 +32,8 @@ export interface AppDeps {
   jobs: JobRunner;
   /** The read epoch, the settings cache and every area's own caches (made on first use). */
   caches: AppCaches;
+  /** Tells the other nodes what this one's writes made stale and applies what they tell (NOTIFY/LISTEN). */
+  cacheBus: CacheBus;
   /** Files, extracts, exports and plugins (STORAGE_URL): this node's disk or an S3-compatible store. */
   storage: ObjectStorage;
   /** This node's bounded local copies of stored objects that are opened as files (DuckDB loads, plugin modules). */

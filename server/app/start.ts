@@ -9,6 +9,7 @@ import type { AppDeps, BaseDeps } from './deps';
 import type { Pool } from 'pg';
 import { ConnectorCache } from '../../adapters/sources';
 import { AppCaches } from '../kernel/app-caches';
+import { CacheBus } from '../cluster/cache-bus';
 import { JobRunner } from '../jobs/jobs';
 import { LocalQueries } from '../data-sources/query-runner';
 import { createSecretBox, loadSecretsKey } from '../secrets/secret-box';
@@ -58,16 +59,22 @@ async function makeDirectory(dir: string): Promise<void> {
  * The app's deps: fresh caches, connector pools and SQL console runs, with what areas plug into other areas and the
  * job kinds of every area registered here, explicitly: the one place to read which hooks and jobs an app has.
  */
-export function createAppDeps(base: BaseDeps): AppDeps {
+export function createAppDeps(base: BaseDeps, opts: { cacheBus?: boolean } = {}): AppDeps {
   const { config } = base;
   const storage = openStorage(config.storageUrl, config.dataDir);
+  const pool = (base.db as unknown as { $client: Pool }).$client;
+  const caches = new AppCaches();
+  // Off on the embedded database (startRuntime says so): no other node shares it, so nothing to tell or hear.
+  const cacheBus = new CacheBus(pool, caches, opts.cacheBus ?? true);
+  caches.attach((change) => cacheBus.publish(change));
   const deps: AppDeps = {
     ...base,
     connectors: new ConnectorCache(),
     localQueries: new LocalQueries(base.db),
     // An api node sends jobs and runs none (NODE_ROLE, docs/cluster.md).
-    jobs: new JobRunner((base.db as unknown as { $client: Pool }).$client, { work: config.nodeRole !== 'api' }),
-    caches: new AppCaches(),
+    jobs: new JobRunner(pool, { work: config.nodeRole !== 'api' }),
+    caches,
+    cacheBus,
     storage,
     localCopies: new LocalCopies(storage, path.join(config.dataDir, 'cache', 'storage'), config.storageCacheBytes),
     // Only with REDIS_URL: ioredis is not even loaded otherwise.
@@ -114,13 +121,16 @@ export async function startRuntime(config: AppConfig, log: (m: string) => void =
       adminUsername: config.adminUsername,
       adminPassword: config.adminPassword,
     });
-    const deps = createAppDeps({
-      db: database.db,
-      config,
-      systemGroups: boot.systemGroups,
-      signingKey: boot.signingKey,
-      secretBox: createSecretBox(await loadSecretsKey(config.dataDir, config.secretsKey)),
-    });
+    const deps = createAppDeps(
+      {
+        db: database.db,
+        config,
+        systemGroups: boot.systemGroups,
+        signingKey: boot.signingKey,
+        secretBox: createSecretBox(await loadSecretsKey(config.dataDir, config.secretsKey)),
+      },
+      { cacheBus: !embedded },
+    );
     return {
       deps,
       database,

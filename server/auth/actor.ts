@@ -3,6 +3,7 @@ import { userGroupIds } from '../groups/store';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
 import { accountStatus, type AccountStatus } from '../users/store';
+import { evictEverywhere } from '../kernel/cache-changes';
 
 /** What authentication needs of an account on every request (server/auth/authenticate.ts). */
 export type UserStatus = AccountStatus;
@@ -20,7 +21,7 @@ export function userStatusOf(deps: Pick<AppDeps, 'db' | 'caches'>, userId: numbe
 
 /** After a change of the account (deactivated, deleted, its type changed). */
 export function forgetUserStatus(deps: Pick<AppDeps, 'caches'>, userId: number): void {
-  deps.caches.of(userStatuses).delete(userId);
+  evictEverywhere(deps, userStatuses, userId);
 }
 
 /** Who is calling. For a session token the groups are those at login; for an API token, the owner's current ones. */

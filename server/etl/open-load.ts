@@ -8,6 +8,7 @@ import type { HeldCopy } from '../storage/local-copies';
 import { StorageNotFoundError } from '../storage/object-storage';
 import { legacyExtractFileOf } from './files';
 import { currentLoadRow, extractKeyOf } from './loads';
+import { evictEverywhere } from '../kernel/cache-changes';
 
 /*
  * How a node reads the current load of an extract: the load id, cached per dataset for READ_DECISION_TTL_MS (dropped
@@ -32,12 +33,12 @@ export function extractLoadChanged(deps: AppDeps, datasetId: number): void {
 
 /**
  * After a commit that changed the dataset's current load (a run's success, a legacy file stored, the dataset deleted
- * or back on its source): this node forgets its cached id at once. The one place where every other node is to be
- * told too (the cross-node eviction broadcasts the dataset id, and each node then calls extractLoadChanged); until
- * then they learn it within READ_DECISION_TTL_MS.
+ * or back on its source): this node forgets its cached id at once and every other node when the NOTIFY reaches it
+ * (server/cluster/cache-bus.ts: the dataset id dropped from this slot, as extractLoadChanged does); should the
+ * message be lost, within READ_DECISION_TTL_MS.
  */
 export function extractLoadCommitted(deps: AppDeps, datasetId: number): void {
-  extractLoadChanged(deps, datasetId);
+  evictEverywhere(deps, currentLoads, datasetId);
 }
 
 /** The current load id (LEGACY_LOAD for an older version's file, null before a first synchronisation), cached. */

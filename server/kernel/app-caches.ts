@@ -17,17 +17,50 @@ export function cacheSlot<T>(name: string, create: () => T): CacheSlot<T> {
   return { name, create };
 }
 
+/**
+ * What one node tells the others (server/kernel/cache-changes.ts): bump the read epoch, drop a slot's key or all of
+ * it, drop a setting. Keys travel as JSON, so a slot broadcast by key uses strings or numbers.
+ */
+export type CacheChange =
+  | { kind: 'epoch' }
+  | { kind: 'evict'; slot: string; key: string | number }
+  | { kind: 'clear'; slot: string }
+  | { kind: 'settings'; key: string };
+
 export class AppCaches {
   /**
    * Bumped (after commit) by every write that can change who reads what or what a read needs: memberships, roles,
    * group members, workspaces, sources, dataset and widget saves, rules (server/kernel/read-epoch.ts). Keys of cached
    * read decisions carry it, so this process never serves a decision older than its last such write; other nodes
-   * by the caches' TTL.
+   * bump theirs when the bump's NOTIFY arrives (server/cluster/cache-bus.ts), the caches' TTL as a backstop.
    */
   readonly readEpoch = { value: 0 };
   /** Installation settings rows by key (PUT /api/settings and the other admin switches drop their key on save). */
   readonly settings = new TtlCache<string, unknown>(2_000);
   private readonly values = new Map<CacheSlot<unknown>, unknown>();
+  /** Where a change made here goes to the other nodes (the app's CacheBus; nowhere until one is attached). */
+  private sender: ((change: CacheChange) => void) | undefined;
+
+  /** The app's cache bus sends what publish is given. */
+  attach(sender: (change: CacheChange) => void): void {
+    this.sender = sender;
+  }
+
+  /** Tells the other nodes of a change this node already applied to itself (sent after this tick). */
+  publish(change: CacheChange): void {
+    this.sender?.(change);
+  }
+
+  /** The value of the slot of that name if it was made in this app (a change heard from another node). */
+  madeNamed(name: string): unknown {
+    for (const [slot, value] of this.values) if (slot.name === name) return value;
+    return undefined;
+  }
+
+  /** Every value made so far (the bus clears the caches among them when its connection drops). */
+  madeValues(): unknown[] {
+    return [...this.values.values()];
+  }
 
   /** The slot's cache in this app, made on first use. */
   of<T>(slot: CacheSlot<T>): T {

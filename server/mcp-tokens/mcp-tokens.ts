@@ -10,6 +10,7 @@ import type { Actor } from '../auth/actor';
 import { getApiTokenSettings, saveApiTokenSettings, type ApiTokenSettings } from './settings';
 import { randomToken, sha256 } from '../auth/opaque-tokens';
 import { pageOf, type PageRequest } from '../kernel/paging';
+import { evictEverywhere } from '../kernel/cache-changes';
 
 /** Every API token starts with this: the platform tells the token kinds apart by it. */
 export const API_TOKEN_PREFIX = 'apt_';
@@ -129,7 +130,7 @@ async function setStatus(deps: AppDeps, row: TokenRow, status: 'active' | 'suspe
     .set({ status, revokedAt: status === 'revoked' ? sql`now()` : null })
     .where(eq(apiTokens.id, row.id))
     .returning();
-  deps.caches.of(apiTokenIdentities).delete(row.tokenHash);
+  evictEverywhere(deps, apiTokenIdentities, row.tokenHash);
   return tokenView(updated);
 }
 
@@ -158,7 +159,7 @@ export async function revokeUserApiTokens(deps: AppDeps, db: DbOrTx, userId: num
     .set({ status: 'revoked', revokedAt: sql`now()` })
     .where(and(eq(apiTokens.userId, userId), sql`${apiTokens.status} <> 'revoked'`))
     .returning({ hash: apiTokens.tokenHash });
-  for (const r of rows) deps.caches.of(apiTokenIdentities).delete(r.hash);
+  for (const r of rows) evictEverywhere(deps, apiTokenIdentities, r.hash);
 }
 
 /**

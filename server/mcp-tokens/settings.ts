@@ -2,6 +2,7 @@ import type { DbOrTx } from '../../db/client';
 import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from '../service/store';
 import type { AccountType } from '../users/accounts';
+import { settingChangedEverywhere } from '../kernel/cache-changes';
 
 export interface ApiTokenSettings {
   enabled: boolean;
@@ -30,6 +31,6 @@ export async function saveApiTokenSettings(
   value: ApiTokenSettings,
 ): Promise<ApiTokenSettings> {
   await writeSetting(db, KEY, value);
-  deps.caches.settings.delete(KEY);
+  settingChangedEverywhere(deps, KEY);
   return value;
 }

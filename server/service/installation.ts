@@ -2,6 +2,7 @@ import type { AppDeps } from '../app/deps';
 import { SESSION_TOKEN_TTL_SECONDS } from '../auth/session-tokens';
 import { AppError } from '../kernel/errors';
 import { readSetting, writeSetting } from './store';
+import { settingChangedEverywhere } from '../kernel/cache-changes';
 
 export interface InstallationSettings {
   instance_name: string;
@@ -46,7 +47,7 @@ export async function updateInstallationSettings(
     features: { ...current.features, ...input.features },
   };
   await writeSetting(deps.db, KEY, next);
-  deps.caches.settings.delete(KEY);
+  settingChangedEverywhere(deps, KEY);
   return getInstallationSettings(deps);
 }
 

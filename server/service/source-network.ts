@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { AppDeps } from '../app/deps';
 import { readSetting, writeSetting } from './store';
+import { settingChangedEverywhere } from '../kernel/cache-changes';
 
 /**
  * Which hosts data sources may connect to (GET/PUT /api/settings/source-network). Entries are an IPv4/IPv6 CIDR
@@ -120,7 +121,7 @@ export async function updateSourceNetworkPolicy(
 ): Promise<SourceNetworkPolicy> {
   const next: SourceNetworkPolicy = { allow: input.allow.map((e) => e.trim()), deny: input.deny.map((e) => e.trim()) };
   await writeSetting(deps.db, KEY, next);
-  deps.caches.settings.delete(KEY);
+  settingChangedEverywhere(deps, KEY);
   // Pooled connections were admitted under the old rules; every new connection is checked under the new ones.
   await deps.connectors.closeAll();
   return getSourceNetworkPolicy(deps);

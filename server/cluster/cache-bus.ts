@@ -1,0 +1,167 @@
+import crypto from 'node:crypto';
+import pg from 'pg';
+import type { Pool, Notification } from 'pg';
+import type { AppCaches, CacheChange } from '../kernel/app-caches';
+import { applyCacheChange, clearAllReadCaches } from '../kernel/cache-changes';
+
+/*
+ * The transport of server/kernel/cache-changes.ts between nodes: NOTIFY on the metadata database for what this
+ * node's writes made stale, and one LISTEN connection of its own (a pg.Client, not from the pool) for what the
+ * others' did. Nothing is heard while that connection is down, so a drop clears every read cache, then it reconnects
+ * with backoff (and clears once more when it is back).
+ */
+
+const CHANNEL = 'app_cache_changes';
+/** NOTIFY payloads must stay under 8000 bytes: a larger batch goes in several messages. */
+const MAX_PAYLOAD = 7_000;
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+/** The node's NOTIFY sender and LISTEN receiver. One per app; started with the app and stopped when it closes. */
+export class CacheBus {
+  /** This node's id in every payload, so that it ignores its own messages. */
+  readonly nodeId = crypto.randomUUID();
+  /** Messages from other nodes applied so far (tests await them). */
+  applied = 0;
+  /** Times the LISTEN connection dropped and every read cache was cleared. */
+  drops = 0;
+  /** Resolves once the first LISTEN is in place (or at once when the bus is off). */
+  ready: Promise<void>;
+  private markReady!: () => void;
+  private client: pg.Client | undefined;
+  private stopped = false;
+  private started = false;
+  private backoff = BACKOFF_MIN_MS;
+  private retry: NodeJS.Timeout | undefined;
+  private pending: CacheChange[] = [];
+  private flushing: NodeJS.Immediate | undefined;
+  private sending = new Set<Promise<unknown>>();
+  /** The LISTEN connection's backend pid (tests terminate it). */
+  listenerPid: number | undefined;
+
+  constructor(
+    private readonly pool: Pool,
+    private readonly caches: AppCaches,
+    /** Off on a single node with its embedded database: nothing to tell and nobody to listen to. */
+    readonly enabled: boolean,
+  ) {
+    this.ready = new Promise((resolve) => (this.markReady = resolve));
+    if (!enabled) this.markReady();
+  }
+
+  /** Sends the change to the other nodes after this tick (many epoch bumps in one tick are one message). */
+  publish(change: CacheChange): void {
+    if (!this.enabled || this.stopped) return;
+    if (change.kind === 'epoch' && this.pending.some((c) => c.kind === 'epoch')) return;
+    this.pending.push(change);
+    // setImmediate, not a microtask: a caller that bumps the epoch right after its commit returns first, and the
+    // message leaves once the writes of this turn are all in.
+    this.flushing ??= setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushing = undefined;
+    const changes = this.pending;
+    this.pending = [];
+    for (const payload of payloads(this.nodeId, changes)) {
+      const sent = this.pool
+        .query('SELECT pg_notify($1, $2)', [CHANNEL, payload])
+        // A lost message leaves the other nodes on their TTLs: the write itself is committed and stands.
+        .catch(() => undefined)
+        .finally(() => this.sending.delete(sent));
+      this.sending.add(sent);
+    }
+  }
+
+  /** Opens the LISTEN connection in the background; `ready` resolves when it listens. */
+  start(): void {
+    if (!this.enabled || this.started) return;
+    this.started = true;
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client(this.pool.options);
+    this.client = client;
+    let up = false;
+    const dropped = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.listenerPid = undefined;
+      client.removeAllListeners('notification');
+      void client.end().catch(() => undefined);
+      if (this.stopped) return;
+      if (up) {
+        // Messages sent while the connection is down are lost: forget everything they could have changed.
+        this.drops++;
+        clearAllReadCaches(this.caches);
+      }
+      this.retry = setTimeout(() => void this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
+    };
+    client.on('error', dropped);
+    client.on('end', dropped);
+    client.on('notification', (m: Notification) => this.receive(m));
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANNEL}`);
+      const r = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+      if (this.stopped || this.client !== client) return void client.end().catch(() => undefined);
+      this.listenerPid = r.rows[0]?.pid;
+      up = true;
+      this.backoff = BACKOFF_MIN_MS;
+      // What changed between a drop and this LISTEN was not heard either.
+      if (this.drops > 0) clearAllReadCaches(this.caches);
+      this.markReady();
+    } catch {
+      dropped();
+    }
+  }
+
+  private receive(m: Notification): void {
+    if (m.channel !== CHANNEL || !m.payload) return;
+    let message: { n?: string; c?: CacheChange[] };
+    try {
+      message = JSON.parse(m.payload) as typeof message;
+    } catch {
+      return;
+    }
+    if (message.n === this.nodeId || !Array.isArray(message.c)) return;
+    for (const change of message.c) applyCacheChange(this.caches, change);
+    this.applied++;
+  }
+
+  /** Sends what is pending, closes the LISTEN connection and stops reconnecting. */
+  async stop(): Promise<void> {
+    if (this.flushing) {
+      clearImmediate(this.flushing);
+      this.flush();
+    }
+    await Promise.all(this.sending);
+    this.stopped = true;
+    clearTimeout(this.retry);
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+}
+
+/** The changes as NOTIFY payloads, each under the size limit. */
+function payloads(nodeId: string, changes: CacheChange[]): string[] {
+  const out: string[] = [];
+  let batch: CacheChange[] = [];
+  let size = 0;
+  for (const change of changes) {
+    const length = JSON.stringify(change).length + 1;
+    if (batch.length && size + length > MAX_PAYLOAD) {
+      out.push(JSON.stringify({ n: nodeId, c: batch }));
+      batch = [];
+      size = 0;
+    }
+    batch.push(change);
+    size += length;
+  }
+  if (batch.length) out.push(JSON.stringify({ n: nodeId, c: batch }));
+  return out;
+}
