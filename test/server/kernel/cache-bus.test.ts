@@ -6,6 +6,7 @@ import { ok, type RestResponse } from '../../support/rest';
 import { createPeerApp, type PeerApp } from '../app/peer-app';
 import { createShareWorld, issueLink, type ShareWorld } from '../../routers/public-link/world';
 import type { TtlCache } from '../../../server/kernel/ttl-cache';
+import { readCachesChanged } from '../../../server/kernel/read-epoch';
 
 /*
  * Two nodes (the test app A and a peer B) on one database: a revocation made through A is honoured by B as soon as
@@ -135,6 +136,24 @@ describe('cache changes cross nodes through NOTIFY/LISTEN', () => {
     expect(percentile(all, 99)).toBeLessThan(200);
     expect(peer.deps.cacheBus.applied).toBeGreaterThan(0);
   }, 120_000);
+
+  it('many epoch bumps in one tick are one message, which B applies once; A ignores its own', async () => {
+    const [appliedA, appliedB, epochB] = [
+      t.deps.cacheBus.applied,
+      peer.deps.cacheBus.applied,
+      peer.deps.caches.readEpoch.value,
+    ];
+    for (let i = 0; i < 100; i++) readCachesChanged(t.deps);
+    const since = performance.now();
+    while (peer.deps.cacheBus.applied === appliedB) {
+      if (performance.now() - since > 2_000) throw new Error('B heard nothing');
+      await sleep(2);
+    }
+    await sleep(50);
+    expect(peer.deps.cacheBus.applied).toBe(appliedB + 1);
+    expect(peer.deps.caches.readEpoch.value).toBe(epochB + 1);
+    expect(t.deps.cacheBus.applied).toBe(appliedA);
+  });
 
   it('B forgets every read decision when its LISTEN connection drops, reconnects, and hears the next change', async () => {
     const plain = w.cast.users.plain;
