@@ -107,7 +107,7 @@ export async function checkSavedSource(
   if (hasOverrides && kind === 'file')
     throw invalid({ settings: 'file sources have no connection settings to override' });
   if (!hasOverrides) {
-    const settings = connectionSettings(deps, row);
+    const settings = await connectionSettings(deps, row);
     await assertSourceAddressAllowed(deps, settings);
     return checkConnection(deps, kind, settings);
   }

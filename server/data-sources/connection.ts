@@ -1,7 +1,7 @@
-import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import {
   checkSourceHosts,
+  ConnectorError,
   ResolvingConnector,
   sourceKindInfo,
   type CheckHost,
@@ -15,19 +15,29 @@ import { dataSources } from '../../db/schema/data-sources';
 import type { AppDeps } from '../app/deps';
 import { sourceDriver } from '../admin/drivers';
 import { badRequest, notFound } from '../kernel/errors';
+import { StorageNotFoundError } from '../storage/object-storage';
+import { localFileOf } from './file-storage';
 import { sourceHostCheck } from './network-policy';
 import { mergeSecrets, type SourceSecrets } from './secrets';
 
 export type DataSourceRow = typeof dataSources.$inferSelect;
 
-/** The full connection settings of a saved source: stored settings plus the decrypted secrets. */
-export function connectionSettings(deps: AppDeps, row: DataSourceRow): SourceSettings {
+/**
+ * The full connection settings of a saved source: stored settings plus the decrypted secrets. A file source's DuckDB
+ * database is named by its storage key: the settings name this node's local copy of it (held while the node reads
+ * the source, see file-storage.ts), or the old file under DATA_DIR.
+ */
+export async function connectionSettings(deps: AppDeps, row: DataSourceRow): Promise<SourceSettings> {
   const plain = row.settings as SourceSettings;
   const secrets = openSecrets(deps, row);
   const full = mergeSecrets(plain, secrets);
-  // File sources keep their DuckDB path relative to DATA_DIR, so that a moved data directory keeps working.
-  if (full.file && !path.isAbsolute(full.file.duckdb_path)) {
-    full.file = { ...full.file, duckdb_path: path.join(deps.config.dataDir, full.file.duckdb_path) };
+  if (full.file) {
+    const local = await localFileOf(deps, full.file.duckdb_path).catch((e: unknown) => {
+      if (e instanceof StorageNotFoundError)
+        throw new ConnectorError('Файл источника не найден в хранилище: загрузите файл заново', 'settings');
+      throw e;
+    });
+    full.file = { ...full.file, duckdb_path: local };
   }
   return full;
 }
@@ -51,12 +61,16 @@ export function openSecrets(deps: AppDeps, row: Pick<DataSourceRow, 'secrets'>):
  */
 export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector {
   const kind = row.type as SourceKind;
-  const settings = connectionSettings(deps, row);
   const options = { checkHost: sourceHostCheck(deps), idleTimeoutMs: deps.config.sourceConnections.idleTimeoutMs };
+  // Made on the first call (a file source's copy may have to be fetched), then kept.
+  let settings: Promise<SourceSettings> | undefined;
   return new ResolvingConnector(kind, sourceKindInfo(kind).dialect, async () => {
+    settings ??= connectionSettings(deps, row);
+    settings.catch(() => (settings = undefined));
     const driver = await sourceDriver(deps, kind);
-    await guardPluginHosts(driver, settings, options.checkHost);
-    return deps.connectors.get(row.id, kind, settings, options, driver);
+    const full = await settings;
+    await guardPluginHosts(driver, full, options.checkHost);
+    return deps.connectors.get(row.id, kind, full, options, driver);
   });
 }
 

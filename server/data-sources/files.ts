@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { open, rename } from 'node:fs/promises';
+import { open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { ConnectorError, importFile, type ImportFileResult, type ImportFormat } from '../../adapters/sources';
 import { assertWorkspaceEditable, defaultWorkspaceFor } from '../access/workspace-access';
@@ -11,7 +11,7 @@ import { assertKindEnabled } from '../admin/source-types';
 import { ownedObject } from '../access/object-access';
 import { logSourceAccess } from './access-log';
 import { deleteDataSource } from './data-sources';
-import { ensureSourceDir, removeFileSourceFiles, removeFiles, toRelative, uniqueSuffix } from './file-storage';
+import { importWorkDir, newImportId, removeFileSourceFiles, removeFiles, storeSourceFile } from './file-storage';
 import { insertSource, updateSource } from './store';
 import { authorOf, dataSourceView, type DataSourceView } from './views';
 
@@ -93,7 +93,10 @@ async function runImport(input: Parameters<typeof importFile>[0]): Promise<Impor
   }
 }
 
-/** Moves the staged upload into the source's folder and imports it there under new names. */
+/**
+ * Imports the staged upload in a work folder of its own, then puts the file and its DuckDB database in storage under
+ * new keys (file-storage.ts); the work folder goes either way.
+ */
 async function importInto(
   deps: AppDeps,
   uuid: string,
@@ -102,32 +105,34 @@ async function importInto(
   options: FileImportOptions,
   tableName: string,
 ): Promise<FileSettings> {
-  const dir = await ensureSourceDir(deps, uuid);
-  const suffix = uniqueSuffix();
-  const storedFile = path.join(
-    dir,
-    `source-${suffix}${format === 'csv' ? path.extname(file.filename).toLowerCase() || '.csv' : `.${format}`}`,
-  );
-  const duckdbPath = path.join(dir, `data-${suffix}.duckdb`);
-  await rename(file.path, storedFile);
+  const importId = newImportId();
+  const dir = await importWorkDir(deps, importId);
+  const fileName = `source-${importId}${format === 'csv' ? path.extname(file.filename).toLowerCase() || '.csv' : `.${format}`}`;
+  const localFile = path.join(dir, fileName);
+  const localDb = path.join(dir, `${importId}.duckdb`);
+  const stored: string[] = [];
   try {
+    await rename(file.path, localFile);
     const result = await runImport({
-      input_path: storedFile,
+      input_path: localFile,
       format,
       sheet: options.sheet,
       has_header: options.has_header,
       delimiter: options.delimiter,
-      duckdb_path: duckdbPath,
+      duckdb_path: localDb,
       table_name: tableName,
     });
+    stored.push(await storeSourceFile(deps, uuid, fileName, localFile));
+    stored.push(await storeSourceFile(deps, uuid, `${importId}.duckdb`, localDb));
+    const [storedFile, duckdbPath] = stored;
     return {
-      file: { duckdb_path: toRelative(deps, duckdbPath), tables: result.tables },
+      file: { duckdb_path: duckdbPath, tables: result.tables },
       upload: {
         original_name: file.filename,
         format,
         size_bytes: file.size,
         row_count: result.row_count,
-        stored_file: toRelative(deps, storedFile),
+        stored_file: storedFile,
         uploaded_at: new Date().toISOString(),
         ...options,
         table_details: result.details.map((d) => ({
@@ -139,8 +144,10 @@ async function importInto(
       },
     };
   } catch (err) {
-    await removeFiles(deps, [toRelative(deps, storedFile), toRelative(deps, duckdbPath)]);
+    await removeFiles(deps, stored);
     throw err;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

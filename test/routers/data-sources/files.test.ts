@@ -43,7 +43,17 @@ const post = (
 ) => upload(api, 'POST', '/api/files', token, file, fields);
 const preview = (id: number, table: string, token = cast.tokens.editor) =>
   api.post(`/api/data-source/${id}/preview`, { table }, token);
-const sourceFolder = (uuid: string) => path.join(t.deps.config.dataDir, 'files', uuid);
+// The default store (file://DATA_DIR/storage): a source's objects are files/<uuid>/… there; settings name them
+// `storage:<key>`.
+const storedRoot = () => path.join(t.deps.config.dataDir, 'storage');
+const storedFile = (ref: string) => path.join(storedRoot(), ref.replace(/^storage:/, ''));
+/** How many objects a source has in storage (local disk may keep an empty folder behind). */
+const storedObjects = async (uuid: string) => {
+  let n = 0;
+  for await (const _ of t.deps.storage.list(`files/${uuid}/`)) n++;
+  return n;
+};
+const storedSources = () => readdir(path.join(storedRoot(), 'files')).catch(() => [] as string[]);
 
 async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
   const wb = new ExcelJS.Workbook();
@@ -71,13 +81,13 @@ describe('POST /api/files', () => {
         },
       },
     });
-    // where the files lie is not shown; in the database the path is relative to DATA_DIR
+    // where the files lie is not shown; in the database the settings name the storage keys
     expect(JSON.stringify(res.body)).not.toMatch(/duckdb_path|stored_file|\/tmp\//);
     const [row] = await t.deps.db.select().from(dataSources).where(eq(dataSources.id, src.id));
     const settings = row.settings as { file: { duckdb_path: string }; upload: { stored_file: string } };
-    expect(settings.file.duckdb_path).toMatch(new RegExp(`^files/${src.uuid}/data-.+\\.duckdb$`));
-    expect(existsSync(path.join(t.deps.config.dataDir, settings.file.duckdb_path))).toBe(true);
-    expect(await readFile(path.join(t.deps.config.dataDir, settings.upload.stored_file), 'utf8')).toBe(SALES);
+    expect(settings.file.duckdb_path).toMatch(new RegExp(`^storage:files/${src.uuid}/[\\w-]+\\.duckdb$`));
+    expect(existsSync(storedFile(settings.file.duckdb_path))).toBe(true);
+    expect(await readFile(storedFile(settings.upload.stored_file), 'utf8')).toBe(SALES);
 
     const rows = ok<Preview>(await preview(src.id, 'Продажи_2024'));
     expect(rows.schema).toBe('main');
@@ -166,7 +176,7 @@ describe('POST /api/files', () => {
   });
 
   it('refuses broken and unsupported files with 422 and a clear message, leaving nothing behind', async () => {
-    const before = (await readdir(path.join(t.deps.config.dataDir, 'files'))).sort();
+    const before = (await storedSources()).sort();
     const cases: [string, Buffer | string, RegExp][] = [
       ['broken.xlsx', Buffer.concat([Buffer.from([0x50, 0x4b, 0x03, 0x04]), Buffer.alloc(200, 7)]), /XLSX/],
       ['old.xls', Buffer.from([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), /XLS/],
@@ -181,7 +191,7 @@ describe('POST /api/files', () => {
       expect(failure(res).message, name).toMatch(message);
       expect(failure(res).errors!.file, name).toBe(failure(res).message);
     }
-    expect((await readdir(path.join(t.deps.config.dataDir, 'files'))).sort()).toEqual(before);
+    expect((await storedSources()).sort()).toEqual(before);
     expect(await readdir(path.join(t.deps.config.dataDir, 'files', '.incoming'))).toEqual([]);
   });
 
@@ -290,8 +300,8 @@ describe('PUT /api/files/{id}', () => {
     expect(links.datasetId).toBe(ds.id);
     // the old files are gone, the new ones are in the same folder
     const old = before.settings as { file: { duckdb_path: string } };
-    expect(existsSync(path.join(t.deps.config.dataDir, old.file.duckdb_path))).toBe(false);
-    expect((await readdir(sourceFolder(src.uuid))).length).toBe(2);
+    expect(existsSync(storedFile(old.file.duckdb_path))).toBe(false);
+    expect(await storedObjects(src.uuid)).toBe(2);
 
     const broken = await upload(api, 'PUT', url, cast.tokens.editor, { name: 'x.xlsx', content: 'PK\x03\x04 nope' });
     expect(broken.status).toBe(422);
@@ -310,7 +320,7 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
       await post({ name: 'cities.csv', content: SALES }, { workspace_id: String(cast.workspaceId) }),
     );
     const copy = ok<SourceView>(await api.post(`/api/data-source/${src.id}/copy`, {}, cast.tokens.editor));
-    expect(existsSync(sourceFolder(copy.uuid))).toBe(true);
+    expect(await storedObjects(copy.uuid)).toBe(2);
     expect(copy.settings.file!.tables).toEqual(['cities']);
 
     const [ds] = await t.deps.db.insert(datasets).values({ name: 'Города', workspaceId: cast.workspaceId }).returning();
@@ -326,13 +336,13 @@ describe('DELETE /api/files/{id} and copies of file sources', () => {
       id: src.id,
       deleted: true,
     });
-    expect(existsSync(sourceFolder(src.uuid))).toBe(false);
+    expect(await storedObjects(src.uuid)).toBe(0);
     expect((await api.delete(`/api/files/${src.id}`, cast.tokens.editor)).status).toBe(404);
     // the copy has files of its own
     expect(ok<Preview>(await preview(copy.id, 'cities')).rows).toHaveLength(3);
     // DELETE /api/data-source removes a file source's folder too
     ok(await api.delete(`/api/data-source/${copy.id}`, cast.tokens.editor));
-    expect(existsSync(sourceFolder(copy.uuid))).toBe(false);
+    expect(await storedObjects(copy.uuid)).toBe(0);
 
     const pg = await createSource(api, cast.tokens.editor, 'postgresql', { workspace_id: cast.workspaceId });
     expect((await api.delete(`/api/files/${pg.id}`, cast.tokens.editor)).status).toBe(400);

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { dataSourceMetadata, dataSources } from '../../../db/schema/data-sources';
-import { filesRoot, sourceDir, toAbsolute, toRelative } from '../../../server/data-sources/file-storage';
 import {
   copySources,
   insertSource,
@@ -44,19 +43,37 @@ const pgSource = () =>
     }),
   );
 
-/** A file source as an upload leaves it: a folder named by its uuid with the stored file and the DuckDB file. */
+/** The folder of a file source uploaded before storage: DATA_DIR/files/<uuid>, paths relative to DATA_DIR. */
+const legacyDir = (uuid: string) => path.join(t.deps.config.dataDir, 'files', uuid);
+const toRelative = (absolute: string) => path.relative(t.deps.config.dataDir, absolute);
+/** The objects of the sources in storage: one prefix files/<uuid>/ per source. */
+const storedSources = async () => {
+  const uuids = new Set<string>();
+  for await (const o of t.deps.storage.list('files/')) uuids.add(o.key.split('/')[1]);
+  return [...uuids].sort();
+};
+const readObject = async (key: string) => {
+  const chunks: Buffer[] = [];
+  for await (const c of await t.deps.storage.get(key)) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+};
+
+/**
+ * A file source uploaded before storage: a folder in DATA_DIR named by its uuid with the stored file and the DuckDB
+ * file (a copy of it moves its files into storage).
+ */
 async function fileSource() {
   const uuid = randomUUID();
-  const dir = sourceDir(t.deps, uuid);
+  const dir = legacyDir(uuid);
   await mkdir(dir, { recursive: true });
   await writeFile(path.join(dir, 'source-1.csv'), 'id,city\n1,Казань\n');
   await writeFile(path.join(dir, 'data-1.duckdb'), 'not really a database');
   const settings = {
-    file: { duckdb_path: toRelative(t.deps, path.join(dir, 'data-1.duckdb')), tables: ['cities'] },
+    file: { duckdb_path: toRelative(path.join(dir, 'data-1.duckdb')), tables: ['cities'] },
     upload: {
       original_name: 'cities.csv',
       format: 'csv',
-      stored_file: toRelative(t.deps, path.join(dir, 'source-1.csv')),
+      stored_file: toRelative(path.join(dir, 'source-1.csv')),
     },
   };
   return t.deps.db.transaction((tx) =>
@@ -145,7 +162,7 @@ describe('data source store', () => {
     expect((await loadFullSource(t.deps.db, named)).name).toBe('n');
   });
 
-  it('copies a file source with a folder of its own and the paths rewritten', async () => {
+  it('copies a file source into storage under a prefix of its own, the paths rewritten to its keys', async () => {
     const original = await fileSource();
     const copyId = await copyOne(original.id, { workspaceId: target, authorId: user.id }, sourceFileCopies(t.deps));
     const copy = await loadFullSource(t.deps.db, copyId);
@@ -153,17 +170,16 @@ describe('data source store', () => {
       file: { duckdb_path: string; tables: string[] };
       upload: { stored_file: string };
     };
-    expect(settings.file.duckdb_path).toBe(
-      toRelative(t.deps, path.join(sourceDir(t.deps, copy.uuid), 'data-1.duckdb')),
-    );
+    expect(settings.file.duckdb_path).toBe(`storage:files/${copy.uuid}/data-1.duckdb`);
     expect(settings.file.tables).toEqual(['cities']);
-    expect(await readFile(toAbsolute(t.deps, settings.upload.stored_file), 'utf8')).toBe('id,city\n1,Казань\n');
-    expect(await exists(sourceDir(t.deps, original.uuid))).toBe(true);
+    expect(settings.upload.stored_file).toBe(`storage:files/${copy.uuid}/source-1.csv`);
+    expect(await readObject(`files/${copy.uuid}/source-1.csv`)).toBe('id,city\n1,Казань\n');
+    expect(await exists(legacyDir(original.uuid))).toBe(true);
   });
 
   it('leaves nothing behind when the transaction fails: no row, and discard() removes the copied folder', async () => {
     const original = await fileSource();
-    const folders = () => readdir(filesRoot(t.deps)).then((names) => names.sort());
+    const folders = storedSources;
     const before = await folders();
     const files = sourceFileCopies(t.deps);
     let copyId = 0;
@@ -176,7 +192,7 @@ describe('data source store', () => {
     await expect(failed).rejects.toThrow('a later step');
     expect(copyId).toBeGreaterThan(0);
     expect(await t.deps.db.select().from(dataSources).where(eq(dataSources.id, copyId))).toEqual([]);
-    // The files are outside the transaction: the copied folder is there until the caller discards it.
+    // The files are outside the transaction: the copied objects are there until the caller discards them.
     expect((await folders()).length).toBe(before.length + 1);
     await files.discard();
     expect(await folders()).toEqual(before);

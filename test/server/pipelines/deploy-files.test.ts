@@ -25,9 +25,11 @@ let w: PipelineWorld;
 let sourceId: number;
 let actor: Actor;
 
-const folderOf = (uuid: string) => path.join(t.deps.config.dataDir, 'files', uuid);
+// File sources' objects in the default store (file://DATA_DIR/storage): files/<uuid>/….
+const folderOf = (uuid: string) => path.join(t.deps.config.dataDir, 'storage', 'files', uuid);
 const rowOf = async (id: number) => (await t.deps.db.select().from(dataSources).where(eq(dataSources.id, id)))[0];
-const folders = () => fs.readdirSync(path.join(t.deps.config.dataDir, 'files')).filter((f) => !f.startsWith('.'));
+const folders = () =>
+  fs.readdirSync(path.join(t.deps.config.dataDir, 'storage', 'files')).filter((f) => !f.startsWith('.'));
 
 beforeAll(async () => {
   w = await createPipelineWorld(t.deps, api);
