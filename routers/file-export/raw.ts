@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { defineRawRoute } from '../../adapters/rest/raw-route';
@@ -62,7 +61,7 @@ const download = defineRawRoute<AppDeps, Actor>({
       .header('content-disposition', contentDisposition(file.fileName))
       .header('cache-control', 'no-store')
       .type(file.contentType)
-      .send(createReadStream(file.filePath));
+      .send(file.body);
   },
 });
 

@@ -1,4 +1,4 @@
-import { access } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
@@ -7,7 +7,7 @@ import { invalid, notFound } from '../kernel/errors';
 import { checkWholeRead } from '../query/read';
 import { widgetReadOf } from '../widgets/data';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
-import { CONTENT_TYPES, type ExportFormat, type ExportObjectType } from './produce';
+import { CONTENT_TYPES, openExportFile, type ExportFormat, type ExportObjectType } from './produce';
 import { cleanExpiredExports, EXPORT_RUN } from './run-job';
 import { exportJobById, insertExportJob, type ExportJobRow } from './store';
 
@@ -90,21 +90,15 @@ export async function exportFile(
   deps: AppDeps,
   actor: Actor,
   id: number,
-): Promise<{ filePath: string; fileName: string; contentType: string }> {
+): Promise<{ body: Readable; fileName: string; contentType: string }> {
   await cleanExpiredExports(deps);
   const row = await ownJob(deps, actor, id);
   if (row.state !== 'succeeded') throw notFound(`Файл экспорта ещё не готов (задание ${id}: ${row.state})`);
-  const filePath = row.filePath;
-  if (
-    !filePath ||
-    !(await access(filePath).then(
-      () => true,
-      () => false,
-    ))
-  )
-    throw notFound(`Файл экспорта удалён по истечении срока хранения (задание ${id})`);
+  // Streamed from storage: the node that made the file need not be the one answering.
+  const body = row.filePath ? await openExportFile(deps, row.filePath) : null;
+  if (!body) throw notFound(`Файл экспорта удалён по истечении срока хранения (задание ${id})`);
   return {
-    filePath,
+    body,
     fileName: row.fileName ?? `export.${row.format}`,
     contentType: CONTENT_TYPES[row.format as ExportFormat],
   };

@@ -1,9 +1,12 @@
+import { createReadStream } from 'node:fs';
 import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import type { Viewer } from '../access/viewer';
 import { actorOfUser } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
+import { StorageNotFoundError } from '../storage/object-storage';
 import { ExportLimitError, exportLimits, LIMIT_MSG } from './limits';
 import { renderToFile } from './render-file';
 import type { ParameterValues } from '../query/compile/types';
@@ -15,9 +18,10 @@ import { writeCsv, writeXlsx } from './write-table';
 
 /*
  * One exported file of a widget or dashboard, read with the owner's rights, row- and column-level security. The
- * export job (POST /api/exports) and mailings' attachments both call produceExport; the file lands in the data
- * directory's exports/ folder and the caller owns it from then on (the job keeps it until it expires, a mailing
- * removes it once sent).
+ * export job (POST /api/exports) and mailings' attachments both call produceExport; the file is written in the data
+ * directory's exports/ folder and the caller owns it from then on. A job's file is then moved into storage under
+ * exports/<job id>/<file> (filePath is that key), so any node serves the download and the expiry sweep of any node
+ * deletes it; a mailing's file stays local (the same node sends and removes it).
  */
 
 export type ExportFormat = 'csv' | 'xlsx' | 'pdf' | 'png';
@@ -39,6 +43,7 @@ export interface ExportSpec {
   onProgress?: (percent: number) => void;
 }
 export interface ExportedFile {
+  /** A job's storage key (exports/<job id>/<file>), or a mailing's local file. */
   filePath: string;
   fileName: string;
   contentType: string;
@@ -109,10 +114,48 @@ export async function produceExport(deps: AppDeps, spec: ExportSpec): Promise<Ex
     // CSV and XLSX stop writing at the limit (write-table.ts); Chromium writes a PDF or PNG whole, checked here.
     if (size > limits.max_file_size_mb * 1024 * 1024)
       throw new ExportLimitError(LIMIT_MSG.size(limits.max_file_size_mb));
-    return { filePath, fileName: fileNameOf(name, spec.format), contentType: CONTENT_TYPES[spec.format], size };
+    const stored = spec.exportJobId === undefined ? filePath : await storeJobFile(deps, spec.exportJobId, filePath);
+    return { filePath: stored, fileName: fileNameOf(name, spec.format), contentType: CONTENT_TYPES[spec.format], size };
   } catch (e) {
     await rm(filePath, { force: true });
     if (timeout.aborted && !spec.signal?.aborted) throw new ExportLimitError(LIMIT_MSG.timeout(limits.timeout_seconds));
     throw e;
   }
+}
+
+/** Moves a job's finished file into storage (the local one goes either way); answers its key. */
+async function storeJobFile(deps: AppDeps, jobId: number, file: string): Promise<string> {
+  const key = `exports/${jobId}/${path.basename(file)}`;
+  try {
+    await deps.storage.putFile(key, file);
+  } finally {
+    await rm(file, { force: true });
+  }
+  return key;
+}
+
+/*
+ * A job row's filePath is a storage key (relative); rows written before storage hold the absolute path of a file in
+ * this node's DATA_DIR/exports, still read and deleted there.
+ */
+const isLegacyPath = (filePath: string) => path.isAbsolute(filePath);
+
+/** The bytes of a job's file, or null when it is gone (expired and swept, or lost). */
+export async function openExportFile(deps: AppDeps, filePath: string): Promise<Readable | null> {
+  if (isLegacyPath(filePath)) {
+    const found = await stat(filePath).catch(() => null);
+    return found?.isFile() ? createReadStream(filePath) : null;
+  }
+  try {
+    return await deps.storage.get(filePath);
+  } catch (e) {
+    if (e instanceof StorageNotFoundError) return null;
+    throw e;
+  }
+}
+
+/** Deletes a job's file: its object in storage (or an old local file). */
+export async function removeExportFile(deps: AppDeps, filePath: string): Promise<void> {
+  if (isLegacyPath(filePath)) await rm(filePath, { force: true });
+  else await deps.storage.delete(filePath);
 }

@@ -1,9 +1,8 @@
-import { rm } from 'node:fs/promises';
 import { z } from 'zod';
 import type { AppDeps } from '../app/deps';
 import { jobKind, type JobContext, type JobKind } from '../jobs/jobs';
 import type { FilterSpec, ParameterValues } from '../query/compile/types';
-import { produceExport, type ExportFormat, type ExportObjectType } from './produce';
+import { produceExport, removeExportFile, type ExportFormat, type ExportObjectType } from './produce';
 import { EXPORT_RUN, notifyExportOwner, reclaimLostExport, runInSlot, SWEEP_MS, sweepLostExports } from './slots';
 import { expiredExportFiles, exportJobById, forgetExportFile, moveExportJob } from './store';
 
@@ -86,7 +85,7 @@ async function produceJob(deps: AppDeps, id: number, ctx: JobContext): Promise<v
       finishedAt: new Date(),
       expiresAt: new Date(Date.now() + FILE_TTL_HOURS * 3600_000),
     });
-    if (!done) return void (await rm(file.filePath, { force: true }));
+    if (!done) return void (await removeExportFile(deps, file.filePath));
     await notifyExportOwner(deps, job.ownerId, id, true, `Файл ${file.fileName} готов к скачиванию`);
   } catch (e) {
     // The node stops (not a cancel): the export stays running, and another worker runs it again (runExport).
@@ -104,7 +103,7 @@ async function produceJob(deps: AppDeps, id: number, ctx: JobContext): Promise<v
 /** Removes expired files (the periodic job, and GET /api/exports/{jobId}/file before it answers). */
 export async function cleanExpiredExports(deps: AppDeps): Promise<void> {
   for (const f of await expiredExportFiles(deps.db, new Date())) {
-    await rm(f.filePath, { force: true });
+    await removeExportFile(deps, f.filePath);
     await forgetExportFile(deps.db, f.id);
   }
 }

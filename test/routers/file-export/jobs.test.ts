@@ -1,4 +1,4 @@
-import { access, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +29,13 @@ afterEach(() => putLimits(api, w.cast.tokens.sysadmin!, DEFAULT_LIMITS));
 
 const viewer = () => w.cast.tokens.viewer!;
 const csvBody = () => ({ object_type: 'widget', object_id: w.widgetId, format: 'csv' });
-const exportFiles = async () => readdir(path.join(t.deps.config.dataDir, 'exports')).catch(() => [] as string[]);
+/** The files of exports: the local work files (DATA_DIR/exports) and the finished ones in storage (exports/<job>/…). */
+const exportFiles = async () => {
+  const names = await readdir(path.join(t.deps.config.dataDir, 'exports')).catch(() => [] as string[]);
+  for await (const o of t.deps.storage.list('exports/')) names.push(o.key);
+  return names;
+};
+const stored = async (key: string) => (await t.deps.storage.head(key)) !== null;
 
 interface Notification {
   kind: string;
@@ -174,20 +180,22 @@ describe('files expire', () => {
     const fresh = await runExport(api, viewer(), csvBody());
     const oldPath = (await exportJobById(t.deps.db, old.job_id))!.filePath!;
     const freshPath = (await exportJobById(t.deps.db, fresh.job_id))!.filePath!;
-    await access(oldPath);
+    // The row names the file's key in storage: exports/<job id>/<file>.
+    expect(oldPath).toMatch(new RegExp(`^exports/${old.job_id}/[\\w-]+\\.csv$`));
+    expect(await stored(oldPath)).toBe(true);
     await t.deps.db
       .update(exportJobs)
       .set({ expiresAt: new Date(Date.now() - 60_000) })
       .where(eq(exportJobs.id, old.job_id));
 
     await cleanExpiredExports(t.deps);
-    await expect(access(oldPath)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await stored(oldPath)).toBe(false);
     expect((await exportJobById(t.deps.db, old.job_id))?.filePath).toBeNull();
     const gone = await api.get(`/api/exports/${old.job_id}/file`, viewer());
     expect(gone.status).toBe(404);
     expect(failure(gone).message).toBe(`Файл экспорта удалён по истечении срока хранения (задание ${old.job_id})`);
 
-    await access(freshPath);
+    expect(await stored(freshPath)).toBe(true);
     expect((await api.get(`/api/exports/${fresh.job_id}/file`, viewer())).status).toBe(200);
   }, 60_000);
 });

@@ -117,7 +117,8 @@ describe('pdf and png exports', () => {
     const file = await api.get(`/api/exports/${job.job_id}/file`, w.cast.tokens.viewer);
     expect(file.status).toBe(200);
     expect(file.headers['content-type']).toBe('application/pdf');
-    const path = (await exportJobById(t.deps.db, job.job_id))!.filePath!;
+    // The job's file is in storage (the default store is this node's disk: read it in place).
+    const path = t.deps.storage.localPath((await exportJobById(t.deps.db, job.job_id))!.filePath!)!;
     const pdf = await readFile(path);
     expect(pdf.subarray(0, 5).toString()).toBe('%PDF-');
     expect(pdfHasTitle(pdf, DASHBOARD)).toBe(true);
@@ -169,7 +170,8 @@ describe('pdf and png exports', () => {
       format: 'pdf',
     });
     expect(whole.state, whole.error ?? '').toBe('succeeded');
-    const pages = (await pdfPages((await exportJobById(t.deps.db, whole.job_id))!.filePath!)).map(words);
+    const key = (await exportJobById(t.deps.db, whole.job_id))!.filePath!;
+    const pages = (await pdfPages(t.deps.storage.localPath(key)!)).map(words);
     // Five tiles that may not break across pages: two A4 pages, the first tile on the first, the last on the last.
     expect(pages).toHaveLength(2);
     expect(pages[0]).toMatch(/^Длинный дашборд Таблица 1 id Товар/);
