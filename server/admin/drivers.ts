@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, readFile, rm } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -16,13 +16,15 @@ import { driverPlugins } from '../../db/schema/driver-plugins';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { badRequest, invalid, notFound } from '../kernel/errors';
+import type { HeldCopy } from '../storage/local-copies';
+import { StorageNotFoundError } from '../storage/object-storage';
 import { BUNDLED_DRIVERS, kindsUsingDriver, kindsUsingDriverNow, selectedDriverId } from './source-types';
 import { buildPluginConnector, loadConnectorPlugin, pluginFactory } from './plugin-loader';
 
 /*
  * Database drivers of the installation (/api/admin/drivers, system administrators only): the bundled
- * connectors with the versions of their npm packages, and uploaded connector plugins stored as
- * DATA_DIR/drivers/<sha256>.mjs. A source kind picks a plugin with PUT /api/source-types/{type} (driver_id = the
+ * connectors with the versions of their npm packages, and uploaded connector plugins stored in storage (STORAGE_URL)
+ * under drivers/<sha256>.mjs, so every node of a cluster loads the plugin another node took. A source kind picks a plugin with PUT /api/source-types/{type} (driver_id = the
  * plugin's id); from then on every new connection of the kind's sources is built by the plugin's createConnector
  * (sourceDriver below, used by data-sources/connection.ts and the connection check). A plugin in use cannot be
  * deleted.
@@ -117,16 +119,38 @@ async function sha256Of(file: string): Promise<string> {
   return hash.digest('hex');
 }
 
-const pluginDir = (deps: AppDeps) => path.join(deps.config.dataDir, 'drivers');
+/*
+ * A plugin's key in storage; the row's file_path holds it. Rows written before storage hold the same string as a path
+ * relative to DATA_DIR (drivers/<sha256>.mjs): such a file is moved into storage on its first use (pluginCopy).
+ */
+const pluginKey = (sha: string) => `drivers/${sha}.mjs`;
 
-async function removeFileIfUnused(deps: AppDeps, sha: string, file: string): Promise<void> {
+/** A local file of the plugin's module for import(): this node's copy of the stored object. */
+async function pluginCopy(deps: AppDeps, key: string): Promise<HeldCopy> {
+  try {
+    return await deps.localCopies.hold(key);
+  } catch (e) {
+    if (!(e instanceof StorageNotFoundError)) throw e;
+    const legacy = path.resolve(deps.config.dataDir, key);
+    if (!(await stat(legacy).catch(() => null))?.isFile()) throw e;
+    await deps.storage.putFile(key, legacy);
+    await rm(legacy, { force: true });
+    return deps.localCopies.hold(key);
+  }
+}
+
+async function removeFileIfUnused(deps: AppDeps, sha: string, key: string): Promise<void> {
   const users = await deps.db.select({ id: driverPlugins.id }).from(driverPlugins).where(eq(driverPlugins.sha256, sha));
-  if (!users.length) await rm(file, { force: true });
+  if (users.length) return;
+  await deps.storage.delete(key);
+  await deps.localCopies.forget(key);
+  await rm(path.resolve(deps.config.dataDir, key), { force: true }); // a file left from before storage
 }
 
 /**
- * POST /api/admin/drivers (multipart): the staged upload is hashed, stored under DATA_DIR, imported and checked
- * against the connector interface; a file that is not a module or misses the interface is removed and refused.
+ * POST /api/admin/drivers (multipart): the staged upload is hashed, put in storage, imported from this node's copy
+ * and checked against the connector interface; a file that is not a module or misses the interface is removed and
+ * refused.
  */
 export async function uploadDriver(
   deps: AppDeps,
@@ -138,13 +162,12 @@ export async function uploadDriver(
     throw invalid({ sourceType: `must be one of: ${SOURCE_KINDS.map((k) => k.type).join(', ')}` });
   }
   const sha = await sha256Of(upload.path);
-  const dir = pluginDir(deps);
-  await mkdir(dir, { recursive: true });
-  const file = path.join(dir, `${sha}.mjs`);
-  await copyFile(upload.path, file);
-  const outcome = await loadConnectorPlugin(file, fields.source_type);
+  const key = pluginKey(sha);
+  await deps.storage.putFile(key, upload.path);
+  const held = await deps.localCopies.hold(key);
+  const outcome = await loadConnectorPlugin(held.file, fields.source_type).finally(() => held.release());
   if (!outcome.ok) {
-    await removeFileIfUnused(deps, sha, file);
+    await removeFileIfUnused(deps, sha, key);
     throw badRequest(outcome.message);
   }
   const [row] = await deps.db
@@ -154,7 +177,7 @@ export async function uploadDriver(
       sourceType: fields.source_type,
       version: fields.version,
       sha256: sha,
-      filePath: path.relative(deps.config.dataDir, file),
+      filePath: key,
       uploadedBy: actor.userId,
     })
     .returning();
@@ -182,7 +205,7 @@ export async function deleteDriver(deps: AppDeps, id: number): Promise<{ id: num
     await tx.delete(driverPlugins).where(eq(driverPlugins.id, id));
     return row;
   });
-  await removeFileIfUnused(deps, row.sha256, path.resolve(deps.config.dataDir, row.filePath));
+  await removeFileIfUnused(deps, row.sha256, row.filePath);
   return { id, deleted: true };
 }
 
@@ -197,7 +220,7 @@ async function pluginRow(deps: AppDeps, id: number): Promise<PluginRow | undefin
 
 /**
  * The driver the kind's saved sources connect with now: the bundled one (no `create`), or the uploaded plugin the
- * kind picked, its module imported from DATA_DIR on first use in this process. A plugin that is gone or no longer
+ * kind picked, its module imported from storage on first use in this process. A plugin that is gone or no longer
  * loads fails the call with a ConnectorError (a 400 saying which driver), never silently falls back to bundled.
  */
 export async function sourceDriver(deps: AppDeps, kind: SourceKind): Promise<ConnectorDriver> {
@@ -206,7 +229,7 @@ export async function sourceDriver(deps: AppDeps, kind: SourceKind): Promise<Con
   const row = await pluginRow(deps, Number(driverId));
   if (!row)
     throw new ConnectorError(`Драйвер ${driverId}, выбранный для типа источника ${kind}, не найден`, 'settings');
-  const outcome = await pluginFactory(path.resolve(deps.config.dataDir, row.filePath), row.sha256);
+  const outcome = await pluginFactory(row.sha256, () => pluginCopy(deps, row.filePath));
   if (!outcome.ok) throw new ConnectorError(`Драйвер «${row.name}» не загружается. ${outcome.message}`, 'settings');
   return {
     id: `plugin:${row.id}:${row.sha256}`,

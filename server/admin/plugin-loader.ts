@@ -7,6 +7,7 @@ import {
   type SourceKind,
   type SourceSettings,
 } from '../../adapters/sources';
+import type { HeldCopy } from '../storage/local-copies';
 
 /*
  * A connector plugin is an ES module exporting `createConnector(settings, options)` (named, or as a member of the
@@ -92,24 +93,36 @@ export async function loadConnectorPlugin(file: string, kind: SourceKind): Promi
 
 /**
  * The factories of the plugins the connection path has loaded, by the file's sha256 (the file name): a module is
- * imported once per process, on its first use after an upload or a restart, from DATA_DIR/drivers/<sha256>.mjs.
- * It was checked at upload; what it builds is checked on every build (buildPluginConnector). A failed load is not
- * kept, so a file restored under DATA_DIR is picked up by the next call.
+ * imported once per process, on its first use after an upload or a restart, from this node's local copy of the
+ * stored drivers/<sha256>.mjs (held only while importing: the module stays in memory). It was checked at upload;
+ * what it builds is checked on every build (buildPluginConnector). A failed load is not kept, so a file restored in
+ * storage is picked up by the next call.
  */
 const loaded = new Map<string, Promise<LoadOutcome>>();
 
-async function importFactory(file: string): Promise<LoadOutcome> {
-  const mod = await importModule(file);
+async function importFactory(localFile: () => Promise<HeldCopy>): Promise<LoadOutcome> {
+  let held: HeldCopy;
+  try {
+    held = await localFile();
+  } catch (err) {
+    return { ok: false, message: `Файл драйвера не найден в хранилище: ${err instanceof Error ? err.message : err}` };
+  }
+  let mod: Record<string, unknown> | string;
+  try {
+    mod = await importModule(held.file);
+  } finally {
+    held.release();
+  }
   if (typeof mod === 'string') return { ok: false, message: mod };
   const factory = pickFactory(mod);
   if (!factory) return { ok: false, message: 'Файл не реализует интерфейс коннектора: нет функции createConnector' };
   return { ok: true, factory };
 }
 
-export async function pluginFactory(file: string, sha256: string): Promise<LoadOutcome> {
+export async function pluginFactory(sha256: string, localFile: () => Promise<HeldCopy>): Promise<LoadOutcome> {
   let outcome = loaded.get(sha256);
   if (!outcome) {
-    outcome = importFactory(file);
+    outcome = importFactory(localFile);
     loaded.set(sha256, outcome);
   }
   const result = await outcome;

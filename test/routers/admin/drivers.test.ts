@@ -57,7 +57,8 @@ const send = (content: string, fields: Record<string, string> = {}, token = admi
     },
   );
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const driversDir = () => path.join(t.deps.config.dataDir, 'drivers');
+// Plugins are stored as drivers/<sha256>.mjs in the default store (file://DATA_DIR/storage).
+const driversDir = () => path.join(t.deps.config.dataDir, 'storage', 'drivers');
 const installed = (pkg: string) =>
   (JSON.parse(readFileSync(path.join('node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -89,7 +90,7 @@ describe('GET /api/admin/drivers', () => {
 });
 
 describe('POST /api/admin/drivers', () => {
-  it('stores a valid plugin under DATA_DIR, shows its sha256 and loads it without a restart', async () => {
+  it('stores a valid plugin in storage, shows its sha256 and loads it without a restart', async () => {
     const marker = uniq('plugin_loaded');
     const source = pluginSource(marker);
     const res = await send(source, { name: 'Echo PG' });
