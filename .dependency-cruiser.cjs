@@ -9,7 +9,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 // The folders of server/ that are layers every area may use, not areas themselves.
-const LAYERS = 'app|kernel|query|objects|access';
+// storage (files, extracts, exports in STORAGE_URL), cache (the optional Redis), cluster (the cache bus) and ops (the
+// counters /metrics reads) are the node's edges every area reaches through one module each.
+const LAYERS = 'app|kernel|query|objects|access|storage|cache|cluster|ops';
 const AREAS = fs
   .readdirSync(path.join(__dirname, 'server'), { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && !LAYERS.split('|').includes(entry.name))

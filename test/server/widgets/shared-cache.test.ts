@@ -3,10 +3,10 @@ import type pg from 'pg';
 import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
 import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
-import { queryEngineFor, type QueryEngine } from '../../../server/query/run/engine';
+import { queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
 import { createRoleCast, type RoleCast } from '../../support/factories';
-import { ok, type Rest } from '../../support/rest';
+import { ok } from '../../support/rest';
 import { createPeerApp, redisEnv, type PeerApp } from '../app/peer-app';
 import {
   createPgSource,
