@@ -62,7 +62,7 @@ async function xlsx(sheets: Record<string, unknown[][]>): Promise<Buffer> {
 }
 
 describe('POST /api/files', () => {
-  it('uploads a CSV as a file source in the personal workspace, imported into DuckDB under DATA_DIR/files/<uuid>', async () => {
+  it('uploads a CSV as a file source in the personal workspace, imported into DuckDB, both stored under files/<uuid>/', async () => {
     const res = await post({ name: 'Продажи 2024.csv', content: SALES });
     const src = ok<SourceView>(res);
     expect(src).toMatchObject({
