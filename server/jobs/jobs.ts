@@ -22,6 +22,28 @@ import { jobRunDurations } from '../ops/ops';
  * working node, often enough that lost work is retried or failed within a minute.
  */
 
+/**
+ * Nodes that start together on a new database race to create pg-boss's schema: the loser of two concurrent CREATE
+ * SCHEMA IF NOT EXISTS fails on pg_namespace's unique index, which pg-boss does not recognise as its create race,
+ * and the node exits. So pg-boss starts (installs or migrates) one node at a time: a session advisory lock held on
+ * one pooled connection while it starts.
+ */
+const BOSS_START_LOCK = 7_212_027;
+
+async function startOneAtATime(pool: pg.Pool, start: () => Promise<unknown>): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [BOSS_START_LOCK]);
+    try {
+      await start();
+    } finally {
+      await client.query('select pg_advisory_unlock($1)', [BOSS_START_LOCK]).catch(() => undefined);
+    }
+  } finally {
+    client.release();
+  }
+}
+
 /** The first key of the advisory locks `JobRunner.exclusive` takes (the second is the job's own key, hashed). */
 const EXCLUSIVE_LOCK_NS = 7_212_026;
 /** How often a working node's pg-boss looks for jobs whose heartbeat or expiry ran out (pg-boss's default is 60 s). */
@@ -192,7 +214,7 @@ export class JobRunner {
     boss.on('error', (err: unknown) => {
       if (!this.stopped) console.error('[jobs]', err instanceof Error ? err.message : err);
     });
-    await boss.start();
+    await startOneAtATime(pool, () => boss.start());
     for (const kind of this.kinds.values()) {
       const policy = {
         retryLimit: kind.retryLimit ?? 0,
