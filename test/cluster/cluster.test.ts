@@ -8,6 +8,21 @@ import { upload, type Preview, type SourceView } from '../routers/data-sources/h
 import { materialise, runExtract } from '../routers/etl/world';
 import { runExport } from '../routers/file-export/jobs';
 import { createShareWorld, issueLink, type ShareWorld, type WidgetData } from '../routers/public-link/world';
+import { MSG as EXTRACT_MSG } from '../../server/etl/messages';
+import { MSG as MAILING_MSG } from '../../server/mailings/messages';
+import { createObjectDataset, waitForRun, type RunView } from '../routers/etl/world';
+import {
+  createChannel,
+  createOrdersDataset,
+  ordersWidget,
+  toOf,
+  useOrdersInbox,
+  waitRun,
+  type LetterPage,
+  type MailingView,
+} from '../routers/mailings/world';
+import { createPgSource, sourceDb } from '../routers/widgets/world';
+import { uniq } from '../support/factories';
 import { Cluster, newSecretsKey } from './harness';
 
 /*
@@ -17,6 +32,8 @@ import { Cluster, newSecretsKey } from './harness';
  * stopped under load loses no request.
  */
 
+// First, so that its afterAll (closing the inbox) runs after this file's, which kills the nodes still talking to it.
+const orders = useOrdersInbox();
 let t: TestApp;
 let cluster: Cluster;
 let w: ShareWorld;
@@ -65,7 +82,8 @@ async function msUntil(since: number, refused: () => Promise<boolean>, timeoutMs
   }
 }
 
-describe('a cluster of 2 api nodes and a worker', () => {
+// Each step waits on real processes (jobs, a worker's death, a drain) on a shared 2-core machine.
+describe('a cluster of 2 api nodes and a worker', { timeout: 180_000 }, () => {
   it('a login on one node works on the others; a worker serves only its health and render pages', async () => {
     const viewer = w.cast.users.viewer;
     const session = ok<{ token: string; refresh_token: string }>(
@@ -135,31 +153,31 @@ describe('a cluster of 2 api nodes and a worker', () => {
     const viewer = w.cast.tokens.viewer!;
     const dashboard = `/api/dashboard/${w.dashboardId}`;
     expect((await api2().get(dashboard, viewer)).status).toBe(200);
-    const members = ok<{ items: { member_id: number; user_id: number | null }[] }>(
+    const members = ok<{ content: { member_id: number; user_id: number | null }[] }>(
       await api1().get(`/api/workspaces/${w.cast.workspaceId}/members`, w.cast.tokens.wsAdmin),
     );
-    const member = members.items.find((m) => m.user_id === w.cast.users.viewer.id)!;
+    const member = members.content.find((m) => m.user_id === w.cast.users.viewer.id)!;
     let since = Date.now();
     ok(await api1().delete(`/api/workspaces/${w.cast.workspaceId}/members/${member.member_id}`, w.cast.tokens.wsAdmin));
     latencies.membership = await msUntil(since, async () => (await api2().get(dashboard, viewer)).status !== 200);
 
-    // Deactivation: the editor's session is refused on api2 once api1 deactivates the account.
-    const editor = w.cast.tokens.editor!;
-    expect((await api2().get('/api/users/me', editor)).status).toBe(200);
+    // Deactivation: a session is refused on api2 once api1 deactivates the account.
+    const plain = w.cast.tokens.plain!;
+    expect((await api2().get('/api/users/me', plain)).status).toBe(200);
     since = Date.now();
-    ok(await api1().put(`/api/users/${w.cast.users.editor.id}`, { active: false }, sysadmin));
+    ok(await api1().put(`/api/users/${w.cast.users.plain.id}`, { active: false }, sysadmin));
     latencies.deactivation = await msUntil(
       since,
-      async () => (await api2().get('/api/users/me', editor)).status !== 200,
+      async () => (await api2().get('/api/users/me', plain)).status !== 200,
     );
 
     // API token: issued and used on api2, revoked on api1.
     await enableApiTokens(api1(), sysadmin);
     const apiToken = await issueApiToken(api1(), w.cast.tokens.manager!);
     expect((await api2().get('/api/users/me', apiToken)).status).toBe(200);
-    const tokens = ok<{ items: { id: number }[] }>(await api1().get('/api/mcp-tokens', w.cast.tokens.manager));
+    const tokens = ok<{ content: { id: number }[] }>(await api1().get('/api/mcp-tokens', w.cast.tokens.manager));
     since = Date.now();
-    ok(await api1().delete(`/api/mcp-tokens/${tokens.items[0].id}`, w.cast.tokens.manager));
+    ok(await api1().delete(`/api/mcp-tokens/${tokens.content[0].id}`, w.cast.tokens.manager));
     latencies.apiToken = await msUntil(since, async () => (await api2().get('/api/users/me', apiToken)).status !== 200);
 
     // Share link: viewed through api2, suspended through api1.
@@ -200,6 +218,97 @@ describe('a cluster of 2 api nodes and a worker', () => {
     expect(perNode.get('api1')).toBe(750);
   });
 
+  it('the worker killed mid-extract and mid-mailing: a new worker fails the run, resumes the mailing, no letter twice', async () => {
+    const token = w.cast.tokens.wsAdmin!;
+    const sourceId = await createPgSource(t.deps, w.cast.workspaceId, w.cast.users.wsAdmin.id);
+    // An extract whose source read waits on a lock while the worker dies.
+    const table = uniq('x_cluster');
+    const source = await sourceDb();
+    const lock = await sourceDb();
+    await source.query(`CREATE TABLE ${table} AS SELECT g AS id FROM generate_series(1, 50) g`);
+    const datasetId = await createObjectDataset(lb, token, {
+      name: uniq('kill'),
+      workspaceId: w.cast.workspaceId,
+      sourceId,
+      object: { name: 'k', schema: 'public', table },
+      columns: [['id', 'integer']],
+    });
+    await materialise(lb, token, datasetId);
+    // A mailing to five addresses whose third letter the mail server takes but never answers.
+    const channelId = (await createChannel(lb, w.cast.tokens.sysadmin!, orders.inbox.port)).id;
+    const ds = await createOrdersDataset(lb, token, { workspaceId: w.cast.workspaceId, sourceId, table: orders.table });
+    const emails = ['k1@example.test', 'k2@example.test', 'k3@example.test', 'k4@example.test', 'k5@example.test'];
+    const mailing = ok<MailingView>(
+      await lb.post(
+        '/api/mailings',
+        {
+          name: 'kill',
+          workspace_id: w.cast.workspaceId,
+          widget_ids: [await ordersWidget(lb, token, ds.id)],
+          format: 'csv',
+          channel_id: channelId,
+          recipients: { emails },
+        },
+        token,
+      ),
+    );
+    try {
+      await lock.query('BEGIN');
+      await lock.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+      const extract = ok<RunView>(await api1().post(`/api/datasets/${datasetId}/extracts`, {}, token));
+      await waitForRun(lb, token, extract.job_id, (r) => r.state === 'running', 120_000);
+      orders.inbox.hold.add('k3@example.test');
+      const { run_id } = ok<{ run_id: number }>(await api2().post(`/api/mailings/${mailing.id}/run`, {}, token));
+      await orders.inbox.held('k3@example.test');
+
+      expect(await cluster.stopNode('worker1', 'SIGKILL')).toBeNull();
+      const diedAt = Date.now();
+      await lock.query('ROLLBACK');
+      await cluster.startNode('worker2', 'worker');
+
+      const failed = await waitForRun(lb, token, extract.job_id, undefined, 90_000);
+      expect(failed).toMatchObject({ state: 'failed', error: EXTRACT_MSG.lost });
+      const run = await waitRun(lb, token, mailing.id, run_id, 90_000);
+      console.log(
+        `cluster: after the worker's death the extract run ended in ${Date.parse(failed.finished_at!) - diedAt} ms, ` +
+          `the mailing run in ${Date.parse(run.finished_at!) - diedAt} ms`,
+      );
+      expect(Date.parse(failed.finished_at!) - diedAt).toBeLessThan(60_000);
+      expect(Date.parse(run.finished_at!) - diedAt).toBeLessThan(60_000);
+      expect(run).toMatchObject({
+        state: 'failed',
+        letters_sent: 4,
+        letters_failed: 1,
+        error: MAILING_MSG.unconfirmed(1, ['k3@example.test']),
+      });
+      const letters = ok<LetterPage>(
+        await lb.get(`/api/mailings/${mailing.id}/runs/${run_id}/letters?size=100`, token),
+      ).content;
+      expect(letters.map((l) => [l.recipient, l.status])).toEqual([
+        ['k1@example.test', 'sent'],
+        ['k2@example.test', 'sent'],
+        ['k3@example.test', 'unconfirmed'],
+        ['k4@example.test', 'sent'],
+        ['k5@example.test', 'sent'],
+      ]);
+      // Every address got exactly one letter: the one in flight was not sent again.
+      expect(
+        orders.inbox.letters
+          .flatMap(toOf)
+          .filter((to) => to?.startsWith('k'))
+          .sort(),
+      ).toEqual(emails);
+      // The extract starts again on the new worker and succeeds.
+      const again = await runExtract(lb, token, datasetId, {}, 'succeeded', 60_000);
+      expect(again.rows_loaded).toBe(50);
+    } finally {
+      await lock.query('ROLLBACK').catch(() => undefined);
+      await lock.end();
+      await source.query(`DROP TABLE IF EXISTS ${table}`);
+      await source.end();
+    }
+  }, 240_000);
+
   it('an api node stopped with SIGTERM under load loses no request through haproxy', async () => {
     const token = w.cast.tokens.wsAdmin!;
     let stop = false;
@@ -216,19 +325,21 @@ describe('a cluster of 2 api nodes and a worker', () => {
           await res.arrayBuffer();
           if (res.status !== 200) failures.push(String(res.status));
         } catch (e) {
-          failures.push((e as Error).message);
+          const err = e as Error & { cause?: { code?: string; message?: string } };
+          failures.push(`${err.message}: ${err.cause?.code ?? err.cause?.message ?? ''}`);
         }
         done++;
       }
     };
     const loops = Array.from({ length: 8 }, loop);
     await new Promise((r) => setTimeout(r, 1_000));
+    const output = cluster.node('api2').server.output;
     const code = await cluster.stopNode('api2', 'SIGTERM');
     await new Promise((r) => setTimeout(r, 1_500));
     stop = true;
     await Promise.all(loops);
     console.log(`cluster: ${done} requests through haproxy while api2 drained; failed: ${failures.length}`);
-    expect(code).toBe(0);
+    expect(code, output()).toBe(0);
     expect(failures).toEqual([]);
   });
 });
