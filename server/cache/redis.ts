@@ -120,7 +120,7 @@ export class SharedRedis {
  * loop (setImmediate runs after the I/O poll): a reply that arrived while the loop was busy is still taken, instead of
  * losing to a timer that only fired late for the same reason.
  */
-export function withinTime<T>(ms: number, p: Promise<T>): Promise<T> {
+function withinTime<T>(ms: number, p: Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     let settled = false;
     const timer = setTimeout(

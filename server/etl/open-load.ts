@@ -19,7 +19,7 @@ import { evictEverywhere } from '../kernel/cache-changes';
  */
 
 /** The load of an older version's file (files.ts legacyExtractFileOf), read in place until the sweep stores it. */
-export const LEGACY_LOAD = 'legacy';
+const LEGACY_LOAD = 'legacy';
 
 const currentLoads = cacheSlot('etl.currentLoads', () => new TtlCache<number, string | null>(READ_DECISION_TTL_MS));
 

@@ -14,7 +14,7 @@ import { estimateBytes, type CachedResult } from './result-cache';
  */
 
 /** Larger results are not shared: a dashboard's results are small, and big ones would crowd Redis out. */
-export const MAX_ENTRY_BYTES = 1024 * 1024;
+const MAX_ENTRY_BYTES = 1024 * 1024;
 /** A lookup waits this long for Redis, then the source is asked. */
 const READ_WAIT_MS = 100;
 const WRITE_WAIT_MS = 1_000;
