@@ -17,6 +17,14 @@ import type { AppDeps } from './deps';
 /** A check longer than this is a failure: a probe answers within the load balancer's patience. */
 const CHECK_TIMEOUT_MS = 2_000;
 
+/**
+ * A passed check answers the probes of the next second without asking again. Under load the metadata pool and the
+ * event loop are busy with users' requests; a probe (haproxy asks twice a second) that waits behind them took a
+ * serving node out of the balancer (bench:cluster saw 503s from haproxy for most of a 200-viewer run). A failure is
+ * never reused, and draining answers at once.
+ */
+const READY_REUSE_MS = 1_000;
+
 const NOT_READY = 'Узел не готов принимать запросы';
 const CHECK_FAILED = {
   draining: 'Узел останавливается: новые запросы принимают другие узлы',
@@ -34,6 +42,8 @@ export class Readiness {
   private running: Promise<Partial<Record<Check, string>>> | undefined;
   /** The failures the last check logged, so an outage is logged when it starts and ends, not on every probe. */
   private lastFailed = '';
+  /** When the last check passed. */
+  private passedAt = 0;
 
   constructor(private readonly deps: AppDeps) {}
 
@@ -49,6 +59,7 @@ export class Readiness {
   /** What failed (a message per check), empty when ready. */
   async failures(log: (msg: string, err?: unknown) => void = () => undefined): Promise<Record<string, string>> {
     if (this.draining) return { draining: CHECK_FAILED.draining };
+    if (Date.now() - this.passedAt < READY_REUSE_MS) return {};
     this.running ??= this.runChecks(log).finally(() => (this.running = undefined));
     return this.running;
   }
@@ -74,6 +85,7 @@ export class Readiness {
       }),
     ]);
     const names = Object.keys(failed).sort().join(',');
+    this.passedAt = names ? 0 : Date.now();
     if (names !== this.lastFailed) {
       log(names ? `readiness: not ready (${names})` : 'readiness: ready again', cause);
       this.lastFailed = names;

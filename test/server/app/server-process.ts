@@ -6,7 +6,7 @@ import { freePort } from '../../../db/embedded';
 
 /** The server as `npm start` runs it, started from a checkout, for the tests of the start contract. */
 
-export const repoRoot = path.resolve(__dirname, '../../..');
+export const repoRoot = path.resolve(import.meta.dirname, '../../..');
 
 export interface ServerProcess {
   child: ChildProcess;
