@@ -138,11 +138,38 @@ async function main() {
     // 1. Viewers through haproxy: 1 node, then 2 (Redis on, as a cluster would run).
     const c = cluster!;
     const loads: Record<string, LoadResult> = {};
+    const readiness: Record<string, string> = {};
     for (const names of [['api1'], ['api1', 'api2']]) {
       await c.startBalancer(names);
       const data = { base: c.url, token: link.token as string, widgetIds, viewers: VIEWERS, seconds: SECONDS };
       await runLoad({ ...data, viewers: 1, seconds: 2 });
-      loads[`${names.length} api node${names.length > 1 ? 's' : ''}`] = await runLoad(data);
+      // A load balancer's probe of api1's readiness during the load, as haproxy asks it (twice a second).
+      let probing = true;
+      const probes: { ms: number; status: number; body: string }[] = [];
+      const probe = (async () => {
+        while (probing) {
+          const t0 = performance.now();
+          const res = await fetch(`${c.node('api1').url}/readyz`).catch(() => null);
+          const body = res ? await res.text() : 'no answer';
+          probes.push({ ms: performance.now() - t0, status: res?.status ?? 0, body });
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      })();
+      const label = `${names.length} api node${names.length > 1 ? 's' : ''}`;
+      loads[label] = await runLoad(data);
+      probing = false;
+      await probe;
+      // What haproxy said of its servers (state changes, with the reason), so a node taken out under load shows.
+      const states = c
+        .balancerLog()
+        .split('\n')
+        .filter((l) => /is (DOWN|UP)/.test(l));
+      if (states.length)
+        console.log(`haproxy during the ${names.length}-node run:\n  ${states.slice(0, 6).join('\n  ')}`);
+      const bad = probes.filter((p) => p.status !== 200);
+      readiness[label] =
+        `${probes.length} probes of api1's /readyz, slowest ${ms(Math.max(...probes.map((p) => p.ms)))}, not 200: ${bad.length}` +
+        (bad.length ? ` (${bad[0].status} ${bad[0].body.slice(0, 160)})` : '');
     }
 
     // 2. Revocation latency: suspended through api1, refused through api2; activated, served again.
@@ -166,7 +193,7 @@ async function main() {
 
     console.log(`\nnode ${process.version}, ${os.cpus().length} cores; source ${dashboardSalesTable(ROWS)}`);
     console.log(`${VIEWERS} viewers of one share link through haproxy, ${SECONDS} s each, dashboard + 8 widget data:`);
-    for (const [label, r] of Object.entries(loads)) console.log(describeLoad(label, r));
+    for (const [label, r] of Object.entries(loads)) console.log(`${describeLoad(label, r)}\n    ${readiness[label]}`);
     console.log(
       `revocation seen on the other node (${latencies.length} suspend/activate): p50 ${ms(pct(latencies, 0.5))}, p99 ${ms(pct(latencies, 0.99))} (goal p99 <= 200 ms: ${pct(latencies, 0.99) <= 200 ? 'met' : 'NOT met'})`,
     );

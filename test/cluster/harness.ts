@@ -110,7 +110,8 @@ export class Cluster {
       NODE_ROLE: role,
       // haproxy adds X-Forwarded-For: the public rate limit and the login throttle count the client behind it.
       TRUST_PROXY: 'loopback',
-      DRAIN_DELAY_MS: '1500',
+      // The default drain: above haproxy's 3 failed checks × 500 ms (docs/cluster.md).
+      DRAIN_DELAY_MS: '3000',
       ...o.env,
       ...env,
     });
