@@ -17,14 +17,29 @@ export interface SheetCsv {
 export async function xlsxToCsv(input: string, dir: string, sheet?: string): Promise<SheetCsv[]> {
   // exceljs looks a sheet's name up in xl/workbook.xml, which may come after the sheet in the zip or (issue #3064)
   // never reach its streaming reader, which now and then loses a zip entry altogether. The names (and the list of
-  // sheets to expect) come from the central directory; a read that missed a sheet is done again.
+  // sheets to expect) come from the central directory; a read that missed a sheet, or the shared strings (its text
+  // cells then come as { sharedString: n }: seen in about one read in eight with ten workbooks read at once), is
+  // done again.
   const names = await xlsxSheetNames(input);
   const expected = [...names.values()].map((n) => n.name).filter((n) => sheet === undefined || n === sheet);
   for (let attempt = 1; ; attempt++) {
-    const sheets = await readSheets(input, dir, names, sheet);
+    const sheets = await readSheets(input, dir, names, sheet).catch((e: unknown) => {
+      if (e instanceof LostSharedStrings && attempt < READ_ATTEMPTS) return null;
+      throw e;
+    });
+    if (!sheets) continue;
     const missing = expected.filter((n) => !sheets.some((s) => s.sheet === n));
     if (missing.length === 0) return sheets;
-    if (attempt === 3) throw new Error(`не удалось прочитать листы: ${missing.join(', ')}`);
+    if (attempt >= READ_ATTEMPTS) throw new Error(`не удалось прочитать листы: ${missing.join(', ')}`);
+  }
+}
+
+const READ_ATTEMPTS = 5;
+
+/** A text cell refers to the shared strings, and the reader has none: it lost xl/sharedStrings.xml. */
+class LostSharedStrings extends Error {
+  constructor() {
+    super('не удалось прочитать общие строки книги (xl/sharedStrings.xml)');
   }
 }
 
@@ -48,6 +63,8 @@ async function readSheets(
   model.model ??= { sheets: [] };
   const out: (SheetCsv & { position: number })[] = [];
   let index = 0;
+  // A text cell the reader could not resolve comes as { sharedString: n }: looked up in the reader's table, if any.
+  const shared = () => (reader as unknown as { sharedStrings?: unknown[] }).sharedStrings;
   for await (const ws of reader) {
     const w = ws as unknown as { name?: string; id?: unknown };
     // Unmatched in exceljs's model, a sheet is called Sheet<file number>: the real name is in `names`.
@@ -68,7 +85,7 @@ async function readSheets(
     for await (const row of ws as unknown as AsyncIterable<ExcelJS.Row>) {
       const values = row.values as unknown[];
       const cells: string[] = [];
-      for (let c = 1; c < values.length; c++) cells.push(csvField(cellText(values[c])));
+      for (let c = 1; c < values.length; c++) cells.push(csvField(cellText(values[c], shared)));
       // Rows are sparse: exceljs skips empty ones, and DuckDB pads short rows with NULL (null_padding).
       if (!file.write(cells.join(',') + '\n')) await once(file, 'drain');
       rows++;
@@ -80,7 +97,7 @@ async function readSheets(
   return out.sort((a, b) => a.position - b.position).map(({ position: _p, ...s }) => s);
 }
 
-function cellText(v: unknown): string {
+function cellText(v: unknown, shared?: () => unknown[] | undefined): string {
   if (v === null || v === undefined) return '';
   if (typeof v === 'string') return v;
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '';
@@ -88,12 +105,18 @@ function cellText(v: unknown): string {
   if (v instanceof Date) return dateText(v);
   if (typeof v === 'object') {
     const o = v as {
+      sharedString?: unknown;
       richText?: { text: string }[];
       result?: unknown;
       text?: unknown;
       error?: unknown;
       formula?: unknown;
     };
+    if (typeof o.sharedString === 'number') {
+      const text = shared?.()?.[o.sharedString];
+      if (text === undefined) throw new LostSharedStrings();
+      return cellText(text);
+    }
     if (o.richText) return o.richText.map((r) => r.text).join('');
     if ('result' in o || 'formula' in o) return cellText(o.result);
     if (o.text !== undefined) return cellText(o.text);
