@@ -20,8 +20,8 @@ import os from 'node:os';
 import path from 'node:path';
 import S3rver from 's3rver';
 import { Cluster, newSecretsKey } from '../../test/cluster/harness';
-import { dashboardSalesDataset, dashboardSalesTable, ensureDashboardSales } from './dashboard-sales';
-import { benchPlatform, call, createWidgets, dashboardOf } from './support';
+import { dashboardSalesDataset, dashboardSalesTable, ensureDashboardSales, viewerDashboard } from './dashboard-sales';
+import { benchPlatform, call } from './support';
 import { pct, runLoad, type LoadResult } from './viewer-load';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -82,19 +82,7 @@ async function main() {
   let cluster: Cluster | undefined;
   try {
     const datasetId = await dashboardSalesDataset(bench, SOURCE_URL, ROWS);
-    const kinds = ['bar', 'line', 'pie', 'table', 'kpi', 'bar', 'line', 'table'];
-    const measures = ['SUM([sales.amount])', 'AVG([sales.qty])', 'COUNT()', 'MAX([sales.amount])'];
-    const widgetIds = await createWidgets(
-      bench,
-      kinds.map((type, i) => ({
-        name: `w${i}`,
-        type,
-        dataset_id: datasetId,
-        rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
-        columns: [{ id: 'm', sql: measures[i % 4] }],
-      })),
-    );
-    const dashboardId = await dashboardOf(bench, widgetIds, (i) => ({ x: (i % 4) * 3, y: 0, w: 3, h: 4 }));
+    const { widgetIds, dashboardId } = await viewerDashboard(bench, datasetId);
     const link = await call(
       bench.base,
       'POST',

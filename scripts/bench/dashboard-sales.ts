@@ -1,4 +1,4 @@
-import { type BenchPlatform, ensureTable, pgSourceRow, tableDataset } from './support';
+import { type BenchPlatform, createWidgets, dashboardOf, ensureTable, pgSourceRow, tableDataset } from './support';
 
 /*
  * The sales table bench:dashboard and bench:viewers both read: one table per row count, made by whichever runs first,
@@ -36,4 +36,33 @@ export async function dashboardSalesDataset(bench: BenchPlatform, sourceUrl: str
     ],
   });
   return id;
+}
+
+/**
+ * The viewers' dashboard of bench:viewers and bench:cluster: 8 widgets of the usual kinds over the dataset (grouped by
+ * region, four measures) on one dashboard, two rows of four. Answers the widget ids and the dashboard id.
+ */
+export async function viewerDashboard(
+  bench: BenchPlatform,
+  datasetId: number,
+): Promise<{ widgetIds: number[]; dashboardId: number }> {
+  const kinds = ['bar', 'line', 'pie', 'table', 'kpi', 'bar', 'line', 'table'];
+  const measures = ['SUM([sales.amount])', 'AVG([sales.qty])', 'COUNT()', 'MAX([sales.amount])'];
+  const widgetIds = await createWidgets(
+    bench,
+    kinds.map((type, i) => ({
+      name: `w${i}`,
+      type,
+      dataset_id: datasetId,
+      rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
+      columns: [{ id: 'm', sql: measures[i % 4] }],
+    })),
+  );
+  const dashboardId = await dashboardOf(bench, widgetIds, (i) => ({
+    x: (i % 4) * 3,
+    y: Math.floor(i / 4) * 4,
+    w: 3,
+    h: 4,
+  }));
+  return { widgetIds, dashboardId };
 }

@@ -14,8 +14,8 @@
  */
 import os from 'node:os';
 import { LISTEN_BACKLOG } from '../../server/app/app';
-import { dashboardSalesDataset, dashboardSalesTable, ensureDashboardSales } from './dashboard-sales';
-import { benchPlatform, call, createWidgets, dashboardOf } from './support';
+import { dashboardSalesDataset, dashboardSalesTable, ensureDashboardSales, viewerDashboard } from './dashboard-sales';
+import { benchPlatform, call } from './support';
 import { pct, runLoad } from './viewer-load';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,24 +37,7 @@ async function main() {
   const { base, token } = bench;
   try {
     const datasetId = await dashboardSalesDataset(bench, SOURCE_URL, ROWS);
-    const kinds = ['bar', 'line', 'pie', 'table', 'kpi', 'bar', 'line', 'table'];
-    const measures = ['SUM([sales.amount])', 'AVG([sales.qty])', 'COUNT()', 'MAX([sales.amount])'];
-    const widgetIds = await createWidgets(
-      bench,
-      kinds.map((type, i) => ({
-        name: `w${i}`,
-        type,
-        dataset_id: datasetId,
-        rows: type === 'kpi' ? [] : [{ id: 'g', sql: '[sales.region]' }],
-        columns: [{ id: 'm', sql: measures[i % 4] }],
-      })),
-    );
-    const dashboardId = await dashboardOf(bench, widgetIds, (i) => ({
-      x: (i % 4) * 3,
-      y: Math.floor(i / 4) * 4,
-      w: 3,
-      h: 4,
-    }));
+    const { widgetIds, dashboardId } = await viewerDashboard(bench, datasetId);
     const link = await call(base, 'POST', `/api/dashboard/${dashboardId}/share-links`, { name: 'bench' }, token);
 
     // Warm-up: one viewer, a few seconds (plans, connections, the result cache).
