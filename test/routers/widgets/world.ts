@@ -4,7 +4,7 @@ import type { AppDeps } from '../../../server/app/deps';
 import type { z } from 'zod';
 import type { listWidgetsOutput, widgetDataOutput, widgetView } from '../../../routers/widgets/schemas';
 import { ok, type Rest } from '../../support/rest';
-import { uniq } from '../../support/factories';
+import { createRoleCast, uniq } from '../../support/factories';
 import type { DatasetDetails } from '../datasets/helpers';
 
 // Answers of the widget operations, as the router's zod outputs describe them.
@@ -166,4 +166,30 @@ export async function createSalesDataset(
   const details = ok<DatasetDetails>(await api.get(`/api/dataset/${id}`, token));
   const fieldId = (name: string) => details.fields.find((x) => x.name === name)!.id;
   return { id, fieldId, details };
+}
+
+/**
+ * The usual world of a test about widget reads under row and column rules: a role cast, the sales tables of `sales` at
+ * the source, a source row of the cast's workspace and the sales dataset over it, saved by the workspace's
+ * Администратор. dispose() drops the tables.
+ */
+export async function createSalesWorld(deps: AppDeps, api: Rest, sales: Sale[]) {
+  const cast = await createRoleCast(deps, api);
+  const db = await sourceDb();
+  const tables = await createSourceTables(db, sales);
+  const source = await createPgSource(deps, cast.workspaceId, cast.users.wsAdmin.id);
+  const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
+    workspaceId: cast.workspaceId,
+    sourceId: source,
+    tables,
+  });
+  return {
+    cast,
+    datasetId: ds.id,
+    fieldId: ds.fieldId,
+    async dispose() {
+      await dropSourceTables(db, tables);
+      await db.end();
+    },
+  };
 }

@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
 import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
 import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
-import { createRoleCast, type RoleCast } from '../../support/factories';
+import type { RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
-import {
-  createPgSource,
-  createSalesDataset,
-  createSourceTables,
-  dropSourceTables,
-  makeSales,
-  sourceDb,
-  type FlatData,
-  type WidgetView,
-} from '../../routers/widgets/world';
+import { makeSales, type FlatData, type WidgetView, createSalesWorld } from '../../routers/widgets/world';
 
 /*
  * Cached plans and results are shared between callers only when their rules agree: the same request body, sent by
@@ -28,8 +18,7 @@ import {
 const SALES = makeSales(40);
 const { t, api } = useTestApp();
 let cast: RoleCast;
-let db: pg.Client;
-let tables: { sales: string; regions: string };
+let world: Awaited<ReturnType<typeof createSalesWorld>>;
 let datasetId: number;
 let fieldId: (name: string) => number;
 let widgetId: number;
@@ -58,17 +47,8 @@ async function clearRules() {
 }
 
 beforeAll(async () => {
-  cast = await createRoleCast(t.deps, api);
-  db = await sourceDb();
-  tables = await createSourceTables(db, SALES);
-  const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
-    workspaceId: cast.workspaceId,
-    sourceId: source,
-    tables,
-  });
-  datasetId = ds.id;
-  fieldId = ds.fieldId;
+  world = await createSalesWorld(t.deps, api, SALES);
+  ({ cast, datasetId, fieldId } = world);
   const { filters: _f, ...saved } = body;
   widgetId = ok<WidgetView>(
     await api.post('/api/widget', { name: 'w', dataset_id: datasetId, ...saved }, cast.tokens.editor),
@@ -76,8 +56,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await clearRules();
-  await dropSourceTables(db, tables);
-  await db.end();
+  await world?.dispose();
 });
 
 describe('a cached widget read and the viewer’s rules', () => {

@@ -1,23 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
 import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
 import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
-import { createRoleCast, type RoleCast } from '../../support/factories';
+import type { RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
 import { createPeerApp, redisEnv, type PeerApp } from '../app/peer-app';
-import {
-  createPgSource,
-  createSalesDataset,
-  createSourceTables,
-  dropSourceTables,
-  makeSales,
-  sourceDb,
-  type FlatData,
-  type WidgetView,
-} from '../../routers/widgets/world';
+import { makeSales, type FlatData, type WidgetView, createSalesWorld } from '../../routers/widgets/world';
 
 /*
  * Two nodes (two apps on one database, each with its own caches) and one Redis (REDIS_URL): a widget result one node
@@ -31,8 +21,7 @@ const env = redisEnv();
 const { t, api } = useTestApp(env);
 let peer: PeerApp;
 let cast: RoleCast;
-let db: pg.Client;
-let tables: { sales: string; regions: string };
+let world: Awaited<ReturnType<typeof createSalesWorld>>;
 let datasetId: number;
 let fieldId: (name: string) => number;
 let widgetId: number;
@@ -97,17 +86,8 @@ async function clearRules() {
 
 beforeAll(async () => {
   peer = await createPeerApp(t, env);
-  cast = await createRoleCast(t.deps, api);
-  db = await sourceDb();
-  tables = await createSourceTables(db, SALES);
-  const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
-    workspaceId: cast.workspaceId,
-    sourceId: source,
-    tables,
-  });
-  datasetId = ds.id;
-  fieldId = ds.fieldId;
+  world = await createSalesWorld(t.deps, api, SALES);
+  ({ cast, datasetId, fieldId } = world);
   widgetId = ok<WidgetView>(
     await api.post('/api/widget', { name: 'w', dataset_id: datasetId, ...body }, cast.tokens.editor),
   ).id;
@@ -115,8 +95,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await clearRules();
   await peer?.close();
-  await dropSourceTables(db, tables);
-  await db.end();
+  await world?.dispose();
 });
 
 describe('widget results shared between nodes through Redis', () => {
