@@ -11,16 +11,7 @@ import { createShareWorld, issueLink, type ShareWorld, type WidgetData } from '.
 import { MSG as EXTRACT_MSG } from '../../server/etl/messages';
 import { MSG as MAILING_MSG } from '../../server/mailings/messages';
 import { createObjectDataset, waitForRun, type RunView } from '../routers/etl/world';
-import {
-  createChannel,
-  createOrdersDataset,
-  ordersWidget,
-  toOf,
-  useOrdersInbox,
-  waitRun,
-  type LetterPage,
-  type MailingView,
-} from '../routers/mailings/world';
+import { toOf, useOrdersInbox, waitRun, type LetterPage, createOrdersMailing } from '../routers/mailings/world';
 import { createPgSource, sourceDb } from '../routers/widgets/world';
 import { uniq } from '../support/factories';
 import { Cluster, newSecretsKey } from './harness';
@@ -235,23 +226,14 @@ describe('a cluster of 2 api nodes and a worker', { timeout: 180_000 }, () => {
     });
     await materialise(lb, token, datasetId);
     // A mailing to five addresses whose third letter the mail server takes but never answers.
-    const channelId = (await createChannel(lb, w.cast.tokens.sysadmin!, orders.inbox.port)).id;
-    const ds = await createOrdersDataset(lb, token, { workspaceId: w.cast.workspaceId, sourceId, table: orders.table });
     const emails = ['k1@example.test', 'k2@example.test', 'k3@example.test', 'k4@example.test', 'k5@example.test'];
-    const mailing = ok<MailingView>(
-      await lb.post(
-        '/api/mailings',
-        {
-          name: 'kill',
-          workspace_id: w.cast.workspaceId,
-          widget_ids: [await ordersWidget(lb, token, ds.id)],
-          format: 'csv',
-          channel_id: channelId,
-          recipients: { emails },
-        },
-        token,
-      ),
-    );
+    const mailing = await createOrdersMailing(t.deps, lb, {
+      cast: w.cast,
+      inboxPort: orders.inbox.port,
+      table: orders.table,
+      name: 'kill',
+      emails,
+    });
     try {
       await lock.query('BEGIN');
       await lock.query(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);

@@ -16,18 +16,7 @@ import { loadSystemGroupIds } from '../../../server/users/system-groups';
 import { createRoleCast } from '../../support/factories';
 import { ok, rest } from '../../support/rest';
 import { cloneTemplateDatabase } from '../../support/test-database';
-import { createPgSource } from '../widgets/world';
-import {
-  createChannel,
-  createOrdersDataset,
-  ordersWidget,
-  toOf,
-  useOrdersInbox,
-  waitRun,
-  type LetterPage,
-  type MailingView,
-  type RunView,
-} from './world';
+import { toOf, useOrdersInbox, waitRun, type LetterPage, createOrdersMailing, type RunView } from './world';
 
 /*
  * A mailing run survives the death of the node sending it without sending any letter twice. The run is started on a
@@ -125,29 +114,14 @@ it(
     try {
       const cast = await createRoleCast(second.deps, second.api);
       const token = cast.tokens.wsAdmin!;
-      const channelId = (await createChannel(second.api, cast.tokens.sysadmin!, orders.inbox.port)).id;
-      const sourceId = await createPgSource(second.deps, cast.workspaceId, cast.users.wsAdmin.id);
-      const ds = await createOrdersDataset(second.api, token, {
-        workspaceId: cast.workspaceId,
-        sourceId,
-        table: orders.table,
-      });
-      const widgetId = await ordersWidget(second.api, token, ds.id);
       const emails = ['r1@example.test', 'r2@example.test', 'r3@example.test', 'r4@example.test', 'r5@example.test'];
-      const m = ok<MailingView>(
-        await second.api.post(
-          '/api/mailings',
-          {
-            name: 'restart',
-            workspace_id: cast.workspaceId,
-            widget_ids: [widgetId],
-            format: 'csv',
-            channel_id: channelId,
-            recipients: { emails },
-          },
-          token,
-        ),
-      );
+      const m = await createOrdersMailing(second.deps, second.api, {
+        cast,
+        inboxPort: orders.inbox.port,
+        table: orders.table,
+        name: 'restart',
+        emails,
+      });
 
       orders.inbox.hold.add('r3@example.test');
       const first = await startNode();
@@ -211,29 +185,14 @@ it(
     try {
       const cast = await createRoleCast(peer.deps, peer.api);
       const token = cast.tokens.wsAdmin!;
-      const channelId = (await createChannel(peer.api, cast.tokens.sysadmin!, orders.inbox.port)).id;
-      const sourceId = await createPgSource(peer.deps, cast.workspaceId, cast.users.wsAdmin.id);
-      const ds = await createOrdersDataset(peer.api, token, {
-        workspaceId: cast.workspaceId,
-        sourceId,
-        table: orders.table,
-      });
-      const widgetId = await ordersWidget(peer.api, token, ds.id);
       const emails = ['t1@example.test', 't2@example.test', 't3@example.test'];
-      const m = ok<MailingView>(
-        await peer.api.post(
-          '/api/mailings',
-          {
-            name: 'stop',
-            workspace_id: cast.workspaceId,
-            widget_ids: [widgetId],
-            format: 'csv',
-            channel_id: channelId,
-            recipients: { emails },
-          },
-          token,
-        ),
-      );
+      const m = await createOrdersMailing(peer.deps, peer.api, {
+        cast,
+        inboxPort: orders.inbox.port,
+        table: orders.table,
+        name: 'stop',
+        emails,
+      });
       const before = orders.inbox.letters.length;
       orders.inbox.hold.add('t2@example.test');
       const stopping = await startNode();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll } from 'vitest';
 import type { z } from 'zod';
 import type { channelOutput } from '../../../routers/mail-channels/schemas';
 import type { letterPage, mailingOutput, runOutput } from '../../../routers/mailings/schemas';
+import type { AppDeps } from '../../../server/app/deps';
 import { useTestApp, type TestApp } from '../../support/app';
 import { createRoleCast, uniq, type RoleCast } from '../../support/factories';
 import { ok, type Rest } from '../../support/rest';
@@ -290,4 +291,35 @@ export function useMailingWorld(): MailingWorld {
     },
   };
   return world;
+}
+
+/**
+ * A CSV mailing of the orders widget to `emails` through a channel to the inbox on `inboxPort`, in the cast's
+ * workspace, owned by its Администратор (wsAdmin): the source row, dataset, widget and channel made for it.
+ */
+export async function createOrdersMailing(
+  deps: AppDeps,
+  api: Rest,
+  o: { cast: RoleCast; inboxPort: number; table: string; name: string; emails: string[] },
+): Promise<MailingView> {
+  const { cast } = o;
+  const token = cast.tokens.wsAdmin!;
+  const channelId = (await createChannel(api, cast.tokens.sysadmin!, o.inboxPort)).id;
+  const sourceId = await createPgSource(deps, cast.workspaceId, cast.users.wsAdmin.id);
+  const ds = await createOrdersDataset(api, token, { workspaceId: cast.workspaceId, sourceId, table: o.table });
+  const widgetId = await ordersWidget(api, token, ds.id);
+  return ok<MailingView>(
+    await api.post(
+      '/api/mailings',
+      {
+        name: o.name,
+        workspace_id: cast.workspaceId,
+        widget_ids: [widgetId],
+        format: 'csv',
+        channel_id: channelId,
+        recipients: { emails: o.emails },
+      },
+      token,
+    ),
+  );
 }
