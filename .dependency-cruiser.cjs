@@ -51,6 +51,8 @@ const AREA_SERVICES = {
   admin: ['source-types', 'drivers'],
   // Mailings attach the files an export makes (produceExport, with the mailing owner's rights).
   'file-export': ['produce'],
+  // Pipelines roll a deploy back by writing revisions' snapshots back (restore) and compare them (diff).
+  revisions: ['restore', 'diff'],
 };
 
 // What one area may import of another: its store (tx-first cores), its views and messages, its service module named
@@ -95,6 +97,7 @@ const TABLE_OWNERS = {
   mailings: 'mailings',
   'mail-channels': 'mail-channels',
   exports: 'file-export',
+  revisions: 'revisions',
 };
 const ANY_FAMILY = ['access', 'objects', 'app'];
 

@@ -20,3 +20,5 @@ export * from './driver-plugins';
 export * from './mail-channels';
 export * from './mailings';
 export * from './exports';
+export * from './revisions';
+export * from './rollups';
