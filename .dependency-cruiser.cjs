@@ -97,6 +97,7 @@ const TABLE_OWNERS = {
   mailings: 'mailings',
   'mail-channels': 'mail-channels',
   exports: 'file-export',
+  rollups: 'rollups',
   revisions: 'revisions',
 };
 const ANY_FAMILY = ['access', 'objects', 'app'];
