@@ -253,3 +253,17 @@ const _savedFilter: Accepts<z.output<typeof savedFilter>, FilterSpec> = true;
 const _savedSort: Accepts<z.output<typeof savedSort>, SortSpec> = true;
 const _savedCalculatedField: Accepts<z.output<typeof savedCalculatedField>, CalculatedFieldDef> = true;
 void [_savedShelfField, _savedFilter, _savedSort, _savedCalculatedField];
+
+/**
+ * The response headers of widget data answers (POST /api/widget/{id}/data, /api/widget/preview, /api/dashboard/{id}/
+ * data): which path answered, noted by the one data entry point (server/query/read.ts) for the REST adapter to send.
+ */
+export const dataPathHeaders = z.object({
+  'X-Data-Path': z
+    .string()
+    .describe(
+      'Which path answered the data: `rollup` (a pre-aggregation of the dataset), `extract` (the DuckDB extract of a ' +
+        'materialised dataset) or `live` (the data source). A dashboard answer lists the distinct paths of its ' +
+        'widgets, comma-separated (`rollup,live`). Absent when no widget was read (every widget failed).',
+    ),
+});

@@ -5,6 +5,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { describeError } from '../../server/kernel/error-response';
 import { convertParam, planInput, type InputPlan } from './input-coercion';
 import { sendError, successEnvelope } from './envelope';
+import { withReplyHeaders } from '../../server/kernel/reply-headers';
 
 export interface RestRoute {
   method: string;
@@ -58,10 +59,17 @@ export function registerRestRoutes<TCtx>(
     const openapi = def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
     const plan = planInput(def.inputs[0] as Parameters<typeof planInput>[0]);
+    // Headers the operation declares (X-Data-Path): its domain code notes them (server/kernel/reply-headers.ts).
+    const headerNames = Object.keys(
+      (openapi as { responseHeaders?: { shape?: Record<string, unknown> } }).responseHeaders?.shape ?? {},
+    );
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       try {
         const input = buildInput(plan, req);
-        const data = await invokeProcedure(def, procedurePath, createContext(req) as object, input);
+        const invoke = () => invokeProcedure(def, procedurePath, createContext(req) as object, input);
+        const data = headerNames.length
+          ? await withReplyHeaders(headerNames, invoke, (name, value) => void reply.header(name, value))
+          : await invoke();
         return reply.code(200).send(successEnvelope(data));
       } catch (err) {
         const d = describeError(err);

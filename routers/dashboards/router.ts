@@ -10,7 +10,7 @@ import {
   updateDashboardInfo,
 } from '../../server/dashboards/dashboards';
 import { dashboardData } from '../../server/dashboards/data';
-import { deletedOutput, idInput } from '../common';
+import { dataPathHeaders, deletedOutput, idInput } from '../common';
 import {
   copyDashboardInput,
   createDashboardInput,
@@ -155,6 +155,7 @@ export const dashboardRouter = router({
         description:
           'Each requested widget (empty widget_ids: all tiles) answers as POST /api/widget/{id}/data would, with the selector values and dashboard parameters that drive it; a widget that fails gets {widget_id, error} and the others still answer. view_as_user_id: system administrator only. Access: any authenticated user.',
         tags,
+        responseHeaders: dataPathHeaders,
       },
     })
     .input(dashboardDataInput)

@@ -1,7 +1,7 @@
 import { authedProcedure, router } from '../trpc';
 import { widgetData, widgetPreview } from '../../server/widgets/data';
 import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
-import { deletedOutput, idInput } from '../common';
+import { dataPathHeaders, deletedOutput, idInput } from '../common';
 import {
   createWidgetInput,
   listWidgetsInput,
@@ -43,6 +43,7 @@ export const widgetRouter = router({
         path: '/api/widget/preview',
         summary: 'Data for an unsaved widget configuration',
         tags,
+        responseHeaders: dataPathHeaders,
       },
     })
     .input(widgetPreviewInput)
@@ -78,6 +79,7 @@ export const widgetRouter = router({
           'configuration only: paging, and sorts by saved shelves, are allowed; shelves, a kind, calculated fields or ' +
           'filters other than the saved ones answer 403 «Доступ запрещён».',
         tags,
+        responseHeaders: dataPathHeaders,
       },
     })
     .input(widgetDataInput)

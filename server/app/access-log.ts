@@ -18,6 +18,8 @@ export class AccessLogController extends LogController {
       remoteAddress: request.ip,
       statusCode: reply.statusCode,
       responseTime: reply.elapsedTime,
+      // Widget and dashboard data: which paths answered (rollup, extract, live).
+      ...(reply.hasHeader('x-data-path') ? { dataPath: reply.getHeader('x-data-path') } : {}),
     };
     if (error) reply.log.error({ ...line, err: error }, 'request errored');
     else reply.log.info(line, 'request');

@@ -2,7 +2,14 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorEnvelope } from '../../adapters/rest/envelope';
 import { ERROR_TABLE } from '../kernel/errors';
-import { httpDurations, jobRunDurations, resultCacheHits, resultCacheMisses, sourceQueryDurations } from '../ops/ops';
+import {
+  dataPathReads,
+  httpDurations,
+  jobRunDurations,
+  resultCacheHits,
+  resultCacheMisses,
+  sourceQueryDurations,
+} from '../ops/ops';
 import { sourceConnectionBudget } from '../../adapters/sources';
 import { queryEngineFor } from '../query/run/engine';
 import type { AppDeps } from './deps';
@@ -118,7 +125,7 @@ export function registerMetrics(app: FastifyInstance, deps: AppDeps): void {
     const { scrape } = await exporter;
     const { contentType, text } = await scrape({
       histograms: [httpDurations, sourceQueryDurations, jobRunDurations],
-      counters: [resultCacheHits, resultCacheMisses],
+      counters: [resultCacheHits, resultCacheMisses, dataPathReads],
       gauges: await readGauges(deps),
     });
     return reply.header('cache-control', 'no-store').type(contentType).send(text);

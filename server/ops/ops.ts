@@ -104,6 +104,13 @@ export const resultCacheMisses = new Counter(
   'Widget reads the result cache could not answer (each one a source query)',
 );
 
+/** Widget data reads (server/query/read.ts), by the path that answered: rollup, extract or live. */
+export const dataPathReads = new Counter(
+  'analytics_data_path_total',
+  'Widget data reads by the path that answered them (rollup, extract, live)',
+  'path',
+);
+
 /** Jobs this node ran (server/jobs/jobs.ts), by kind and outcome. */
 export const jobRunDurations = new Histogram(
   'analytics_job_run_duration_seconds',

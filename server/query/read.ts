@@ -18,6 +18,7 @@ import { compileAndRun, datasetQueryContext, type DatasetQueryContext } from './
 import { queryEngineFor, streamQuery } from './run/engine';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
+import { recordDataPath, type DataPath } from './rollups/data-path';
 
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
@@ -44,6 +45,8 @@ export interface ReadResult {
   rows: unknown[][];
   /** The target stopped before the end (its row cap), so there may be more rows than `rows` holds. */
   truncated: boolean;
+  /** Where the rows came from: a rollup of the dataset, its extract, or the live source (X-Data-Path). */
+  path: DataPath;
 }
 
 /**
@@ -80,8 +83,19 @@ export async function readData(
   const { query, result } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
     compileRequest(deps, security.model, request, dialectOf, security.key),
   );
-  return { model: security.visible, query, rows: security.mask(query, result.rows), truncated: result.truncated };
+  const path = sourcePath(ctx);
+  if (request.kind === 'widget') recordDataPath(path);
+  return {
+    model: security.visible,
+    query,
+    rows: security.mask(query, result.rows),
+    truncated: result.truncated,
+    path,
+  };
 }
+
+/** The path a read not answered by a rollup takes: the dataset's extract or its live source. */
+const sourcePath = (ctx: DatasetQueryContext): DataPath => (ctx.model.live ? 'live' : 'extract');
 
 /**
  * Several widget queries over one dataset read by one viewer (POST /api/dashboard/{id}/data, the share-link
@@ -158,11 +172,14 @@ async function prepareFused(
         const target = ctx.sources.target(deps, whole.dataSourceId);
         const result = await queryEngineFor(deps).execute(target, whole, ctx.model.version);
         const rows = security.mask(whole, result.rows);
+        const path = sourcePath(ctx);
+        for (let i = 0; i < parts.length; i++) recordDataPath(path);
         return parts.map((query, position) => ({
           model: security.visible,
           query,
           rows: rows.map((row) => picks[position].map((i) => row[i!])),
           truncated: result.truncated,
+          path,
         }));
       },
     };
