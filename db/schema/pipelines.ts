@@ -12,6 +12,7 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
+  type AnyPgColumn,
 } from 'drizzle-orm/pg-core';
 import { users } from './users';
 import { workspaces } from './workspaces';
@@ -109,7 +110,9 @@ export const pipelineSourceRules = pgTable(
 
 /**
  * Deployment history (beyond the reference: GET /api/pipeline/{id}/deployments): who deployed what from which stage,
- * per-object actions and warnings. Only successful deploys are recorded (a failed one changes nothing).
+ * per-object actions and warnings. Only successful deploys are recorded (a failed one changes nothing). A rollback
+ * (POST /api/pipeline/{id}/deployments/{deploymentId}/rollback) is a deployment of its own: `kind` 'rollback',
+ * `rolled_back_id` the deploy it undid (unique: a deploy is rolled back at most once), objects 'restored'/'deleted'.
  */
 export const pipelineDeployments = pgTable(
   'pipeline_deployments',
@@ -123,7 +126,17 @@ export const pipelineDeployments = pgTable(
     /** [{type, source_id, target_id, action, name}] */
     objects: jsonb('objects').notNull().default([]),
     warnings: jsonb('warnings').notNull().default([]),
+    /** deploy | rollback */
+    kind: text('kind').notNull().default('deploy'),
+    /** For a rollback: the deploy it undid. */
+    rolledBackId: integer('rolled_back_id').references((): AnyPgColumn => pipelineDeployments.id, {
+      onDelete: 'set null',
+    }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('pipeline_deployments_pipeline_idx').on(t.pipelineId, t.createdAt)],
+  (t) => [
+    index('pipeline_deployments_pipeline_idx').on(t.pipelineId, t.createdAt),
+    uniqueIndex('pipeline_deployments_rolled_back_uq').on(t.rolledBackId),
+    check('pipeline_deployments_kind_ck', sql`${t.kind} in ('deploy', 'rollback')`),
+  ],
 );
