@@ -6,12 +6,15 @@
  *   - settings: GET /api/settings, a route that reads nothing of the data path (the ceiling of the HTTP stack),
  *   - pgbench:  the same SQL shape sent straight to PostgreSQL by /usr/bin/pgbench, 10 clients (extended protocol, as
  *               the pg driver sends it), a new filter value per transaction,
- * each with req/s, p50, p99 and errors; and the server's RSS idle before the load, right after it and 30 s after.
+ * each with req/s, p50, p99, errors and the server's CPU time per request (/proc/<pid>/stat, user + system: a figure
+ * a busy shared machine disturbs far less than req/s); and the server's RSS idle before the load, right after it and 30 s after.
  * The source is a 12-row table, so the database is not what limits.
  *
- * The server is the bench platform (server/app, on a throwaway metadata database, logging at info as `npm start`
- * does, to a discarded stdout) in a child node process run through tsx from the sources, not the build; autocannon
- * runs in this process. Both share the machine's cores, as a client and server on one host do.
+ * The server is the built one started as `npm start` starts it (scripts/build.mjs --if-stale, then node with the start
+ * command's flags on dist/main.js, logging at info to a discarded stdout), on a throwaway metadata database
+ * (DATABASE_URL) and data folder; the source, dataset and widget are made over REST (the source row straight into the
+ * metadata database, as the other benchmarks do) and the SQL for pgbench is compiled here from the saved model.
+ * autocannon runs in this process. Both share the machine's cores, as a client and server on one host do.
  *
  *   npm run bench:load
  *     DURATION=10    seconds per mode (default 30)
@@ -20,16 +23,19 @@
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
  *     SOURCE_PG_URL  the source PostgreSQL (default postgres://postgres@127.0.0.1:5432/test)
  */
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import autocannon from 'autocannon';
+import { connectDatabase } from '../../db/client';
+import { freePort } from '../../db/embedded';
 import { loadDatasetModel } from '../../server/datasets/load-model';
 import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { DatasetSources } from '../../server/query/run/targets';
-import { benchPlatform, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } from './support';
+import { call, ensureTable, pgSourceRow, tableDataset, throwawayDatabase, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = 'bench_load_12';
@@ -40,8 +46,9 @@ const PG_CLIENTS = 10;
 const MODES = ['miss', 'hit', 'settings', 'pgbench'] as const;
 type Mode = (typeof MODES)[number];
 
-/** What the server process tells the driver once it listens. */
+/** The server under test and what the load needs of it. */
 interface Ready {
+  child: ChildProcess;
   base: string;
   token: string;
   widgetId: number;
@@ -49,10 +56,21 @@ interface Ready {
   sql: string;
   params: unknown[];
   valueIndex: number;
+  /** Drops the metadata database and the data folder (after the server stopped). */
+  cleanUp(): Promise<void>;
 }
 
-type ToServer = { type: 'rss' } | { type: 'stop' };
-type FromServer = ({ type: 'ready' } & Ready) | { type: 'rss'; rss: number };
+const root = path.resolve(import.meta.dirname, '../..');
+const ADMIN_PASSWORD = 'Bench-load-2026';
+
+/** The node flags of package.json's start command (`... && exec node <flags> dist/main.js`). */
+function startFlags(): string[] {
+  const start = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
+    .scripts.start;
+  const m = /exec node (.*?)\s*dist\/main\.js/.exec(start);
+  if (!m) throw new Error(`package.json start: no 'exec node ... dist/main.js' in ${start}`);
+  return m[1].split(/\s+/).filter(Boolean);
+}
 
 const SENTINEL = 0.123456789;
 
@@ -74,7 +92,7 @@ function body(value: number) {
   };
 }
 
-async function server() {
+async function server(profile: string[]): Promise<Ready> {
   await ensureTable(
     SOURCE_URL,
     TABLE,
@@ -83,76 +101,118 @@ async function server() {
        FROM generate_series(1, 12) AS g`,
     { primaryKey: true },
   );
-  const bench = await benchPlatform({ name: 'load', server: SOURCE_URL, app: { logger: { level: 'info' } } });
-  const source = await pgSourceRow(bench, SOURCE_URL);
-  const dataset = await tableDataset(bench, {
-    name: 'load',
-    sourceId: source.id,
-    object: 'sales',
-    table: TABLE,
-    fields: SALES_FIELDS,
-  });
-  const { filters: _f, page: _p, page_size: _ps, ...saved } = body(0);
-  const widget = await fetch(new URL('/api/widget', bench.base), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${bench.token}` },
-    body: JSON.stringify({ name: 'load', dataset_id: dataset.id, ...saved }),
-  }).then((r) => r.json() as Promise<{ data: { id: number } }>);
-
-  const model = await loadDatasetModel(bench.deps.db, dataset.id);
-  const sources = await DatasetSources.load(bench.deps.db, model);
-  const b = body(SENTINEL);
-  const compiled = compileWidgetQuery(
-    model,
-    {
-      type: b.type,
-      rows: b.rows,
-      series: [],
-      columns: [],
-      filters: b.filters.map((filter, i) => ({ path: `filters[${i}]`, filter })),
-      sorts: [],
-      calculatedFields: [],
-      parameters: {},
-      page: 1,
-      pageSize: b.page_size,
-    },
-    sources.dialectOf,
-  );
-  const stop = async () => {
-    await bench.close();
-    process.exit(0);
+  await promisify(execFile)(process.execPath, [path.join(root, 'scripts/build.mjs'), '--if-stale'], { cwd: root });
+  const meta = await throwawayDatabase(SOURCE_URL, 'bench_load_meta');
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'bench-load-'));
+  const cleanUp = async () => {
+    await meta.drop();
+    await fs.rm(dataDir, { recursive: true, force: true });
   };
-  process.on('message', (m: ToServer) => {
-    if (m.type === 'rss') process.send!({ type: 'rss', rss: process.memoryUsage().rss } satisfies FromServer);
-    else void stop();
+  const port = await freePort();
+  const child = spawn(process.execPath, [...startFlags(), ...profile, path.join(root, 'dist/main.js')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: meta.url,
+      ADMIN_PASSWORD,
+      LOG_LEVEL: 'info',
+      DRAIN_DELAY_MS: '0',
+    },
+    // The server logs at info as in production; its lines go nowhere.
+    stdio: ['ignore', 'ignore', 'inherit'],
   });
-  process.send!({
-    type: 'ready',
-    base: bench.origin,
-    token: bench.token,
-    widgetId: widget.data.id,
-    sql: compiled.sql,
-    params: compiled.params,
-    valueIndex: compiled.params.findIndex((p) => Number(p) === SENTINEL),
-  } satisfies FromServer);
+  const origin = `http://127.0.0.1:${port}`;
+  const base = new URL(origin);
+  const t0 = Date.now();
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode})`);
+    if (Date.now() - t0 > 120_000) throw new Error('server not ready after 120 s');
+    const ok = await fetch(new URL('/api/auth/sso/providers', base)).then(
+      async (r) => (await r.arrayBuffer(), r.status === 200),
+      () => false,
+    );
+    if (ok) break;
+    await sleep(50);
+  }
+  const { token } = await call(base, 'POST', '/api/auth/login', { username: 'admin', password: ADMIN_PASSWORD });
+  const me = await call(base, 'GET', '/api/users/me', undefined, token);
+  const database = connectDatabase(meta.url, { max: 2 });
+  try {
+    const bench = { deps: { db: database.db }, base, token, workspaceId: me.personal_workspace_id as number };
+    const source = await pgSourceRow(bench, SOURCE_URL);
+    const dataset = await tableDataset(bench, {
+      name: 'load',
+      sourceId: source.id,
+      object: 'sales',
+      table: TABLE,
+      fields: SALES_FIELDS,
+    });
+    const { filters: _f, page: _p, page_size: _ps, ...saved } = body(0);
+    const widget = await call(base, 'POST', '/api/widget', { name: 'load', dataset_id: dataset.id, ...saved }, token);
+
+    const model = await loadDatasetModel(database.db, dataset.id);
+    const sources = await DatasetSources.load(database.db, model);
+    const b = body(SENTINEL);
+    const compiled = compileWidgetQuery(
+      model,
+      {
+        type: b.type,
+        rows: b.rows,
+        series: [],
+        columns: [],
+        filters: b.filters.map((filter, i) => ({ path: `filters[${i}]`, filter })),
+        sorts: [],
+        calculatedFields: [],
+        parameters: {},
+        page: 1,
+        pageSize: b.page_size,
+      },
+      sources.dialectOf,
+    );
+    return {
+      child,
+      base: origin,
+      token,
+      widgetId: widget.id as number,
+      sql: compiled.sql,
+      params: compiled.params,
+      valueIndex: compiled.params.findIndex((p) => Number(p) === SENTINEL),
+      cleanUp,
+    };
+  } catch (e) {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await cleanUp();
+    throw e;
+  } finally {
+    await database.close();
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function ask(child: ChildProcess, message: ToServer): Promise<FromServer> {
-  return new Promise((resolve) => {
-    child.once('message', (m: FromServer) => resolve(m));
-    child.send(message);
-  });
+/** The server process's VmRSS in MB. */
+function rss(child: ChildProcess): number {
+  const line = readFileSync(`/proc/${child.pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('VmRSS:'));
+  return Number(line?.split(/\s+/)[1] ?? NaN) / 1024;
 }
 
-async function rss(child: ChildProcess): Promise<number> {
-  const m = await ask(child, { type: 'rss' });
-  if (m.type !== 'rss') throw new Error('unexpected answer');
-  return m.rss / 1024 / 1024;
+/** The server process's CPU time so far (user + system), in ms. */
+function cpuMs(child: ChildProcess): number {
+  const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 interface Figures {
+  /** The server's CPU time per request, in microseconds (HTTP modes). */
+  cpuUs?: number;
   rps: number;
   p50: number;
   p99: number;
@@ -230,19 +290,11 @@ async function driver() {
   const modes = only ? [only] : MODES;
   const profileDir = process.env.PROFILE_DIR ?? '/tmp/bench-load-prof';
   const profile = process.env.PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = fork(import.meta.filename, [], {
-    execArgv: [...process.execArgv, ...profile],
-    env: { ...process.env, BENCH_LOAD_ROLE: 'server' },
-    // The server logs at info as in production; its lines go nowhere.
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const ready = await new Promise<Ready>((resolve, reject) => {
-    child.once('message', (m: FromServer) => (m.type === 'ready' ? resolve(m) : reject(new Error('unexpected'))));
-    child.once('exit', (code) => reject(new Error(`server exited (${code})`)));
-  });
+  const ready = await server(profile);
+  const { child } = ready;
   try {
     console.log(
-      `node ${process.version}, ${os.cpus().length} cores; server: a child node process (tsx, sources), pid ${child.pid}`,
+      `node ${process.version}, ${os.cpus().length} cores; server: the build, started as npm start does (node ${startFlags().join(' ')} dist/main.js), pid ${child.pid}`,
     );
     console.log(`${CONNECTIONS} connections (pgbench: ${PG_CLIENTS} clients), ${DURATION} s per mode, ${TABLE}`);
     console.log(`SQL: ${ready.sql}`);
@@ -250,25 +302,32 @@ async function driver() {
     await http(ready, 'miss', 3);
     await http(ready, 'hit', 2);
     await sleep(5_000);
-    const idle = await rss(child);
+    const idle = rss(child);
     const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
     for (const mode of modes) {
+      const cpu0 = cpuMs(child);
       out[mode] = mode === 'pgbench' ? await pgbench(ready, DURATION) : await http(ready, mode, DURATION);
-      if (mode !== 'pgbench') out[mode].rssAfter = await rss(child);
+      if (mode !== 'pgbench') {
+        out[mode].rssAfter = rss(child);
+        out[mode].cpuUs = ((cpuMs(child) - cpu0) * 1000) / out[mode].requests;
+      }
     }
-    const after = await rss(child);
-    console.log(`\n${'mode'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}`);
+    const after = rss(child);
+    console.log(
+      `\n${'mode'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'server CPU/req'.padStart(16)}`,
+    );
     for (const mode of modes) {
       const f = out[mode]!;
       console.log(
         `${mode.padEnd(10)}${f.rps.toFixed(0).padStart(10)}${f.p50.toFixed(2).padStart(9)}${f.p99.toFixed(2).padStart(9)}` +
+          (f.cpuUs === undefined ? ' '.repeat(16) : `${f.cpuUs.toFixed(0)} us`.padStart(16)) +
           `   errors ${f.errors} of ${f.requests}` +
           (f.rssAfter === undefined ? '' : `   server RSS after ${f.rssAfter.toFixed(0)} MB`),
       );
     }
     console.log(`\nserver RSS: idle before ${idle.toFixed(0)} MB, right after the load ${after.toFixed(0)} MB`);
     await sleep(SETTLE * 1000);
-    const settled = await rss(child);
+    const settled = rss(child);
     const back = settled - idle;
     console.log(
       `server RSS ${SETTLE} s after the load: ${settled.toFixed(0)} MB (${back >= 0 ? '+' : ''}${back.toFixed(0)} MB over idle; goal <= +20 MB: ${back <= 20 ? 'met' : 'NOT met'})`,
@@ -289,13 +348,14 @@ async function driver() {
     console.log(`  errors: ${errors} (0: ${errors === 0 ? 'met' : 'NOT met'})`);
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
-    child.send({ type: 'stop' } satisfies ToServer);
+    child.kill('SIGTERM');
     await exited;
+    await ready.cleanUp();
     if (profile.length) console.log(`server CPU profile in ${profileDir}`);
   }
 }
 
-(process.env.BENCH_LOAD_ROLE === 'server' ? server() : driver()).catch((e: unknown) => {
+driver().catch((e: unknown) => {
   console.error(e);
   process.exit(1);
 });

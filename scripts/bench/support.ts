@@ -25,7 +25,7 @@ interface MetadataDatabase {
 }
 
 /** A new database `<prefix>_<random>` on the server, dropped by drop(). */
-async function throwawayDatabase(serverUrl: string, prefix: string): Promise<MetadataDatabase> {
+export async function throwawayDatabase(serverUrl: string, prefix: string): Promise<MetadataDatabase> {
   const name = `${prefix}_${crypto.randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
@@ -136,7 +136,7 @@ export async function benchPlatform(o: PlatformOptions & { backlog?: number }): 
 }
 
 /** A PostgreSQL source row for the URL (user, no password) in the admin's workspace, written into the store directly. */
-export async function pgSourceRow(bench: Pick<BenchPlatform, 'deps' | 'workspaceId'>, sourceUrl: string) {
+export async function pgSourceRow(bench: { deps: Pick<AppDeps, 'db'>; workspaceId: number }, sourceUrl: string) {
   const u = new URL(sourceUrl);
   const [source] = await bench.deps.db
     .insert(dataSources)
