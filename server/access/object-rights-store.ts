@@ -87,6 +87,12 @@ export async function deleteRightsOfObject(tx: DbOrTx, kind: ObjectKindName, id:
   await tx.delete(objectRights).where(and(eq(objectRights.objectType, kind), eq(objectRights.objectId, id)));
 }
 
+/** Every right on the objects of one kind, batched: part of deleting them (a pipeline rollback), same transaction. */
+export async function deleteRightsOfObjects(tx: DbOrTx, kind: ObjectKindName, ids: number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.delete(objectRights).where(and(eq(objectRights.objectType, kind), inArray(objectRights.objectId, ids)));
+}
+
 /**
  * The rights on every object of a workspace: part of deleting the workspace (which cascades to its objects), in the
  * same transaction. Every kind of OBJECT_KINDS is covered.
