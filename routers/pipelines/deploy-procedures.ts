@@ -22,13 +22,13 @@ export const deployProcedures = {
         path: '/api/pipeline/{id}/compare',
         summary: 'Compare a stage with the next one',
         description:
-          'Every object of stage `from` and of the next stage with its status by edit time (not content): new, changed (even after a save without real change; a data source at once after its first deploy), same, target_only. Only adjacent stages, forward: `from` is 0 or 1, anything else 400 «Сравнить можно только с соседней стадией»; both stages must be bound (400 «Обе стадии должны быть привязаны к пространствам»). Access: any role in both stages (else 403 «Доступ запрещён»; 404 when the pipeline is not visible).',
+          'Every object of stage `from` and of the next stage with its status by edit time (not content): new, changed (even after a save without real change; a data source at once after its first deploy), same, target_only. With `details=true` each changed object also carries `changes`: the changed paths (old and new values) from the revision its last deploy carried to its latest revision, null when no revision of either is kept (beyond the reference platform); without it the answer is as the reference platform gives it. Only adjacent stages, forward: `from` is 0 or 1, anything else 400 «Сравнить можно только с соседней стадией»; both stages must be bound (400 «Обе стадии должны быть привязаны к пространствам»). Access: any role in both stages (else 403 «Доступ запрещён»; 404 when the pipeline is not visible).',
         tags,
       },
     })
     .input(compareInput)
     .output(compareOutput)
-    .query(({ ctx, input }) => compareStages(ctx.deps, ctx.actor, input.id, input.from)),
+    .query(({ ctx, input }) => compareStages(ctx.deps, ctx.actor, input.id, input.from, { details: input.details })),
 
   deploy: pipelineProcedure
     .meta({

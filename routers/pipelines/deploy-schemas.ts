@@ -17,6 +17,22 @@ export const compareInput = z.strictObject({
       'The stage compared with the next one: 0 or 1 (anything else: 400 «Сравнить можно только с соседней стадией»)',
     )
     .optional(),
+  details: z
+    .boolean()
+    .optional()
+    .describe('true: each changed object also lists its changed paths since its last deploy (`changes`)'),
+});
+
+/** One changed path (server/revisions/diff.ts). */
+const diffEntry = z.object({
+  path: z
+    .string()
+    .describe(
+      'A readable path: row.name, row.config.shelves.x[id="s1"].agg, children.dataset_fields[id=12].formula, row.layout.items[widget_id=7].w',
+    ),
+  change: z.enum(['added', 'removed', 'changed']),
+  old: z.unknown().optional().describe('The value before (absent for added)'),
+  new: z.unknown().optional().describe('The value after (absent for removed)'),
 });
 
 const comparedObject = z.object({
@@ -27,6 +43,13 @@ const comparedObject = z.object({
     .enum(['new', 'changed', 'same', 'target_only'])
     .describe('new Новый, changed Изменён, same Без изменений, target_only Только здесь'),
   target_id: z.number().int().nullable().describe('The copy in the next stage; null for new'),
+  changes: z
+    .array(diffEntry)
+    .nullable()
+    .optional()
+    .describe(
+      'Only with details=true and only for changed objects: the changed paths from what the last deploy carried to the original now; null when no revision of either is kept (an object saved only before revisions were kept)',
+    ),
 });
 
 export const compareOutput = z.object({
@@ -72,6 +95,15 @@ export const deployOutput = z.object({
 
 export const listDeploymentsInput = z.strictObject({ id, page: pagedQuery.page, size: pagedQuery.size });
 
+/** A deployment's object in the history: a deploy's created/updated, a rollback's restored/deleted. */
+const historyObject = deploymentObject.extend({
+  action: z
+    .enum(['created', 'updated', 'restored', 'deleted'])
+    .describe(
+      'A deploy: created, updated. A rollback: restored (put back as it was before the deploy), deleted (the deploy had created it)',
+    ),
+});
+
 const deploymentView = z.object({
   id: z.number().int(),
   from_stage: z.number().int(),
@@ -81,7 +113,14 @@ const deploymentView = z.object({
   user_id: z.number().int().nullable().describe('Who deployed; null when that account is gone'),
   username: z.string().nullable(),
   created_at: z.string(),
-  objects: z.array(deploymentObject),
+  kind: z.enum(['deploy', 'rollback']).describe('deploy, or rollback (the undoing of the deploy rolled_back_id)'),
+  rolled_back_id: z.number().int().nullable().describe('A rollback: the deploy it undid; null for a deploy'),
+  rolled_back_by: z
+    .number()
+    .int()
+    .nullable()
+    .describe('A deploy that was rolled back: the rollback that undid it; null otherwise'),
+  objects: z.array(historyObject),
   warnings: z.array(z.string()),
 });
 export const listDeploymentsOutput = pageSchema(deploymentView);
