@@ -19,6 +19,7 @@ import { queryEngineFor, streamQuery } from './run/engine';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
 import { recordDataPath, type DataPath } from './rollups/data-path';
+import { mayReadRollups, readFromRollup } from './rollups/read-rollup';
 
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
@@ -80,6 +81,14 @@ export async function readData(
   sources?: DataSourceRow[],
 ): Promise<ReadResult> {
   const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
+  if (request.kind === 'widget') {
+    // A rollup of the dataset that answers the request exactly under the viewer's rules, if one does.
+    const fromRollup = await readFromRollup(deps, ctx, security, request.query);
+    if (fromRollup) {
+      recordDataPath('rollup');
+      return { model: security.visible, ...fromRollup, path: 'rollup' };
+    }
+  }
   const { query, result } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
     compileRequest(deps, security.model, request, dialectOf, security.key),
   );
@@ -122,8 +131,22 @@ export async function readWidgetQueries(
       (reason: unknown) => ({ status: 'rejected', reason }) as const,
     );
   };
+  // Queries a rollup answers are read from it one by one (a rollup read is small); the others are fused as before.
+  let rest = queries.map((_, i) => i);
+  if (await mayReadRollups(deps, dataset.id, dataset.version)) {
+    const fromRollups = await Promise.all(
+      queries.map((q) => limit(() => readRollupOnly(deps, viewer, dataset, q, sources)).catch(() => null)),
+    );
+    fromRollups.forEach((r, i) => {
+      if (r) out[i] = { status: 'fulfilled', value: r };
+    });
+    rest = rest.filter((i) => !fromRollups[i]);
+  }
+  const restQueries = rest.map((i) => queries[i]);
   await Promise.all(
-    clusterWidgetQueries(queries).map(async ({ members, fused }) => {
+    clusterWidgetQueries(restQueries).map(async (cluster) => {
+      const members = cluster.members.map((m) => rest[m]);
+      const fused = cluster.fused;
       const fusedRead = fused ? await prepareFused(deps, viewer, dataset, queries, members, fused, sources) : null;
       if (!fusedRead) return Promise.all(members.map((m) => settle(m, alone(queries[m]))));
       // One execution: its failure (the source down) is every member's, as each read alone would have met it.
@@ -139,6 +162,22 @@ export async function readWidgetQueries(
     }),
   );
   return out;
+}
+
+/** A widget query answered from a rollup of the dataset, or null when none answers it (nothing else is read). */
+async function readRollupOnly(
+  deps: AppDeps,
+  viewer: Viewer,
+  dataset: DatasetOwnerRef,
+  query: WidgetQueryInput,
+  sources: DataSourceRow[] | undefined,
+): Promise<ReadResult | null> {
+  const request = { kind: 'widget', query } as const;
+  const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
+  const fromRollup = await readFromRollup(deps, ctx, security, query);
+  if (!fromRollup) return null;
+  recordDataPath('rollup');
+  return { model: security.visible, ...fromRollup, path: 'rollup' };
 }
 
 /**

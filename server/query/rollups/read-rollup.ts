@@ -1,0 +1,139 @@
+import type { AppDeps } from '../../app/deps';
+import type { DatasetSecurity } from '../../access/dataset-security/secured';
+import { cacheSlot } from '../../kernel/app-caches';
+import { TtlCache } from '../../kernel/ttl-cache';
+import type { OpenedRollup, ServedRollup } from '../../rollups/types';
+import type { CompiledQuery, WidgetQueryInput } from '../compile/types';
+import type { DatasetModel } from '../compile/dataset-model';
+import type { Dialect } from '../expr';
+import { queryEngineFor } from '../run/engine';
+import type { DatasetQueryContext } from '../run/dataset-context';
+import type { ExecutableTarget } from '../run/targets';
+import { matchRollup, type RollupPlan } from './match';
+
+/*
+ * A widget read answered from a rollup of its dataset (server/query/read.ts calls this first, after securedRead):
+ * the dataset's servable rollups (enabled, built, fresh: server/rollups/serving.ts), the smallest that answers the
+ * request exactly under the viewer's rules (match.ts), run through the query engine (result cache keyed by the
+ * rollup's load) on the rollup's DuckDB file, masked as the live answer would be. Anything that keeps a rollup from
+ * answering (none matches, the file cannot be opened or read) gives null: the caller reads as before, silently.
+ */
+
+/** What the read side needs of the rollups (server/rollups/serving.ts). */
+export interface RollupServing {
+  servable(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<ServedRollup[]>;
+  open(deps: AppDeps, served: ServedRollup): Promise<OpenedRollup>;
+}
+
+const state = cacheSlot('query.rollups', (): { serving?: RollupServing; enabled: boolean } => ({ enabled: true }));
+
+/** Plans by dataset version, viewer rules, rollup loads and request (matching is pure). */
+const plans = cacheSlot('query.rollupPlans', () => new TtlCache<string, RollupPlan | null>(10 * 60_000, 5_000));
+
+/** Where servable rollups come from (set once by the app: server/rollups/serving.ts). */
+export function useRollupServing(deps: AppDeps, serving: RollupServing): void {
+  deps.caches.of(state).serving = serving;
+}
+
+/** Turns rollup reads on or off for this app (benchmarks and the property test compare both paths). */
+export function setRollupReads(deps: AppDeps, enabled: boolean): void {
+  deps.caches.of(state).enabled = enabled;
+}
+
+/** Whether the dataset (at this version) has rollups a read may use: reads of one that has none skip matching. */
+export async function mayReadRollups(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<boolean> {
+  const { serving, enabled } = deps.caches.of(state);
+  if (!serving || !enabled) return false;
+  try {
+    return (await serving.servable(deps, datasetId, datasetVersion)).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+export interface RollupRead {
+  query: CompiledQuery;
+  rows: unknown[][];
+  truncated: boolean;
+}
+
+export async function readFromRollup(
+  deps: AppDeps,
+  ctx: DatasetQueryContext,
+  security: DatasetSecurity,
+  input: WidgetQueryInput,
+): Promise<RollupRead | null> {
+  const { serving, enabled } = deps.caches.of(state);
+  if (!serving || !enabled) return null;
+  const model = ctx.model;
+  let plan: RollupPlan | null;
+  let opened: OpenedRollup;
+  try {
+    const rollups = await serving.servable(deps, model.id, model.version);
+    if (rollups.length === 0) return null;
+    plan = planFor(deps, security, rollups, input);
+    if (!plan) return null;
+    opened = await serving.open(deps, plan.served);
+  } catch {
+    return null; // the rollup cannot be opened (its file gone, storage down): read as before
+  }
+  const target = rollupTarget(opened);
+  let result;
+  try {
+    result = await queryEngineFor(deps).execute(target, plan.query, model.version);
+  } catch {
+    return null; // the rollup's file could not answer: read as before
+  }
+  const rows = conformPeriods(result.rows, plan.periodColumns, liveDialect(ctx, model));
+  return { query: plan.query, rows: security.mask(plan.query, rows), truncated: result.truncated };
+}
+
+function planFor(
+  deps: AppDeps,
+  security: DatasetSecurity,
+  rollups: ServedRollup[],
+  input: WidgetQueryInput,
+): RollupPlan | null {
+  const model = security.model;
+  const loads = rollups.map((r) => `${r.definition.id}/${r.load.id}`).join(',');
+  const key = `${model.id}:${model.version}:${security.key}:${loads}:${JSON.stringify(input)}`;
+  const cache = deps.caches.of(plans);
+  const hit = cache.get(key);
+  if (hit !== undefined) return hit;
+  const plan = matchRollup(model, input, rollups);
+  cache.set(key, plan);
+  return plan;
+}
+
+function rollupTarget({ connector, dataKey }: OpenedRollup): ExecutableTarget {
+  return {
+    dialect: 'duckdb',
+    dataKey,
+    run: (sql, params, opts) => connector.query(sql, params, { ...opts, readOnly: true }),
+    stream: (sql, params, opts) => connector.openStream(sql, params, { ...opts, readOnly: true }),
+  };
+}
+
+/** The dialect the dataset's reads run in without rollups: its extract's (DuckDB) or its first object's source. */
+function liveDialect(ctx: DatasetQueryContext, model: DatasetModel): Dialect {
+  return ctx.sources.dialectOf(model.objects[0]?.dataSourceId ?? 0);
+}
+
+/**
+ * Period starts as the live source answers them: a timestamp at midnight for PostgreSQL and DuckDB (DATE_TRUNC), a
+ * date for MySQL and ClickHouse (their truncations give DATE).
+ */
+function conformPeriods(rows: unknown[][], columns: number[], dialect: Dialect): unknown[][] {
+  if (columns.length === 0) return rows;
+  const asTimestamp = dialect === 'postgresql' || dialect === 'duckdb';
+  const conform = (v: unknown) => {
+    if (typeof v !== 'string' || !/^\d{4,}-\d{2}-\d{2}/.test(v)) return v;
+    const day = v.slice(0, v.indexOf('-', v.indexOf('-') + 1) + 3);
+    return asTimestamp ? `${day}T00:00:00` : day;
+  };
+  return rows.map((row) => {
+    const out = [...row];
+    for (const i of columns) out[i] = conform(out[i]);
+    return out;
+  });
+}
