@@ -51,6 +51,10 @@ const AREA_SERVICES = {
   admin: ['source-types', 'drivers'],
   // Mailings attach the files an export makes (produceExport, with the mailing owner's rights).
   'file-export': ['produce'],
+  // Rollups are built from the extract's current load and are fresh only while it stays current.
+  etl: ['open-load'],
+  // The query layer answers reads from rollups: their shared types and the servable, fresh builds (open one).
+  rollups: ['types', 'serving'],
   // Pipelines roll a deploy back by writing revisions' snapshots back (restore) and compare them (diff).
   revisions: ['restore', 'diff'],
 };
