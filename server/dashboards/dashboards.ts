@@ -10,6 +10,7 @@ import { readCachesChanged } from '../kernel/read-epoch';
 import { mapCopyOf, mapObjects } from '../objects/copy-map';
 import { copyWidgets } from '../widgets/store';
 import { listObjects, type StdListFilter } from '../objects/list';
+import { recordRevisions } from '../revisions/store';
 import { layoutOf, layoutProblems, referencedWidgetIds, widgetIdsOf, type DashboardLayout } from './layout';
 import {
   copyDashboards,
@@ -57,11 +58,15 @@ export async function listDashboards(deps: AppDeps, actor: Actor, input: PageReq
 /** An empty dashboard, by anyone who may create objects in the workspace (Редактор or Администратор there). */
 export async function createDashboard(deps: AppDeps, actor: Actor, input: DashboardInput): Promise<DashboardView> {
   await assertWorkspaceEditable(deps.db, actor, input.workspace_id);
-  const row = await insertDashboard(deps.db, {
-    name: input.name,
-    description: input.description ?? '',
-    workspaceId: input.workspace_id,
-    authorId: actor.userId,
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await insertDashboard(tx, {
+      name: input.name,
+      description: input.description ?? '',
+      workspaceId: input.workspace_id,
+      authorId: actor.userId,
+    });
+    await recordRevisions(tx, 'dashboard', [created.id], 'created', actor.userId);
+    return created;
   });
   return dashboardView(row);
 }
@@ -79,10 +84,12 @@ export async function updateDashboardInfo(
 ): Promise<DashboardView> {
   const row = await deps.db.transaction(async (tx) => {
     await ownedObject(tx, actor, 'dashboard', id, { forUpdate: true });
-    return updateDashboard(tx, id, {
+    const updated = await updateDashboard(tx, id, {
       name: input.name,
       ...(input.description !== undefined ? { description: input.description } : {}),
     });
+    await recordRevisions(tx, 'dashboard', [id], 'saved', actor.userId);
+    return updated;
   });
   return dashboardView(row);
 }
@@ -124,7 +131,9 @@ export async function saveDashboardSchema(
       );
       const problems = layoutProblems(layout, row.workspaceId, refs);
       if (Object.keys(problems).length) throw invalid(problems);
-      return dashboardSchemaView(await updateDashboard(tx, id, { layout }));
+      const saved = await updateDashboard(tx, id, { layout });
+      await recordRevisions(tx, 'dashboard', [id], 'saved', actor.userId);
+      return dashboardSchemaView(saved);
     })
     .finally(() => readCachesChanged(deps));
 }
@@ -155,10 +164,12 @@ export async function copyDashboard(
       // With copy_widgets the tiles' widgets are copied too (each once, on their datasets) and the copy shows them.
       if (input.copy_widgets) {
         const { layout: current } = await loadFullDashboard(tx, id);
-        await mapObjects(tx, 'widget', widgetIdsOf(layoutOf(current)));
+        const widgetCopies = await mapObjects(tx, 'widget', widgetIdsOf(layoutOf(current)));
         await copyWidgets(tx, target);
+        await recordRevisions(tx, 'widget', [...widgetCopies.values()], 'created', actor.userId);
       }
       await copyDashboards(tx, target);
+      await recordRevisions(tx, 'dashboard', [copyId], 'created', actor.userId);
       return loadFullDashboard(tx, copyId);
     })
     .finally(() => readCachesChanged(deps));

@@ -6,6 +6,7 @@ import { layoutOf, referencedWidgetIds, remapWidgets, withoutWidget, type Layout
 import { dashboardNotFound } from './messages';
 import { fieldRefsById } from '../datasets/views';
 import { widgetRefsById } from '../widgets/views';
+import { recordRevisions } from '../revisions/store';
 
 /*
  * The dashboards' writes and full reads: transaction first, no actor, no access checks (dashboards.ts decides who may
@@ -106,9 +107,9 @@ export async function lockWorkspaceLayouts(tx: DbOrTx, workspaceId: number): Pro
  * parameters stop driving it. Each changed dashboard is a save, so its edit time moves.
  */
 export async function dropWidgetFromLayouts(
-  tx: DbOrTx,
+  tx: Tx,
   widgetId: number,
-  opts: { keepInWorkspace?: number } = {},
+  opts: { keepInWorkspace?: number; authorId?: number | null } = {},
 ): Promise<void> {
   // keepInWorkspace: the widget moved there, so only layouts of other workspaces lose it (a layout shows widgets of
   // its own workspace only).
@@ -122,6 +123,13 @@ export async function dropWidgetFromLayouts(
     .where(where)
     .for('update');
   for (const row of rows) await updateDashboard(tx, row.id, { layout: withoutWidget(layoutOf(row.layout), widgetId) });
+  await recordRevisions(
+    tx,
+    'dashboard',
+    rows.map((r) => r.id),
+    'saved',
+    opts.authorId ?? null,
+  );
 }
 
 /** Every widget the layouts of these dashboards name (tiles, selectors, parameters): a deploy brings them along. */

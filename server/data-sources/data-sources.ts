@@ -23,6 +23,7 @@ import { mergeSecrets, type SourceSecrets } from './secrets';
 import { nextSecrets, normalizeSettings, secretChanges, type SettingsInput } from './settings';
 import { copySources, insertSource, loadFullSource, sourceFileCopies, updateSource, type SourcePatch } from './store';
 import { authorOf, authorsById, dataSourceView, type DataSourceView } from './views';
+import { recordRevisions } from '../revisions/store';
 
 export const DATA_SOURCE_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -107,6 +108,7 @@ export async function createDataSource(
       secrets: sealOrNull(deps, secrets),
     });
     await logSourceAccess(tx, created.id, actor, 'edit', 'создание источника');
+    await recordRevisions(tx, 'data_source', [created.id], 'created', actor.userId);
     return created;
   });
   return dataSourceView(deps, row, { id: actor.userId, username: actor.username }, true);
@@ -153,6 +155,7 @@ export async function updateDataSource(
     // The store drops the metadata read over the old settings and moves updated_at even when nothing changes.
     const updated = await updateSource(tx, id, change);
     await logSourceAccess(tx, id, actor, 'edit', input.settings ? 'изменение подключения' : 'изменение источника');
+    await recordRevisions(tx, 'data_source', [id], 'saved', actor.userId);
     return { row: updated, settingsChanged: !!input.settings };
   });
   readCachesChanged(deps); // widget reads cache this source's row: the next read takes the new one
@@ -224,6 +227,7 @@ export async function copyDataSource(
       const copyId = await mapCopyOf(tx, 'data_source', id, input.name ?? `${row.name} (копия)`);
       await copySources(tx, { workspaceId, authorId: actor.userId }, { files });
       await logSourceAccess(tx, copyId, actor, 'edit', `копия источника ${row.id}`);
+      await recordRevisions(tx, 'data_source', [copyId], 'created', actor.userId);
       await logSourceAccess(tx, row.id, actor, 'read', `скопирован в источник ${copyId}`);
       return loadFullSource(tx, copyId);
     });

@@ -13,6 +13,7 @@ import { logSourceAccess } from './access-log';
 import { deleteDataSource } from './data-sources';
 import { importWorkDir, newImportId, removeFileSourceFiles, removeFiles, storeSourceFile } from './file-storage';
 import { insertSource, updateSource } from './store';
+import { recordRevisions } from '../revisions/store';
 import { authorOf, dataSourceView, type DataSourceView } from './views';
 
 /** A file the upload route has streamed to the staging folder. */
@@ -176,6 +177,7 @@ export async function uploadFileSource(
         settings,
       });
       await logSourceAccess(tx, created.id, actor, 'edit', `загрузка файла ${file.filename}`);
+      await recordRevisions(tx, 'data_source', [created.id], 'created', actor.userId);
       return created;
     });
     return dataSourceView(deps, row, { id: actor.userId, username: actor.username }, true);
@@ -221,6 +223,7 @@ export async function replaceFileSource(
       // New settings: the store drops the metadata read from the old file.
       const saved = await updateSource(tx, id, { settings });
       await logSourceAccess(tx, id, actor, 'edit', `замена файла: ${file.filename}`);
+      await recordRevisions(tx, 'data_source', [id], 'saved', actor.userId);
       return { replaced: locked.settings as Partial<FileSettings>, updated: saved };
     }));
   } catch (err) {

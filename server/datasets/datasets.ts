@@ -21,6 +21,7 @@ import { dataSourceIdsOf, modelOfRow, inSnapshot, type DatasetRow } from './load
 import { MSG } from './messages';
 import { copyDatasets, insertDataset, loadFullDataset, updateDataset as updateDatasetRow } from './store';
 import { datasetDetails, datasetView, withoutHiddenFields, type DatasetMode } from './views';
+import { recordRevisions } from '../revisions/store';
 
 export const DATASET_SORT_FIELDS = ['id', 'name', 'created_at', 'updated_at', 'type'] as const;
 
@@ -109,6 +110,7 @@ export async function createDataset(deps: AppDeps, actor: Actor, input: CreateDa
       },
       sourceIds,
     );
+    await recordRevisions(tx, 'dataset', [row.id], 'created', actor.userId);
     return datasetDetails(row, await modelOfRow(tx, row));
   });
 }
@@ -153,6 +155,7 @@ export async function updateDataset(deps: AppDeps, actor: Actor, id: number, inp
         live: input.live,
         dataSourceIds: input.data_source_ids,
       });
+      await recordRevisions(tx, 'dataset', [id], 'saved', actor.userId);
       return datasetDetails(row, await modelOfRow(tx, row));
     })
     .then(async (details) => {
@@ -209,6 +212,7 @@ export async function copyDataset(
     // Only the dataset in the copy map: the copy stays on the original's sources.
     const copyId = await mapCopyOf(tx, 'dataset', id, input.name ?? `${original.name} (копия)`);
     await copyDatasets(tx, { workspaceId, authorId: actor.userId });
+    await recordRevisions(tx, 'dataset', [copyId], 'created', actor.userId);
     const { row, model } = await loadFullDataset(tx, copyId);
     return datasetDetails(row, model);
   });

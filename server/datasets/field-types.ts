@@ -15,6 +15,7 @@ import { normalizeObjectSql } from './schema-validation';
 import type { FieldInput, SchemaInput } from './schema-types';
 import { sqlObjectErrors } from './sql-objects';
 import { formatFieldPath } from '../kernel/validation';
+import { recordRevisions } from '../revisions/store';
 
 /*
  * The primitive type of a physical field of a table object comes from the source's own column metadata (the
@@ -248,6 +249,8 @@ async function retypeFieldsOfSource(deps: AppDeps, sourceId: number): Promise<nu
         .update(datasets)
         .set({ version: sql`${datasets.version} + 1`, updatedAt: sql`now()` })
         .where(eq(datasets.id, datasetId));
+      // A save by the platform, not by a user: the revision has no author.
+      await recordRevisions(tx, 'dataset', [datasetId], 'saved', null);
       return n;
     });
   }

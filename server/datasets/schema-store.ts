@@ -23,6 +23,7 @@ import type { SchemaInput } from './schema-types';
 import { withColumnTypes } from './field-types';
 import { datasetDetails } from './views';
 import { assertRuleFieldsKept } from './security-rules';
+import { recordRevisions } from '../revisions/store';
 
 /*
  * The whole-schema save: validate everything first, then write in one transaction. Saved elements keep their ids
@@ -300,6 +301,7 @@ export async function saveSchema(deps: AppDeps, actor: Actor, id: number, input:
       await assertSecurityRuleFieldsKept(tx, id, resolved);
       await writeSchema(tx, id, resolved);
       const row = await touchDataset(tx, id);
+      await recordRevisions(tx, 'dataset', [id], 'schema_saved', actor.userId);
       return datasetDetails(row, await modelOfRow(tx, row));
     })
     .finally(() => readCachesChanged(deps)); // widget reads cache the dataset's version

@@ -24,6 +24,7 @@ import { scopeFor } from '../query/compile/compile-widget';
 import { isAggregate } from '../query/expr/analysis';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { loadDatasetModel } from './load-model';
+import { recordRevisions } from '../revisions/store';
 
 /*
  * The security rules of a dataset, managed by its owner only: row-level (GET/POST /api/dataset/{id}/rls-rules,
@@ -165,13 +166,20 @@ async function checkSubjects(db: DbOrTx, input: { user_ids: number[]; group_ids:
  * A rule change is a change of the dataset: in one transaction with the write its edit time moves (pipelines compare
  * by it), and after the commit cached read decisions (the rules) go at once.
  */
-async function ruleChanged<T>(deps: AppDeps, datasetId: number, write: (tx: DbOrTx) => Promise<T>): Promise<T> {
+async function ruleChanged<T>(
+  deps: AppDeps,
+  actor: Actor,
+  datasetId: number,
+  write: (tx: DbOrTx) => Promise<T>,
+): Promise<T> {
   const out = await deps.db.transaction(async (tx) => {
     const result = await write(tx);
     await tx
       .update(datasets)
       .set({ updatedAt: sql`now()` })
       .where(eq(datasets.id, datasetId));
+    // The rules are part of the dataset's definition (a deploy carries them): a revision of the dataset.
+    await recordRevisions(tx, 'dataset', [datasetId], 'saved', actor.userId);
     return result;
   });
   readCachesChanged(deps);
@@ -199,12 +207,12 @@ function ruleService<Input extends { user_ids: number[]; group_ids: number[] }, 
     async create(deps: AppDeps, actor: Actor, datasetId: number, input: Input): Promise<View> {
       await ownedObject(deps.db, actor, 'dataset', datasetId);
       const values = await checked(deps, datasetId, input);
-      return kind.view(await ruleChanged(deps, datasetId, (tx) => kind.store.insert(tx, datasetId, values)));
+      return kind.view(await ruleChanged(deps, actor, datasetId, (tx) => kind.store.insert(tx, datasetId, values)));
     },
     async update(deps: AppDeps, actor: Actor, datasetId: number, ruleId: number, input: Input): Promise<View> {
       await ownedObject(deps.db, actor, 'dataset', datasetId);
       const values = await checked(deps, datasetId, input);
-      const row = await ruleChanged(deps, datasetId, async (tx) => {
+      const row = await ruleChanged(deps, actor, datasetId, async (tx) => {
         const updated = await kind.store.update(tx, datasetId, ruleId, values);
         if (!updated) throw ruleNotFound(ruleId);
         return updated;
@@ -218,7 +226,7 @@ function ruleService<Input extends { user_ids: number[]; group_ids: number[] }, 
       ruleId: number,
     ): Promise<{ id: number; deleted: true }> {
       await ownedObject(deps.db, actor, 'dataset', datasetId);
-      await ruleChanged(deps, datasetId, async (tx) => {
+      await ruleChanged(deps, actor, datasetId, async (tx) => {
         if (!(await kind.store.delete(tx, datasetId, ruleId))) throw ruleNotFound(ruleId);
       });
       return { id: ruleId, deleted: true };

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { DbOrTx, Tx } from '../../db/client';
 import { ints } from '../objects/copy-map';
 import { readSetting } from '../service/store';
-import { KIND_TABLES, snapshotSql, type RevisionChange, type RevisionKind, type Snapshot } from './snapshots';
+import { KIND_TABLES, snapshotsOf, type RevisionChange, type RevisionKind, type Snapshot } from './snapshots';
 
 export {
   REVISION_CHANGES,
@@ -52,12 +52,11 @@ export async function recordRevisions(
   await tx.execute(sql`select id from ${table} where id = any(${ints(list)}) order by id for update`);
   await tx.execute(sql`
     insert into object_revisions (object_type, object_id, rev, change, author_id, deployment_id, snapshot)
-    select ${kind}::text, o.id, coalesce(last.rev, 0) + 1, ${change}::text, ${authorId}::int,
-      ${opts.deploymentId ?? null}::int, ${snapshotSql(kind)}
-    from ${table} o
+    select ${kind}::text, s.id, coalesce(last.rev, 0) + 1, ${change}::text, ${authorId}::int,
+      ${opts.deploymentId ?? null}::int, s.snapshot
+    from (${snapshotsOf(kind, ints(list))}) s
     left join lateral (select max(r.rev) as rev from object_revisions r
-      where r.object_type = ${kind}::text and r.object_id = o.id) last on true
-    where o.id = any(${ints(list)})`);
+      where r.object_type = ${kind}::text and r.object_id = s.id) last on true`);
   const max = await maxPerObject(tx);
   if (max > 0)
     await tx.execute(sql`

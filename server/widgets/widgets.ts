@@ -14,6 +14,7 @@ import { DEFAULT_PAGE_SIZE, type ParameterValues } from '../query/compile/types'
 import { widgetView, type WidgetConfig, type WidgetView } from './views';
 import { insertWidget, updateWidget as updateWidgetRow } from './store';
 import { dropWidgetFromLayouts, lockWorkspaceLayouts } from '../dashboards/store';
+import { recordRevisions } from '../revisions/store';
 
 export const WIDGET_SORT_FIELDS = ['id', 'name', 'type', 'created_at', 'updated_at'] as const;
 
@@ -68,13 +69,17 @@ async function validateWidgetConfig(deps: AppDeps, dataset: DatasetRow, input: W
 export async function createWidget(deps: AppDeps, actor: Actor, input: WidgetInput): Promise<WidgetView> {
   const dataset = await editableDataset(deps.db, actor, input.dataset_id);
   await validateWidgetConfig(deps, dataset, input);
-  const row = await insertWidget(deps.db, {
-    name: input.name,
-    type: input.type,
-    datasetId: dataset.id,
-    workspaceId: dataset.workspaceId,
-    authorId: actor.userId,
-    config: configOfInput(input),
+  const row = await deps.db.transaction(async (tx) => {
+    const created = await insertWidget(tx, {
+      name: input.name,
+      type: input.type,
+      datasetId: dataset.id,
+      workspaceId: dataset.workspaceId,
+      authorId: actor.userId,
+      config: configOfInput(input),
+    });
+    await recordRevisions(tx, 'widget', [created.id], 'created', actor.userId);
+    return created;
   });
   return widgetView(row);
 }
@@ -97,7 +102,7 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
       // On a dataset of another workspace the widget moves there: layouts it leaves behind stop showing it.
       if (dataset.workspaceId !== current.workspaceId) {
         await lockWorkspaceLayouts(tx, current.workspaceId);
-        await dropWidgetFromLayouts(tx, id, { keepInWorkspace: dataset.workspaceId });
+        await dropWidgetFromLayouts(tx, id, { keepInWorkspace: dataset.workspaceId, authorId: actor.userId });
       }
       const row = await updateWidgetRow(tx, id, {
         name: input.name,
@@ -106,6 +111,7 @@ export async function updateWidget(deps: AppDeps, actor: Actor, id: number, inpu
         workspaceId: dataset.workspaceId,
         config: configOfInput(input),
       });
+      await recordRevisions(tx, 'widget', [id], 'saved', actor.userId);
       return widgetView(row);
     })
     .finally(() => readCachesChanged(deps)); // data reads cache the widget row
@@ -117,7 +123,7 @@ export async function deleteWidget(deps: AppDeps, actor: Actor, id: number): Pro
       const { row } = await deletableObject(tx, actor, 'widget', id);
       // A layout never names a widget that is gone: its tiles go, selectors and parameters stop driving it.
       await lockWorkspaceLayouts(tx, row.workspaceId);
-      await dropWidgetFromLayouts(tx, id);
+      await dropWidgetFromLayouts(tx, id, { authorId: actor.userId });
       await tx.delete(widgets).where(eq(widgets.id, id));
     })
     .finally(() => readCachesChanged(deps));

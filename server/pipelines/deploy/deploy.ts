@@ -13,11 +13,12 @@ import { createCopyMap, mappedObjects, type CopyTarget } from '../../objects/cop
 import { pipelineForCaller, requireStageAdmin, requireStageRole, type PipelineContext } from '../access';
 import { MSG, nothingDeployedBecause } from '../messages';
 import { recordDeployment, type DeploymentObject } from '../history';
-import { mapSelection, type StagePair } from './map';
+import { DEPLOY_KINDS, mapSelection, type StagePair } from './map';
 import { WARN } from './messages';
 import { selectObjects, type ObjectRef, type Selection } from './selection';
 import { substitutionRules } from './sources';
 import { saveLinks } from './links';
+import { recordRevisions } from '../../revisions/store';
 
 /*
  * POST /api/pipeline/{id}/deploy: the chosen objects of stage `from_stage` (all of them for `objects: []`) with their
@@ -170,6 +171,12 @@ async function copyObjects(
     name: o.name,
   }));
   const deployment = await recordDeployment(tx, pair, actor.userId, result, warnings);
+  // Every copy written is a revision of its own in the receiving stage, tagged with the deployment (a rollback reads
+  // the one before it): one batched call per kind.
+  for (const kind of DEPLOY_KINDS) {
+    const ids = mapped.filter((o) => o.kind === kind).map((o) => o.copyId);
+    await recordRevisions(tx, kind, ids, 'deployed', actor.userId, { deploymentId: deployment.id });
+  }
   return {
     result: {
       deployment_id: deployment.id,
