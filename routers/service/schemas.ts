@@ -7,6 +7,7 @@ export const settingsOutput = z.object({
   default_locale: z.string(),
   session_token_ttl: z.number().int(),
   features: z.record(z.string(), z.boolean()),
+  revisions_max_per_object: z.number().int().describe('Most revisions kept per object; 0: all'),
 });
 
 export const settingsUpdateInput = z.strictObject({
@@ -20,6 +21,13 @@ export const settingsUpdateInput = z.strictObject({
   default_locale: z.enum(['ru', 'en']).optional(),
   features: z.record(wireString().regex(/^[a-z_]{1,64}$/), z.boolean()).optional(),
   session_token_ttl: z.literal(900, { error: 'is read-only (900)' }).optional(),
+  revisions_max_per_object: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .describe('Most revisions kept per object (the oldest are dropped at the next save); 0: all'),
 });
 
 const labels = z.record(z.string(), z.string());

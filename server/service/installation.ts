@@ -10,6 +10,8 @@ export interface InstallationSettings {
   default_locale: string;
   session_token_ttl: number;
   features: Record<string, boolean>;
+  /** The most revisions kept per object (server/revisions prunes the oldest beyond it); 0: all. */
+  revisions_max_per_object: number;
 }
 
 export type InstallationSettingsUpdate = Partial<Omit<InstallationSettings, 'session_token_ttl'>>;
@@ -20,6 +22,7 @@ const DEFAULTS: Omit<InstallationSettings, 'session_token_ttl'> = {
   base_url: null,
   default_locale: 'ru',
   features: { pipelines: true, public_links: true, mailings: true, ai_assistant: false, file_export: true },
+  revisions_max_per_object: 0,
 };
 
 export async function getInstallationSettings(deps: AppDeps): Promise<InstallationSettings> {
@@ -45,6 +48,7 @@ export async function updateInstallationSettings(
     base_url: input.base_url === undefined ? current.base_url : input.base_url,
     default_locale: input.default_locale ?? current.default_locale,
     features: { ...current.features, ...input.features },
+    revisions_max_per_object: input.revisions_max_per_object ?? current.revisions_max_per_object,
   };
   await writeSetting(deps.db, KEY, next);
   settingChangedEverywhere(deps, KEY);
