@@ -26,8 +26,8 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   'GET /api/mcp-tokens/settings': `Whether API tokens are on, which account types may issue them, and the group whose members may. ${ANY}`,
   'PUT /api/mcp-tokens/settings': `Turns API token issue and use on or off and sets who may issue them. ${SYSADMIN}`,
 
-  'GET /api/settings': `Instance name, base URL, default locale, session token lifetime (read-only) feature switches and the most revisions kept per object (revisions_max_per_object, 0: all). ${ANY}`,
-  'PUT /api/settings': `Changes the instance name, base URL, default locale feature switches and revisions_max_per_object. ${SYSADMIN}`,
+  'GET /api/settings': `Instance name, base URL, default locale, session token lifetime (read-only), feature switches and the most revisions kept per object (revisions_max_per_object, 0: all). ${ANY}`,
+  'PUT /api/settings': `Changes the instance name, base URL, default locale, feature switches and revisions_max_per_object. ${SYSADMIN}`,
   'GET /api/dictionary': `Interface labels: pipeline statuses and stages, «Общее», workspace roles, widget and source kinds. ${ANY}`,
 
   'GET /api/users': `Paged; search by name, filter by group and by active. Callers other than a system administrator get id, username and full_name only. ${ANY}`,
