@@ -17,6 +17,7 @@ import { addWorkspaceDeletionGuard, setWorkspaceStageLookup } from '../workspace
 import { workspaceBoundToStage, workspaceStageBinding } from '../pipelines/binding';
 import { extractJobKinds, startExtractJobs } from '../etl/run-job';
 import { startScheduledExtract } from '../etl/runs';
+import { rollupJobKinds, startRollupJobs } from '../rollups/rollups';
 import { exportJobKinds, startExportJobs } from '../file-export/run-job';
 import { mailingJobKinds, startMailingJobs } from '../mailings/run-job';
 import { startScheduledMailing } from '../mailings/mailings';
@@ -92,6 +93,8 @@ export function createAppDeps(base: BaseDeps, opts: { cacheBus?: boolean } = {})
 function registerJobKinds(deps: AppDeps): void {
   for (const kind of extractJobKinds(deps, startScheduledExtract)) deps.jobs.register(kind);
   deps.jobs.onStart(() => startExtractJobs(deps));
+  for (const kind of rollupJobKinds(deps)) deps.jobs.register(kind);
+  deps.jobs.onStart(() => startRollupJobs(deps));
   for (const kind of exportJobKinds(deps)) deps.jobs.register(kind);
   deps.jobs.onStart(() => startExportJobs(deps));
   for (const kind of mailingJobKinds(deps, startScheduledMailing)) deps.jobs.register(kind);

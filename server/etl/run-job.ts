@@ -17,6 +17,7 @@ import { sweepExtractObjects, sweepLegacyExtract } from './load-sweep';
 import { MSG } from './messages';
 import { closeLoadsOf, extractLoadCommitted, holdCurrentLoad, openLoadDatasets } from './open-load';
 import { pullExtract } from './pull';
+import { queueRollupsAfterExtract } from '../rollups/rollups';
 import {
   addRunningStep,
   addStep,
@@ -157,6 +158,8 @@ async function runExtract(deps: AppDeps, runId: number, ctx: JobContext): Promis
     if (done) {
       stored = null;
       extractLoadCommitted(deps, run.datasetId);
+      // Rollups refreshed with the extract are built from the new load.
+      await queueRollupsAfterExtract(deps, run.datasetId);
     }
   } catch (e) {
     clearInterval(timer);

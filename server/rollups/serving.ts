@@ -1,4 +1,5 @@
 import type { AppDeps } from '../app/deps';
+import { loadDatasetRow } from '../datasets/load-model';
 import { currentLoadOf } from '../etl/open-load';
 import { cacheSlot } from '../kernel/app-caches';
 import { evictEverywhere } from '../kernel/cache-changes';
@@ -21,6 +22,9 @@ import type { OpenedRollup, ServedRollup } from './types';
  */
 
 interface DatasetRollups {
+  /** The dataset's version and mode when this was read: an entry of another version is read again. */
+  version: number;
+  live: boolean;
   rollups: ServedRollup[];
 }
 
@@ -31,35 +35,34 @@ export function rollupsChanged(deps: AppDeps, datasetId: number): void {
   evictEverywhere(deps, served, datasetId);
 }
 
-/** Every rollup of the dataset with its current load (fresh or not), cached. */
-export function builtRollups(deps: AppDeps, datasetId: number): Promise<ServedRollup[]> {
-  return deps.caches
-    .of(served)
-    .getOrLoad(datasetId, async () => {
-      const rows = await rollupsOfDataset(deps.db, datasetId);
-      const loads = await currentLoadsOf(
-        deps.db,
-        rows.map((r) => r.id),
-      );
-      const rollups: ServedRollup[] = [];
-      for (const row of rows) {
-        const load = loads.get(row.id);
-        if (!load) continue;
-        rollups.push({
-          definition: definitionOf(row),
-          load: {
-            id: load.id,
-            datasetVersion: load.datasetVersion,
-            extractLoadId: load.extractLoadId,
-            rows: load.rows,
-            bytes: load.bytes,
-            builtAt: load.builtAt,
-          },
-        });
-      }
-      return { rollups };
-    })
-    .then((e) => e.rollups);
+/** Every rollup of the dataset with its current load (fresh or not) and the dataset's version and mode, cached. */
+function datasetRollups(deps: AppDeps, datasetId: number): Promise<DatasetRollups> {
+  return deps.caches.of(served).getOrLoad(datasetId, async () => {
+    const dataset = await loadDatasetRow(deps.db, datasetId).catch(() => null);
+    if (!dataset) return { version: -1, live: true, rollups: [] };
+    const rows = await rollupsOfDataset(deps.db, datasetId);
+    const loads = await currentLoadsOf(
+      deps.db,
+      rows.map((r) => r.id),
+    );
+    const rollups: ServedRollup[] = [];
+    for (const row of rows) {
+      const load = loads.get(row.id);
+      if (!load) continue;
+      rollups.push({
+        definition: definitionOf(row),
+        load: {
+          id: load.id,
+          datasetVersion: load.datasetVersion,
+          extractLoadId: load.extractLoadId,
+          rows: load.rows,
+          bytes: load.bytes,
+          builtAt: load.builtAt,
+        },
+      });
+    }
+    return { version: dataset.version, live: dataset.live, rollups };
+  });
 }
 
 /** Whether a built rollup answers for the dataset as it is now. */
@@ -82,11 +85,17 @@ export async function servableRollups(
   datasetId: number,
   datasetVersion: number,
 ): Promise<ServedRollup[]> {
-  const all = (await builtRollups(deps, datasetId)).filter((r) => r.definition.enabled);
+  let entry = await datasetRollups(deps, datasetId);
+  if (entry.version !== datasetVersion) {
+    // Read before the version moved (or the caller's is older): asked again once; still other: nothing is fresh.
+    deps.caches.of(served).delete(datasetId);
+    entry = await datasetRollups(deps, datasetId);
+    if (entry.version !== datasetVersion) return [];
+  }
+  const all = entry.rollups.filter((r) => r.definition.enabled);
   if (!all.length) return [];
-  const fromExtract = all.some((r) => r.load.extractLoadId !== null);
-  const extractLoad = fromExtract ? await currentLoadOf(deps, datasetId) : null;
-  return all.filter((r) => isFresh(r, datasetVersion, r.load.extractLoadId === null, extractLoad));
+  const extractLoad = entry.live ? null : await currentLoadOf(deps, datasetId);
+  return all.filter((r) => isFresh(r, datasetVersion, entry.live, extractLoad));
 }
 
 // ---- opening a load on this node ----

@@ -255,3 +255,11 @@ export async function deleteExpiredRollupLoads(db: DbOrTx, graceMs: number): Pro
     .delete(rollupLoads)
     .where(lt(rollupLoads.supersededAt, sql`now() - make_interval(secs => ${graceMs / 1000})`));
 }
+
+/** Forgets the rollup's current load (its definition changed shape): the sweep deletes the object after the grace. */
+export async function dropCurrentLoad(tx: DbOrTx, rollupId: number): Promise<void> {
+  await tx
+    .update(rollupLoads)
+    .set({ supersededAt: sql`now()` })
+    .where(and(eq(rollupLoads.rollupId, rollupId), isNull(rollupLoads.supersededAt)));
+}
