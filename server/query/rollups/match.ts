@@ -70,11 +70,12 @@ export function matchRollup(
   model: DatasetModel,
   input: WidgetQueryInput,
   rollups: readonly ServedRollup[],
+  opts: MatchOptions = {},
 ): RollupPlan | null {
   if (rollups.length === 0) return null;
   let request: ExpandedRequest;
   try {
-    request = expandRequest(model, input);
+    request = expandRequest(model, input, opts);
   } catch {
     return null; // not one the compiler accepts either: the live read reports it
   }
@@ -89,10 +90,23 @@ export function matchRollup(
   return null;
 }
 
+export interface MatchOptions {
+  /**
+   * The dataset's own filters, which every build applied (the rollup holds only rows that pass them): those that read
+   * no parameter need not be dimensions. Every other filter of the model (the viewer's row rules) must be.
+   */
+  builtFilterIds?: ReadonlySet<number>;
+}
+
 /** Why a rollup does not answer a request (tests and logs); null when it does. */
-export function whyNot(model: DatasetModel, input: WidgetQueryInput, served: ServedRollup): string | null {
+export function whyNot(
+  model: DatasetModel,
+  input: WidgetQueryInput,
+  served: ServedRollup,
+  opts: MatchOptions = {},
+): string | null {
   try {
-    rewriteFor(expandRequest(model, input), served);
+    rewriteFor(expandRequest(model, input, opts), served);
     return null;
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
@@ -111,7 +125,7 @@ interface ExpandedRequest {
 }
 
 /** The request as compileWidgetQuery reads it, every expression expanded to physical columns and literals. */
-function expandRequest(model: DatasetModel, input: WidgetQueryInput): ExpandedRequest {
+function expandRequest(model: DatasetModel, input: WidgetQueryInput, opts: MatchOptions): ExpandedRequest {
   const scope = scopeFor(model, input.parameters).defineFromRequest(input.calculatedFields);
   const shelves = analyzeShelves(input, scope);
   if (!shelves.aggregates) fail('a listing of rows (no aggregate)');
@@ -120,6 +134,11 @@ function expandRequest(model: DatasetModel, input: WidgetQueryInput): ExpandedRe
   const conditions: ExpandedRequest['conditions'] = [];
   for (const f of model.filters) {
     const field = scope.fieldById(f.fieldId) ?? fail(`dataset filter ${f.id} on a missing field`);
+    if (opts.builtFilterIds?.has(f.id)) {
+      // Applied by the build, with the parameters' defaults: one reading a parameter cannot be trusted.
+      if (!fieldDefinition(scope, model, field)) fail(`dataset filter ${f.id} reads a parameter`);
+      continue;
+    }
     const subject = expand(scope.datasetFieldAst(field));
     scope.typeOf(subject);
     conditions.push({

@@ -10,6 +10,7 @@ import { queryEngineFor } from '../run/engine';
 import type { DatasetQueryContext } from '../run/dataset-context';
 import type { ExecutableTarget } from '../run/targets';
 import { matchRollup, type RollupPlan } from './match';
+import { openRollup, servableRollups } from '../../rollups/serving';
 
 /*
  * A widget read answered from a rollup of its dataset (server/query/read.ts calls this first, after securedRead):
@@ -19,21 +20,10 @@ import { matchRollup, type RollupPlan } from './match';
  * answering (none matches, the file cannot be opened or read) gives null: the caller reads as before, silently.
  */
 
-/** What the read side needs of the rollups (server/rollups/serving.ts). */
-export interface RollupServing {
-  servable(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<ServedRollup[]>;
-  open(deps: AppDeps, served: ServedRollup): Promise<OpenedRollup>;
-}
-
-const state = cacheSlot('query.rollups', (): { serving?: RollupServing; enabled: boolean } => ({ enabled: true }));
+const state = cacheSlot('query.rollups', (): { enabled: boolean } => ({ enabled: true }));
 
 /** Plans by dataset version, viewer rules, rollup loads and request (matching is pure). */
 const plans = cacheSlot('query.rollupPlans', () => new TtlCache<string, RollupPlan | null>(10 * 60_000, 5_000));
-
-/** Where servable rollups come from (set once by the app: server/rollups/serving.ts). */
-export function useRollupServing(deps: AppDeps, serving: RollupServing): void {
-  deps.caches.of(state).serving = serving;
-}
 
 /** Turns rollup reads on or off for this app (benchmarks and the property test compare both paths). */
 export function setRollupReads(deps: AppDeps, enabled: boolean): void {
@@ -42,10 +32,9 @@ export function setRollupReads(deps: AppDeps, enabled: boolean): void {
 
 /** Whether the dataset (at this version) has rollups a read may use: reads of one that has none skip matching. */
 export async function mayReadRollups(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<boolean> {
-  const { serving, enabled } = deps.caches.of(state);
-  if (!serving || !enabled) return false;
+  if (!deps.caches.of(state).enabled) return false;
   try {
-    return (await serving.servable(deps, datasetId, datasetVersion)).length > 0;
+    return (await servableRollups(deps, datasetId, datasetVersion)).length > 0;
   } catch {
     return false;
   }
@@ -63,17 +52,16 @@ export async function readFromRollup(
   security: DatasetSecurity,
   input: WidgetQueryInput,
 ): Promise<RollupRead | null> {
-  const { serving, enabled } = deps.caches.of(state);
-  if (!serving || !enabled) return null;
+  if (!deps.caches.of(state).enabled) return null;
   const model = ctx.model;
   let plan: RollupPlan | null;
   let opened: OpenedRollup;
   try {
-    const rollups = await serving.servable(deps, model.id, model.version);
+    const rollups = await servableRollups(deps, model.id, model.version);
     if (rollups.length === 0) return null;
-    plan = planFor(deps, security, rollups, input);
+    plan = planFor(deps, security, rollups, input, new Set(model.filters.map((f) => f.id)));
     if (!plan) return null;
-    opened = await serving.open(deps, plan.served);
+    opened = await openRollup(deps, plan.served);
   } catch {
     return null; // the rollup cannot be opened (its file gone, storage down): read as before
   }
@@ -93,6 +81,7 @@ function planFor(
   security: DatasetSecurity,
   rollups: ServedRollup[],
   input: WidgetQueryInput,
+  builtFilterIds: ReadonlySet<number>,
 ): RollupPlan | null {
   const model = security.model;
   const loads = rollups.map((r) => `${r.definition.id}/${r.load.id}`).join(',');
@@ -100,7 +89,7 @@ function planFor(
   const cache = deps.caches.of(plans);
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const plan = matchRollup(model, input, rollups);
+  const plan = matchRollup(model, input, rollups, { builtFilterIds });
   cache.set(key, plan);
   return plan;
 }
@@ -123,7 +112,7 @@ function liveDialect(ctx: DatasetQueryContext, model: DatasetModel): Dialect {
  * Period starts as the live source answers them: a timestamp at midnight for PostgreSQL and DuckDB (DATE_TRUNC), a
  * date for MySQL and ClickHouse (their truncations give DATE).
  */
-function conformPeriods(rows: unknown[][], columns: number[], dialect: Dialect): unknown[][] {
+export function conformPeriods(rows: unknown[][], columns: number[], dialect: Dialect): unknown[][] {
   if (columns.length === 0) return rows;
   const asTimestamp = dialect === 'postgresql' || dialect === 'duckdb';
   const conform = (v: unknown) => {
