@@ -2,6 +2,7 @@ import { pipelineProcedure } from '../trpc';
 import { compareStages } from '../../server/pipelines/compare';
 import { deployToNextStage } from '../../server/pipelines/deploy/deploy';
 import { listDeployments } from '../../server/pipelines/history';
+import { rollbackDeployment } from '../../server/pipelines/deploy/rollback';
 import {
   compareInput,
   compareOutput,
@@ -9,11 +10,13 @@ import {
   deployOutput,
   listDeploymentsInput,
   listDeploymentsOutput,
+  rollbackInput,
+  rollbackOutput,
 } from './deploy-schemas';
 
 const tags = ['Pipelines'];
 
-/** Compare, deploy and the deployment history: spread into the pipeline router (routers/pipelines/router.ts). */
+/** Compare, deploy, the deployment history and rollback: spread into the pipeline router (routers/pipelines/router.ts). */
 export const deployProcedures = {
   compare: pipelineProcedure
     .meta({
@@ -59,4 +62,19 @@ export const deployProcedures = {
     .input(listDeploymentsInput)
     .output(listDeploymentsOutput)
     .query(({ ctx, input }) => listDeployments(ctx.deps, ctx.actor, input.id, input)),
+
+  rollback: pipelineProcedure
+    .meta({
+      openapi: {
+        method: 'POST',
+        path: '/api/pipeline/{id}/deployments/{deploymentId}/rollback',
+        summary: 'Roll a deploy back (beyond the reference)',
+        description:
+          "Puts the receiving stage back as it was before that deploy, in ONE transaction, recorded as a deployment of its own (kind rollback): every object the deploy updated gets its revision from before the deploy (ids kept; a data source keeps its current secrets), every object it created is deleted (dashboards, widgets, datasets, then sources); compare then says changed again for what the original has since. Refused with 400 «Откат невозможен: …» naming each object (type, name, id) when an object was changed by a later deploy or edited after the deploy, an updated one has no revision from before it, or something outside the deploy came to depend on an object it would delete (a widget made later on a created dataset); nothing is changed then. A deploy is rolled back once (400 «Развёртывание уже откачено (откат id N)»), a rollback not at all (400). Not part of the reference platform's 202 operations. Access: as for a deploy into that stage, Администратор in the receiving stage and any role in the source stage (else 403 «Доступ запрещён»); 404 when the pipeline is not visible or has no such deployment. Rollbacks and deploys of one pipeline run one after the other.",
+        tags,
+      },
+    })
+    .input(rollbackInput)
+    .output(rollbackOutput)
+    .mutation(({ ctx, input }) => rollbackDeployment(ctx.deps, ctx.actor, input.id, input.deploymentId)),
 };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { CompareResult } from '../../server/pipelines/compare';
 import type { DeployInput, DeployResult } from '../../server/pipelines/deploy/deploy';
 import type { DeploymentView } from '../../server/pipelines/history';
+import type { RollbackResult } from '../../server/pipelines/deploy/rollback';
 import { entityId, pageSchema, pagedQuery, wireString, type Accepts, type Mirrors } from '../common';
 
 const id = entityId();
@@ -125,8 +126,31 @@ const deploymentView = z.object({
 });
 export const listDeploymentsOutput = pageSchema(deploymentView);
 
+// ---- rollback ----
+
+export const rollbackInput = z.strictObject({ id, deploymentId: id });
+
+export const rollbackOutput = z.object({
+  deployment_id: z.number().int().describe("The rollback's own deployment (kind rollback in the history)"),
+  rolled_back_id: z.number().int().describe('The deploy it undid'),
+  pipeline_id: z.number().int(),
+  from_stage: z.number().int(),
+  to_stage: z.number().int().describe('The stage that was put back'),
+  objects: z.array(
+    deploymentObject.extend({
+      action: z
+        .enum(['restored', 'deleted'])
+        .describe('restored: put back as it was before the deploy; deleted: the deploy had created it'),
+    }),
+  ),
+  warnings: z
+    .array(z.string())
+    .describe('Objects deleted since the deploy (skipped), references a restored object names that no longer exist'),
+});
+
 const _deployIn: Mirrors<DeployInput, Omit<z.output<typeof deployInput>, 'id'>> = true;
 const _deployOut: Accepts<z.output<typeof deployOutput>, DeployResult> = true;
 const _compareOut: Accepts<z.output<typeof compareOutput>, CompareResult> = true;
 const _historyOut: Accepts<z.output<typeof deploymentView>, DeploymentView> = true;
-void [_deployIn, _deployOut, _compareOut, _historyOut];
+const _rollbackOut: Accepts<z.output<typeof rollbackOutput>, RollbackResult> = true;
+void [_deployIn, _deployOut, _compareOut, _historyOut, _rollbackOut];

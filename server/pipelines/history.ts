@@ -1,4 +1,4 @@
-import { count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, sql } from 'drizzle-orm';
 import { alias } from 'drizzle-orm/pg-core';
 import type { Tx } from '../../db/client';
 import { pipelineDeployments } from '../../db/schema/pipelines';
@@ -59,6 +59,67 @@ export async function recordDeployment(
     })
     .returning({ id: pipelineDeployments.id, createdAt: pipelineDeployments.createdAt });
   return row;
+}
+
+/**
+ * A deployment of the pipeline for a rollback, its row locked until the transaction ends, with the rollback that
+ * undid it (null: none); undefined when the pipeline has no such deployment.
+ */
+export async function deploymentForRollback(tx: Tx, pipelineId: number, id: number) {
+  const [row] = await tx
+    .select()
+    .from(pipelineDeployments)
+    .where(and(eq(pipelineDeployments.id, id), eq(pipelineDeployments.pipelineId, pipelineId)))
+    .for('update');
+  if (!row) return undefined;
+  const [undone] = await tx
+    .select({ id: pipelineDeployments.id })
+    .from(pipelineDeployments)
+    .where(eq(pipelineDeployments.rolledBackId, id));
+  return { ...row, rolledBackBy: undone?.id ?? null };
+}
+
+type DeploymentRef = { id: number; pipelineId: number; fromStage: number };
+
+/**
+ * The objects of the receiving stage that deploys after `d` into the same stage changed and that were not rolled
+ * back since: `type:target_id` -> the latest such deploy.
+ */
+export async function laterDeploysTouching(tx: Tx, d: DeploymentRef): Promise<Map<string, number>> {
+  const { rows } = await tx.execute<{ key: string; id: number }>(sql`
+    select o->>'type' || ':' || (o->>'target_id') as key, max(l.id) as id
+    from pipeline_deployments l, jsonb_array_elements(l.objects) o
+    where l.pipeline_id = ${d.pipelineId} and l.from_stage = ${d.fromStage} and l.id > ${d.id} and l.kind = 'deploy'
+      and not exists (select 1 from pipeline_deployments r where r.rolled_back_id = l.id)
+    group by 1`);
+  return new Map(rows.map((r) => [r.key, Number(r.id)]));
+}
+
+/**
+ * Per object of `d` (`type:target_id`): the latest deploy before `d` that carried the same original to the same copy
+ * and was not rolled back: when it ran (timestamptz text) and what it did (absent: no such deploy).
+ */
+export async function previousDeploys(
+  tx: Tx,
+  d: DeploymentRef,
+  objects: { type: string; source_id: number; target_id: number }[],
+): Promise<Map<string, { at: string; action: DeployAction }>> {
+  const out = new Map<string, { at: string; action: DeployAction }>();
+  if (!objects.length) return out;
+  // The time as text: exact to the microsecond (a Date keeps milliseconds), so an original not edited since is same.
+  const { rows } = await tx.execute<{ key: string; at: string; action: DeployAction }>(sql`
+    select distinct on (1) o->>'type' || ':' || (o->>'source_id') || ':' || (o->>'target_id') as key,
+      p.created_at::text as at, o->>'action' as action
+    from pipeline_deployments p, jsonb_array_elements(p.objects) o
+    where p.pipeline_id = ${d.pipelineId} and p.from_stage = ${d.fromStage} and p.id < ${d.id} and p.kind = 'deploy'
+      and not exists (select 1 from pipeline_deployments r where r.rolled_back_id = p.id)
+    order by 1, p.id desc`);
+  const found = new Map(rows.map((r) => [r.key, { at: r.at, action: r.action }]));
+  for (const o of objects) {
+    const prev = found.get(`${o.type}:${o.source_id}:${o.target_id}`);
+    if (prev) out.set(`${o.type}:${o.target_id}`, prev);
+  }
+  return out;
 }
 
 export interface DeploymentView {
