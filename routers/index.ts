@@ -22,6 +22,8 @@ import { pipelineRouter } from './pipelines/router';
 import { aiRouter } from './ai/router';
 import { mailChannelRouter } from './mail-channels/router';
 import { mailingRouter } from './mailings/router';
+import { rollupRouter } from './rollups/router';
+import { revisionRouter } from './revisions/router';
 
 export const appRouter = router({
   auth: authRouter,
@@ -47,6 +49,8 @@ export const appRouter = router({
   ai: aiRouter,
   mailChannel: mailChannelRouter,
   mailing: mailingRouter,
+  rollup: rollupRouter,
+  revision: revisionRouter,
 });
 
 export type AppRouter = typeof appRouter;
