@@ -54,3 +54,18 @@ export const pipelineProcedure = authedProcedure.use(feature('pipelines'));
 export const shareLinkProcedure = authedProcedure.use(feature('public_links'));
 /** The public viewer /api/public/link/{token}/...: no token, the public links switch. */
 export const publicLinkProcedure = publicProcedure.use(feature('public_links'));
+
+/**
+ * The procedure's REST route (adapters/rest) does not parse its answer again with the output schema; /trpc still
+ * does. Only for answers the domain code builds key by key in the documented shape, with nothing to strip or
+ * transform: widget data, whose output parse copied every row object (a z.record per row) on every read, a
+ * measurable share of a cached read's CPU (bench:load). The schema stays the procedure's, so the OpenAPI document
+ * is unchanged, and every REST answer in the tests is still checked against that document.
+ */
+export function restSkipsOutputParse<P extends object>(procedure: P): P {
+  const p = procedure as unknown as { _def: { middlewares: { _type?: string }[] } };
+  // A copy of _def: the REST adapter and the OpenAPI builder read `procedure._def` (the same schemas and meta), while
+  // the /trpc caller runs the chain of the _def it closed over when the procedure was built, output parser included.
+  p._def = { ...p._def, middlewares: p._def.middlewares.filter((m) => m._type !== 'output') };
+  return procedure;
+}
