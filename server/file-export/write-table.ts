@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { setImmediate } from 'node:timers/promises';
-import { stringify } from 'csv-stringify';
 import type ExcelJS from 'exceljs';
 import { csvCell, inertText } from './csv-cell';
 import { ExportLimitError, LIMIT_MSG, type ExportLimits } from './limits';
@@ -114,6 +113,8 @@ function limitedFile(filePath: string, limits: ExportLimits) {
 }
 
 export async function writeCsv(filePath: string, source: WidgetRowsSource, opts: WriteOptions): Promise<void> {
+  // csv-stringify loads with the first CSV export, not with the server.
+  const { stringify } = await import('csv-stringify');
   const out = limitedFile(filePath, opts.limits);
   const csv = stringify({
     bom: true,

@@ -1,5 +1,7 @@
 import crypto from 'node:crypto';
-import { DOMParser, type Element } from '@xmldom/xmldom';
+import { createRequire } from 'node:module';
+import type * as Xmldom from '@xmldom/xmldom';
+import type { Element } from '@xmldom/xmldom';
 
 /*
  * What the platform needs of a SAML IdP's metadata (EntityDescriptor): its entity id, the SingleSignOnService
@@ -28,7 +30,7 @@ const NOT_XML = 'метаданные IdP не читаются как XML';
  */
 function parseXml(xml: string) {
   try {
-    const doc = new DOMParser({
+    const doc = new (loadXmldom().DOMParser)({
       onError: (level, message) => {
         if (level !== 'warning') throw new Error(message);
       },
@@ -38,6 +40,13 @@ function parseXml(xml: string) {
     return null;
   }
 }
+
+/**
+ * @xmldom/xmldom (CommonJS, so a synchronous require), loaded on the first metadata read, not with the server: an idle
+ * node never parses IdP metadata.
+ */
+let xmldom: typeof Xmldom | undefined;
+const loadXmldom = () => (xmldom ??= createRequire(import.meta.url)('@xmldom/xmldom') as typeof Xmldom);
 
 const children = (parent: Element, ns: string, name: string): Element[] =>
   Array.from(parent.getElementsByTagNameNS(ns, name));
