@@ -169,6 +169,20 @@ export async function datasetsOnSource(
     .orderBy(datasets.name, datasets.id);
 }
 
+/** Datasets built on any of the sources, each with the source, in one statement (a pipeline rollback's check). */
+export async function datasetsOnSources(
+  db: DbOrTx,
+  sourceIds: number[],
+): Promise<{ id: number; name: string; sourceId: number }[]> {
+  if (sourceIds.length === 0) return [];
+  return db
+    .select({ id: datasets.id, name: datasets.name, sourceId: datasetSources.dataSourceId })
+    .from(datasetSources)
+    .innerJoin(datasets, eq(datasets.id, datasetSources.datasetId))
+    .where(inArray(datasetSources.dataSourceId, sourceIds))
+    .orderBy(datasets.name, datasets.id);
+}
+
 /** The datasets of a workspace with the sources each is built on (a transfer moves what they need along). */
 export async function datasetsInWorkspace(
   db: DbOrTx,
