@@ -20,8 +20,8 @@ export function rng(seed: number): () => number {
   };
 }
 
-export const REGIONS = ['Север', 'Юг', 'Запад', 'Восток'];
-export const CATEGORIES = ['A', 'B', 'C'];
+const REGIONS = ['Север', 'Юг', 'Запад', 'Восток'];
+const CATEGORIES = ['A', 'B', 'C'];
 
 export interface OrderRow {
   date: string | null;
@@ -110,7 +110,7 @@ export function ordersModel(over: Partial<DatasetModel> = {}): DatasetModel {
   };
 }
 
-export function rollupDefinition(
+function rollupDefinition(
   id: number,
   dims: [number, Granularity | null][],
   measures: [number, RollupAggregation][],
