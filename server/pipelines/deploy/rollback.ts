@@ -7,7 +7,7 @@ import { ints } from '../../objects/copy-map';
 import { badRequest, notFound } from '../../kernel/errors';
 import { readCachesChanged } from '../../kernel/read-epoch';
 import { removeSourceFolder } from '../../data-sources/store';
-import { datasetsOnSource } from '../../datasets/views';
+import { datasetsOnSources } from '../../datasets/views';
 import { widgetsOnDatasets } from '../../widgets/views';
 import { dashboardsNamingWidgets } from '../../dashboards/store';
 import { endRunsOf, stopRunsAfter, type EndedRuns } from '../../etl/etl';
@@ -288,10 +288,22 @@ async function dependentsOutside(tx: Tx, created: Live[], all: DeploymentObject[
   const blocked = (o: Live, dependent: Named) =>
     reasons.push(`${Named(o)} нельзя удалить: от него зависит ${named(dependent)}, созданный не этим развёртыванием`);
 
+  const createdSources = byKind(created, 'data_source');
   const datasetsOfDeploy = inDeploy('dataset');
-  for (const s of byKind(created, 'data_source'))
-    for (const d of await datasetsOnSource(tx, s.target_id))
-      if (!datasetsOfDeploy.has(d.id)) blocked(s, { type: 'dataset', target_id: d.id, name: d.name });
+  const onSources = await datasetsOnSources(
+    tx,
+    createdSources.map((o) => o.target_id),
+  );
+  for (const d of onSources)
+    if (!datasetsOfDeploy.has(d.id))
+      blocked(
+        createdSources.find((o) => o.target_id === d.sourceId)!,
+        {
+          type: 'dataset',
+          target_id: d.id,
+          name: d.name,
+        },
+      );
 
   const createdDatasets = byKind(created, 'dataset');
   const widgetsOfDeploy = inDeploy('widget');

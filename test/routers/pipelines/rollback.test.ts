@@ -308,6 +308,38 @@ describe('rollback: the Done-when scenario', () => {
   });
 });
 
+describe('rollback: compare afterwards', () => {
+  it('an original not edited since the deploy before is same again, an edited one changed, a source changed', async () => {
+    const { w, dev, widget2 } = await world();
+    await deployAll(w);
+    const widget = ok<Widget>(await api.get(`/api/widget/${dev.widgetId}`, w.tokens.admin));
+    ok(
+      await api.put(
+        `/api/widget/${dev.widgetId}`,
+        {
+          name: `${widget.name} v2`,
+          type: widget.type,
+          dataset_id: dev.datasetId,
+          rows: widget.rows,
+          columns: widget.columns,
+          sorts: widget.sorts,
+        },
+        w.tokens.admin,
+      ),
+    );
+    const second = await deployAll(w);
+    expect(Object.values(await statuses(api, w))).toEqual(Array(5).fill('same'));
+    ok(await rollback(w, second.deployment_id));
+    expect(await statuses(api, w)).toEqual({
+      [`data_source:${dev.sourceId}`]: 'changed',
+      [`dataset:${dev.datasetId}`]: 'same',
+      [`widget:${dev.widgetId}`]: 'changed',
+      [`widget:${widget2}`]: 'same',
+      [`dashboard:${dev.dashboardId}`]: 'same',
+    });
+  });
+});
+
 describe('rollback: refusals that name what depends on the change', () => {
   it('a later deploy changed the objects: the older deploy is refused, naming them, and nothing changes', async () => {
     const { w, dev, widget2 } = await world();
@@ -387,6 +419,27 @@ describe('rollback: refusals that name what depends on the change', () => {
     ok(await api.delete(`/api/widget/${later.id}`, w.tokens.admin));
     const undo = ok<Rollback>(await rollback(w, first.deployment_id));
     expect(undo.objects.every((o) => o.action === 'deleted')).toBe(true);
+  });
+
+  it('a dataset made later in Тест on a created source: refused naming it', async () => {
+    const { w, dev } = await world();
+    const first = await deployAll(w);
+    const sourceCopy = copyOf(first, 'data_source', dev.sourceId);
+    const sourceName = ok<{ name: string }>(await api.get(`/api/data-source/${sourceCopy}`, w.tokens.admin)).name;
+    const later = ok<{ id: number; name: string }>(
+      await api.post(
+        '/api/dataset',
+        { name: uniq('made in test'), workspace_id: w.stages[1], data_source_ids: [sourceCopy] },
+        w.tokens.admin,
+      ),
+    );
+    const before = await stageRows(w.stages[1]);
+    const res = await rollback(w, first.deployment_id);
+    expect(res.status).toBe(400);
+    expect(failure(res).message).toBe(
+      `Откат невозможен: Источник данных «${sourceName}» (id ${sourceCopy}) нельзя удалить: от него зависит датасет «${later.name}» (id ${later.id}), созданный не этим развёртыванием`,
+    );
+    expect(await stageRows(w.stages[1])).toEqual(before);
   });
 
   it('a created object deleted by hand since is skipped with a warning line', async () => {
