@@ -25,3 +25,26 @@ export class AccessLogController extends LogController {
     else reply.log.info(line, 'request');
   }
 }
+
+/**
+ * Where the app's log lines go: stdout, written once per turn of the event loop with every line of that turn instead
+ * of one write(2) per line (pino's default destination writes each line synchronously: under load, one system call
+ * per request for the access line alone). process.stdout writes synchronously to files, pipes and terminals on Linux,
+ * so a batch is never left half-written, and whatever is still queued when the process exits (a fatal fault's
+ * line included) is written by the exit handler.
+ */
+export function batchedStdout(): { write(line: string): void } {
+  let queued: string[] = [];
+  const flush = () => {
+    if (queued.length === 0) return;
+    const text = queued.length === 1 ? queued[0] : queued.join('');
+    queued = [];
+    process.stdout.write(text);
+  };
+  process.once('exit', flush);
+  return {
+    write(line: string) {
+      if (queued.push(line) === 1) setImmediate(flush);
+    },
+  };
+}

@@ -19,7 +19,7 @@ import { mcpRawRoutes } from '../../routers/mcp/raw';
 import { exportRawRoutes } from '../../routers/file-export/raw';
 import { authenticate } from '../auth/authenticate';
 import { sourceConnectionBudget } from '../../adapters/sources';
-import { AccessLogController } from './access-log';
+import { AccessLogController, batchedStdout } from './access-log';
 import { Readiness, registerHealthRoutes } from './health';
 import { registerMetrics } from './metrics';
 
@@ -80,7 +80,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   const { total, perServer, waitMs } = deps.config.sourceConnections;
   sourceConnectionBudget.configure({ total, perServer, waitMs });
   const app = Fastify({
-    logger: opts.logger ?? false,
+    logger: typeof opts.logger === 'object' ? { ...opts.logger, stream: batchedStdout() } : (opts.logger ?? false),
     logController: new AccessLogController(),
     bodyLimit: deps.config.bodyLimitBytes,
     routerOptions: { maxParamLength: 5000 },

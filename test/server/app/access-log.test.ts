@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import Fastify from 'fastify';
-import { describe, expect, it } from 'vitest';
-import { AccessLogController } from '../../../server/app/access-log';
+import { describe, expect, it, vi } from 'vitest';
+import { AccessLogController, batchedStdout } from '../../../server/app/access-log';
 
 /* One access-log line per request, written after the response, with what fastify's two lines said between them. */
 
@@ -44,5 +44,27 @@ describe('access log', () => {
     expect(access[0]).toMatchObject({ method: 'GET', statusCode: 500 });
     expect(lines.some((l) => l.msg === 'incoming request' || l.msg === 'request completed')).toBe(false);
     await app.close();
+  });
+
+  it('writes the lines of one event-loop turn to stdout together, in order, on the next turn', async () => {
+    const writes: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      writes.push(String(chunk));
+      return true;
+    });
+    try {
+      const out = batchedStdout();
+      out.write('{"a":1}\n');
+      out.write('{"a":2}\n');
+      out.write('{"a":3}\n');
+      expect(writes).toEqual([]);
+      await new Promise((r) => setImmediate(r));
+      expect(writes).toEqual(['{"a":1}\n{"a":2}\n{"a":3}\n']);
+      out.write('{"a":4}\n');
+      await new Promise((r) => setImmediate(r));
+      expect(writes).toEqual(['{"a":1}\n{"a":2}\n{"a":3}\n', '{"a":4}\n']);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
