@@ -32,6 +32,8 @@ import { ROLLUP_TABLE } from '../../rollups/types';
  * - a value (category, WHERE condition) is made of dimensions, literals and functions of them; a date function of a
  *   date dimension truncated to a granularity only when the function cannot tell two dates of one period apart
  *   (MONTH or DATETRUNC('quarter', …) of a day or month, never of a week); a column that is not a dimension: no match;
+ * - a filter on a raw date kept only truncated: when its bounds are period boundaries (>= or < a period's first day,
+ *   BETWEEN a first and a last day), compared on the period start; NULL tests always; anything else: no match;
  * - an aggregate is SUM(x) <- SUM(sum), COUNT(x) <- SUM(count) (0 for no rows, as COUNT), MIN(x) <- MIN(min),
  *   MAX(x) <- MAX(max), AVG(x) <- SUM(sum)/SUM(count), x being a measure's field; MIN/MAX of a value made of
  *   dimensions stay as they are; COUNT DISTINCT, COUNT(), and any aggregate of anything else: no match;
@@ -119,7 +121,7 @@ interface ExpandedRequest {
   input: WidgetQueryInput;
   items: SelectItem[];
   /** WHERE/HAVING conditions: the dataset's filters (row rules included) and the request's, expanded. */
-  conditions: { path: string; aggregate: boolean; subject: Expr; filter: FilterSpec }[];
+  conditions: { path: string; aggregate: boolean; subject: Expr; type: PrimitiveType; filter: FilterSpec }[];
   limit: number | undefined;
   offset: number;
 }
@@ -140,18 +142,23 @@ function expandRequest(model: DatasetModel, input: WidgetQueryInput, opts: Match
       continue;
     }
     const subject = expand(scope.datasetFieldAst(field));
-    scope.typeOf(subject);
     conditions.push({
       path: `dataset filter ${f.id}`,
       aggregate: isAggregate(subject),
       subject,
+      type: scope.typeOf(subject),
       filter: { sql: `[${SUBJECT}]`, op: f.op, values: f.values, value_type: f.valueType },
     });
   }
   for (const { path, filter } of input.filters) {
     const subject = expand(parseExpression(filter.sql));
-    scope.typeOf(subject);
-    conditions.push({ path, aggregate: isAggregate(subject), subject, filter: { ...filter, sql: `[${SUBJECT}]` } });
+    conditions.push({
+      path,
+      aggregate: isAggregate(subject),
+      subject,
+      type: scope.typeOf(subject),
+      filter: { ...filter, sql: `[${SUBJECT}]` },
+    });
   }
   const kpi = input.type === KPI_KIND;
   if (!kpi) {
@@ -367,15 +374,28 @@ function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: Co
       (e.kind === 'column_ref' && served.definition.dimensions.some((d) => d.column === e.field && d.granularity));
     return period ? [i] : [];
   });
-  const conditions: Condition[] = request.conditions.map(({ path, aggregate, subject, filter }) => {
-    const ast = aggregate ? rewriteAggregate(canonical(subject), cols) : rewriteValue(canonical(subject), cols);
-    return {
-      path,
-      aggregate,
-      ast,
-      compile: (ctx: CompileContext) =>
-        compileFilter(filter, { ...ctx, calculated: (name) => (name === SUBJECT ? ast : ctx.calculated(name)) }),
-    };
+  const condition = (path: string, aggregate: boolean, ast: Expr, filter: FilterSpec): Condition => ({
+    path,
+    aggregate,
+    ast,
+    compile: (ctx: CompileContext) =>
+      compileFilter(filter, { ...ctx, calculated: (name) => (name === SUBJECT ? ast : ctx.calculated(name)) }),
+  });
+  const conditions: Condition[] = request.conditions.flatMap(({ path, aggregate, subject, type, filter }) => {
+    const e = canonical(subject);
+    if (aggregate) return [condition(path, true, rewriteAggregate(e, cols), filter)];
+    try {
+      return [condition(path, false, rewriteValue(e, cols), filter)];
+    } catch (err) {
+      // A date compared with period boundaries: the same rows pass when its period start is compared instead.
+      const kept = cols.truncated.get(keyOf(e));
+      if (!(err instanceof NoMatch) || !kept || (type !== 'date' && type !== 'datetime')) throw err;
+      for (const { column, granularity } of kept) {
+        const pieces = periodFilter(filter, granularity, type);
+        if (pieces) return pieces.map((f) => condition(path, false, col(column), f));
+      }
+      throw err;
+    }
   });
   const model = rollupModel(request.model, cols.fields);
   const scope = new QueryScope(model, new Map(), new Map());
@@ -394,6 +414,82 @@ function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: Co
     () => 'duckdb',
   );
   return { query, periodColumns };
+}
+
+const DAY_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[ T]00:00(?::00(?:\.0+)?)?)?$/;
+
+/** A filter value as a day (a date, or a datetime at midnight); undefined for anything else. */
+function dayOf(v: unknown): Date | undefined {
+  const m = typeof v === 'string' ? DAY_TEXT.exec(v) : null;
+  if (!m) return undefined;
+  const d = new Date(Date.UTC(+m[1], +m[2] - 1, +m[3]));
+  return d.getUTCDate() === +m[3] ? d : undefined;
+}
+
+/** Whether a day is the first of its period (weeks start on Monday, as DATETRUNC's do). */
+function startsPeriod(d: Date, g: Granularity): boolean {
+  const month = d.getUTCMonth();
+  switch (g) {
+    case 'day':
+      return true;
+    case 'week':
+      return d.getUTCDay() === 1;
+    case 'month':
+      return d.getUTCDate() === 1;
+    case 'quarter':
+      return d.getUTCDate() === 1 && month % 3 === 0;
+    case 'year':
+      return d.getUTCDate() === 1 && month === 0;
+  }
+}
+
+const nextDay = (d: Date) => new Date(d.getTime() + 86_400_000);
+
+/**
+ * A filter on a date (or datetime) as filters on its start of period `g`, when they let exactly the same rows pass:
+ * NULL tests always; a lower bound (>=) or an upper one (<) on a period's first day; for a date, > and <= of a
+ * period's last day and BETWEEN a first and a last day. Null: not exact (say, >= the 15th of a month kept by month).
+ */
+function periodFilter(filter: FilterSpec, g: Granularity, type: 'date' | 'datetime'): FilterSpec[] | null {
+  const op = filter.op;
+  if (op === 'is_null' || op === 'is_not_null') return [filter];
+  const valueType = filter.value_type;
+  if (valueType !== 'date' && valueType !== 'datetime') return null;
+  const values = filter.values ?? [];
+  const days = values.map(dayOf);
+  const text = (d: Date) => {
+    const day = d.toISOString().slice(0, 10);
+    return valueType === 'date' ? day : `${day} 00:00:00`;
+  };
+  const bound = (o: 'gte' | 'lt', d: Date): FilterSpec => ({ ...filter, op: o, values: [text(d)] });
+  const start = (d: Date | undefined): d is Date => d !== undefined && startsPeriod(d, g);
+  const [v] = days;
+  switch (op) {
+    case 'gte':
+      return values.length === 1 && start(v) ? [bound('gte', v)] : null;
+    case 'lt':
+      return values.length === 1 && start(v) ? [bound('lt', v)] : null;
+    case 'gt':
+      return type === 'date' && values.length === 1 && v && start(nextDay(v)) ? [bound('gte', nextDay(v))] : null;
+    case 'lte':
+      return type === 'date' && values.length === 1 && v && start(nextDay(v)) ? [bound('lt', nextDay(v))] : null;
+    case 'between': {
+      if (values.length !== 2 || type !== 'date') return null;
+      const [low, high] = days;
+      const out: FilterSpec[] = [];
+      if (values[0] !== null) {
+        if (!start(low)) return null;
+        out.push(bound('gte', low));
+      }
+      if (values[1] !== null) {
+        if (!high || !start(nextDay(high))) return null;
+        out.push(bound('lt', nextDay(high)));
+      }
+      return out.length ? out : null;
+    }
+    default:
+      return null;
+  }
 }
 
 /** The dataset seen as the rollup's one table: the fields are its columns (d0…, m0_sum…). */

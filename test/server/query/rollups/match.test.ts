@@ -223,6 +223,39 @@ describe('rollup matching', () => {
     expect(whyNot(model, bySum("DATETRUNC('week', [orders.date])"), servedAll()[0])).toBeNull();
   });
 
+  it('a date range on the raw date is answered by a rollup of its periods only when its bounds are period boundaries', async () => {
+    const model = ordersModel();
+    const byRegion = (filter: WidgetQueryInput['filters'][number]['filter']) =>
+      request({
+        rows: [{ id: 'r', sql: '[orders.region]' }],
+        columns: [{ id: 's', sql: 'SUM([orders.amount])' }],
+        filters: [{ path: 'filters[0]', filter }],
+      });
+    const quarter = byRegion({
+      sql: '[orders.date]',
+      op: 'between',
+      values: ['2024-04-01', '2024-06-30'],
+      value_type: 'date',
+    });
+    const byMonth = servedAll()[1];
+    expect(whyNot(model, quarter, byMonth)).toBeNull();
+    const answer = await fromRollup(model, quarter);
+    expect(answer?.plan.served.definition.id).toBe(2);
+    expect(normalise(answer!.rows)).toEqual(normalise(await live(model, quarter)));
+    // The 15th splits a month: only the rollup by day answers it.
+    const mid = byRegion({ sql: '[orders.date]', op: 'gte', values: ['2024-03-15'], value_type: 'date' });
+    expect(whyNot(model, mid, byMonth)).not.toBeNull();
+    expect(matchRollup(model, mid, servedAll())?.served.definition.id).toBe(1);
+    // A datetime compared at noon: no period start tells it.
+    const noon = byRegion({
+      sql: '[orders.datetime]',
+      op: 'lt',
+      values: ['2024-07-01 12:00:00'],
+      value_type: 'datetime',
+    });
+    expect(matchRollup(model, noon, servedAll())).toBeNull();
+  });
+
   it('does not use a dimension or measure whose definition reads a parameter', () => {
     const model = ordersModel({
       parameters: [

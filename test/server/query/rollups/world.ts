@@ -247,6 +247,37 @@ export function randomWidget(r: () => number): RandomWidget {
     { sql: '[orders.qty]', op: 'gt', values: [4], value_type: 'number' },
     { sql: '[orders.region]', op: 'is_null' },
     { sql: 'SUM([orders.amount])', op: 'gt', values: [1000], value_type: 'number' },
+    // Date ranges on the raw dates: exact at a granularity when their bounds are its period boundaries.
+    {
+      sql: '[orders.date]',
+      op: 'gte',
+      values: [pick(['2024-03-01', '2024-04-01', '2024-03-15', '2024-01-01'])],
+      value_type: 'date',
+    },
+    {
+      sql: '[orders.date]',
+      op: 'between',
+      values: pick([
+        ['2024-01-01', '2024-06-30'],
+        ['2024-02-01', '2024-02-29'],
+        ['2024-02-05', '2024-02-20'],
+        [null, '2024-12-31'],
+      ]),
+      value_type: 'date',
+    },
+    {
+      sql: '[orders.date]',
+      op: pick(['lte', 'gt']),
+      values: [pick(['2024-03-31', '2024-02-29', '2024-03-10'])],
+      value_type: 'date',
+    },
+    {
+      sql: '[orders.datetime]',
+      op: pick(['lt', 'gte']),
+      values: [pick(['2024-07-01 00:00:00', '2024-07-01 12:00:00', '2025-01-01'])],
+      value_type: 'datetime',
+    },
+    { sql: '[orders.date]', op: 'is_null' },
   ];
   if (r() < 0.5) filters.push({ path: 'filters[0]', filter: pick(filterPool) });
   if (r() < 0.2) filters.push({ path: 'filters[1]', filter: pick(filterPool) });
