@@ -53,6 +53,8 @@ const AREA_SERVICES = {
   'file-export': ['produce'],
   // Rollups are built from the extract's current load and are fresh only while it stays current.
   etl: ['open-load'],
+  // The query layer answers a read from a rollup: which ones are servable and their connectors, on the shared types.
+  rollups: ['serving', 'types'],
   // The query layer answers reads from rollups: their shared types and the servable, fresh builds (open one).
   rollups: ['types', 'serving'],
   // Pipelines roll a deploy back by writing revisions' snapshots back (restore) and compare them (diff).
