@@ -126,8 +126,11 @@ async function undo(tx: Tx, actor: Actor, stage: Stage, d: Deployment, opts: Rol
     if (opts.faultAfter === step) throw new Error(`injected fault after ${step}`);
   };
   const all = d.objects as DeploymentObject[];
+  const key = (o: { type: DeployKind; target_id: number }) => `${o.type}:${o.target_id}`;
+  const position = new Map(all.map((o, i) => [key(o), i]));
   const live = await liveObjects(tx, stage.targetWorkspaceId, all);
-  const gone = all.filter((o) => !live.some((l) => l.type === o.type && l.target_id === o.target_id));
+  const present = new Set(live.map(key));
+  const gone = all.filter((o) => !present.has(key(o)));
   const created = live.filter((o) => o.action === 'created');
   const updated = live.filter((o) => o.action === 'updated');
 
@@ -135,7 +138,7 @@ async function undo(tx: Tx, actor: Actor, stage: Stage, d: Deployment, opts: Rol
   const reasons: string[] = [];
   const later = await laterDeploysTouching(tx, d);
   for (const o of live) {
-    const by = later.get(`${o.type}:${o.target_id}`);
+    const by = later.get(key(o));
     if (by) reasons.push(`${Named(o)} изменён более поздним развёртыванием (id ${by})`);
   }
   const before = new Map<DeployKind, Awaited<ReturnType<typeof revisionBefore>>>();
@@ -149,7 +152,7 @@ async function undo(tx: Tx, actor: Actor, stage: Stage, d: Deployment, opts: Rol
     for (const o of mine) {
       // Without a revision of the deploy (one older than revisions), its edit time says whether it was edited since.
       const editedSince = revs.has(o.target_id) ? edited.has(o.target_id) : o.updatedAt > d.createdAt;
-      if (editedSince && !later.has(`${o.type}:${o.target_id}`))
+      if (editedSince && !later.has(key(o)))
         reasons.push(`${Named(o)} изменён после развёртывания: откат потерял бы эти изменения`);
       if (o.action === 'updated' && !revs.get(o.target_id))
         reasons.push(`${Named(o)}: нет сохранённой версии до развёртывания`);
@@ -196,14 +199,15 @@ async function undo(tx: Tx, actor: Actor, stage: Stage, d: Deployment, opts: Rol
   fault('links');
 
   // ---- the rollback as a deployment of its own, and the restored objects' revisions ----
+  // In the deploy's order; a restored object under the name it has again.
   const objects: DeploymentObject<RollbackAction>[] = [...updated, ...created]
-    .sort((a, b) => all.indexOf(original(all, a)) - all.indexOf(original(all, b)))
+    .sort((a, b) => position.get(key(a))! - position.get(key(b))!)
     .map((o) => ({
       type: o.type,
       source_id: o.source_id,
       target_id: o.target_id,
       action: o.action === 'created' ? 'deleted' : 'restored',
-      name: o.name,
+      name: o.action === 'created' ? o.name : String(before.get(o.type)?.get(o.target_id)?.snapshot.row.name ?? o.name),
     }));
   const rollback = await recordDeployment(
     tx,
@@ -240,9 +244,6 @@ async function undo(tx: Tx, actor: Actor, stage: Stage, d: Deployment, opts: Rol
     endedRuns,
   };
 }
-
-const original = (all: DeploymentObject[], o: DeploymentObject) =>
-  all.find((x) => x.type === o.type && x.target_id === o.target_id)!;
 
 /** The deploy's objects still in the receiving stage, with their current name and edit time (one read per kind). */
 async function liveObjects(tx: Tx, workspaceId: number, all: DeploymentObject[]): Promise<Live[]> {

@@ -231,8 +231,9 @@ describe('rollback: the Done-when scenario', () => {
       to_stage: 1,
       warnings: [],
     });
-    expect(undoSecond.objects.map((o) => [o.type, o.source_id, o.target_id, o.action])).toEqual(
-      first.objects.map((o) => [o.type, o.source_id, o.target_id, 'restored']),
+    // Under the names they have again (the second deploy had renamed both widgets).
+    expect(undoSecond.objects.map((o) => [o.type, o.source_id, o.target_id, o.action, o.name])).toEqual(
+      first.objects.map((o) => [o.type, o.source_id, o.target_id, 'restored', o.name]),
     );
     expect(await stageRows(w.stages[1])).toEqual(afterFirst);
     // Over REST too: the dataset copy has its old formula and filter and no new field; the widget its old shelves.
