@@ -1,8 +1,10 @@
 /**
  * Pipeline deploy of 1,000 objects (100 sources, 300 datasets with schemas, 500 widgets, 100 dashboards) from
  * Разработка to Тест through POST /api/pipeline/{id}/deploy, then a repeated deploy after every original was edited
- * (the copies are updated). The goal: each under 2 s, in one transaction, with a number of SQL statements that does
- * not grow with the number of objects. Statements are counted on the pg clients while each deploy runs.
+ * (the copies are updated). Then both are rolled back through POST /api/pipeline/{id}/deployments/{id}/rollback:
+ * the repeated deploy (1,000 copies restored to their revision before it), then the first (1,000 copies deleted).
+ * The goal: each under 2 s, in one transaction, with a number of SQL statements that does not grow with the number
+ * of objects. Statements are counted on the pg clients while each deploy or rollback runs.
  *
  *   npm run bench:deploy     (TEST_DATABASE_URL or DATABASE_URL: the server the throwaway metadata database goes on)
  */
@@ -93,6 +95,10 @@ async function main() {
     const first = await counted(() => call('POST', `/api/pipeline/${pipeline.id}/deploy`, body, token));
     await touchEverything(deps.db, stages[0]);
     const again = await counted(() => call('POST', `/api/pipeline/${pipeline.id}/deploy`, body, token));
+    const rollback = (d: { deployment_id: number }) =>
+      counted(() => call('POST', `/api/pipeline/${pipeline.id}/deployments/${d.deployment_id}/rollback`, {}, token));
+    const undoAgain = await rollback(again.result);
+    const undoFirst = await rollback(first.result);
     const actions = (r: { objects: { action: string }[] }) =>
       r.objects.reduce<Record<string, number>>((a, o) => ({ ...a, [o.action]: (a[o.action] ?? 0) + 1 }), {});
     const total = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
@@ -111,13 +117,24 @@ async function main() {
     );
     console.log(`    by table: ${table(again.statements)}`);
     for (const [name, run] of [
+      ['rollback of the repeated deploy', undoAgain],
+      ['rollback of deploy #1', undoFirst],
+    ] as const) {
+      console.log(
+        `  ${name}: ${run.ms.toFixed(0)} ms, ${JSON.stringify(actions(run.result))}, ${total(run.statements)} SQL statements`,
+      );
+      console.log(`    by table: ${table(run.statements)}`);
+    }
+    for (const [name, run] of [
       ['deploy #1', first],
       ['repeated deploy', again],
+      ['rollback of the repeated deploy', undoAgain],
+      ['rollback of deploy #1', undoFirst],
     ] as const)
       console.log(
         `  slowest statements of ${name}: ${run.slowest.map(([ms, q]) => `${ms.toFixed(0)} ms ${q}`).join(' | ')}`,
       );
-    const met = first.ms < 2000 && again.ms < 2000;
+    const met = [first, again, undoAgain, undoFirst].every((run) => run.ms < 2000);
     console.log(`  goal (each < 2 s): ${met ? 'met' : 'NOT met'}`);
   } finally {
     await platform.close();
