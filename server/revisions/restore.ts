@@ -235,17 +235,16 @@ async function restoreDashboards(tx: Tx, items: RestoreItem[]): Promise<string[]
   const layouts = items.map((i) => ({ id: i.id, layout: layoutOf(i.snapshot.row.layout) }));
   const widgetIds = [...new Set(layouts.flatMap((l) => referencedWidgetIds(l.layout)))];
   const fieldIds = [...new Set(layouts.flatMap((l) => l.layout.selectors.map((s) => s.field_id)))];
-  const [dashboards, widgets, fields] = await Promise.all([
-    tx.execute<{ id: number; workspace_id: number }>(
-      sql`select id, workspace_id from dashboards where id = any(${ints(items.map((i) => i.id))})`,
-    ),
-    tx.execute<{ id: number; workspace_id: number }>(
-      sql`select id, workspace_id from widgets where id = any(${ints(widgetIds)})`,
-    ),
-    tx.execute<{ id: number; workspace_id: number }>(sql`
-      select f.id, d.workspace_id from dataset_fields f join datasets d on d.id = f.dataset_id
-      where f.id = any(${ints(fieldIds)})`),
-  ]);
+  // One after another: a transaction has one connection.
+  const dashboards = await tx.execute<{ id: number; workspace_id: number }>(
+    sql`select id, workspace_id from dashboards where id = any(${ints(items.map((i) => i.id))})`,
+  );
+  const widgets = await tx.execute<{ id: number; workspace_id: number }>(
+    sql`select id, workspace_id from widgets where id = any(${ints(widgetIds)})`,
+  );
+  const fields = await tx.execute<{ id: number; workspace_id: number }>(sql`
+    select f.id, d.workspace_id from dataset_fields f join datasets d on d.id = f.dataset_id
+    where f.id = any(${ints(fieldIds)})`);
   const workspaceOf = (rows: { id: number; workspace_id: number }[]) =>
     new Map(rows.map((r) => [Number(r.id), Number(r.workspace_id)]));
   const dashboardWs = workspaceOf(dashboards.rows);

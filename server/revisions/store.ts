@@ -4,14 +4,7 @@ import { ints } from '../objects/copy-map';
 import { readSetting } from '../service/store';
 import { KIND_TABLES, snapshotsOf, type RevisionChange, type RevisionKind, type Snapshot } from './snapshots';
 
-export {
-  REVISION_CHANGES,
-  REVISION_KINDS,
-  type RevisionChange,
-  type RevisionKind,
-  type Snapshot,
-  type SnapshotRow,
-} from './snapshots';
+export { REVISION_CHANGES, type RevisionChange, type RevisionKind, type Snapshot } from './snapshots';
 
 /*
  * The revisions' writes and reads: transaction first, no actor, no access checks. Every save of a workspace object
