@@ -19,6 +19,7 @@ import { queryEngineFor, streamQuery } from '../query/run/engine';
 import { definitionOf } from './definitions';
 import { fieldRef } from './fields';
 import { rollupColumns, writeRollupFile } from './file';
+import { rollupKeyOf } from './keys';
 import { MSG } from './messages';
 import { rollupsChanged } from './serving';
 import {
@@ -60,15 +61,6 @@ const STALE_MS = 30_000;
 const QUEUED_GRACE_MS = 60_000;
 /** The build's grouped query may scan a large table: its own time budget, not a widget's. */
 const BUILD_TIMEOUT_MS = 60 * 60_000;
-
-export const rollupPrefixOf = (datasetId: number) => `rollups/dataset-${datasetId}/`;
-export const rollupKeyOf = (datasetId: number, rollupId: number, loadId: string) =>
-  `${rollupPrefixOf(datasetId)}rollup-${rollupId}/${loadId}.duckdb`;
-const KEY = /^rollups\/dataset-(\d+)\/rollup-(\d+)\/([0-9a-f-]{36})\.duckdb$/;
-export function parseRollupKey(key: string): { datasetId: number; rollupId: number; loadId: string } | null {
-  const m = KEY.exec(key);
-  return m ? { datasetId: Number(m[1]), rollupId: Number(m[2]), loadId: m[3] } : null;
-}
 
 export type BuildTrigger = 'manual' | 'schedule' | 'extract';
 

@@ -22,7 +22,7 @@ import type { RollupRow } from './store';
  */
 
 export const GRANULARITIES: Granularity[] = ['day', 'week', 'month', 'quarter', 'year'];
-export const AGGREGATIONS: RollupAggregation[] = ['SUM', 'COUNT', 'MIN', 'MAX', 'AVG'];
+const AGGREGATIONS: RollupAggregation[] = ['SUM', 'COUNT', 'MIN', 'MAX', 'AVG'];
 
 /** Aggregations asked for that no rollup can hold, with why (upper-case, spaces and underscores as one). */
 const NOT_ADDITIVE: Record<string, string> = {

@@ -6,14 +6,8 @@ import { currentLoadOf } from '../etl/open-load';
 import { isUniqueViolation } from '../kernel/db-errors';
 import { invalid } from '../kernel/errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
-import {
-  ROLLUP_BUILD,
-  ROLLUP_SCHEDULE,
-  queueBuild,
-  rollupBuildJobKinds,
-  rollupPrefixOf,
-  sweepLostBuilds,
-} from './build';
+import { ROLLUP_BUILD, ROLLUP_SCHEDULE, queueBuild, rollupBuildJobKinds, sweepLostBuilds } from './build';
+import { rollupPrefixOf } from './keys';
 import { checkRollupInput, definitionOf, type RollupInput } from './definitions';
 import { MSG } from './messages';
 import { isFresh, rollupsChanged } from './serving';

@@ -9,6 +9,7 @@ import type { HeldCopy } from '../storage/local-copies';
 import { StorageNotFoundError } from '../storage/object-storage';
 import { AppError } from '../kernel/errors';
 import { definitionOf } from './definitions';
+import { rollupKeyOf } from './keys';
 import { MSG } from './messages';
 import { currentLoadsOf, rollupsOfDataset } from './store';
 import type { OpenedRollup, ServedRollup } from './types';
@@ -116,8 +117,7 @@ const openLoads = cacheSlot('rollups.openLoads', () => ({
 const RETIRE_AFTER_MS = 30_000;
 const IDLE_MS = 10 * 60_000;
 
-const keyOf = (s: ServedRollup) =>
-  `rollups/dataset-${s.definition.datasetId}/rollup-${s.definition.id}/${s.load.id}.duckdb`;
+const keyOf = (s: ServedRollup) => rollupKeyOf(s.definition.datasetId, s.definition.id, s.load.id);
 
 /**
  * The read-only DuckDB connector of the rollup's load on this node (its copy held while open, downloaded on a miss)

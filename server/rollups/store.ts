@@ -125,7 +125,7 @@ export async function moveBuild(
   return row ?? null;
 }
 
-export const BUILD_SORT = {
+const BUILD_SORT = {
   build_id: rollupBuilds.id,
   state: rollupBuilds.state,
   trigger: rollupBuilds.trigger,

@@ -126,7 +126,8 @@ function needOf(
       if (!['SUM', 'COUNT', 'MIN', 'MAX', 'AVG'].includes(name) || e.args.length !== 1)
         throw new NotServed(MSG.notServedMeasure(e.args.length ? name : `${name}()`));
       let arg: DatasetField | Expr | null = fieldByRef(e.args[0], seen);
-      while (arg && !isField(arg) && (arg.kind === 'calc_ref' || arg.kind === 'column_ref')) arg = fieldByRef(arg, seen);
+      while (arg && !isField(arg) && (arg.kind === 'calc_ref' || arg.kind === 'column_ref'))
+        arg = fieldByRef(arg, seen);
       if (!isField(arg)) throw new NotServed(MSG.notServedExpression(`${name}(…)`));
       const f = arg;
       const aggregation = name as RollupAggregation;

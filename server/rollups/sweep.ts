@@ -1,6 +1,6 @@
 import type { AppDeps } from '../app/deps';
 import { cacheSlot } from '../kernel/app-caches';
-import { parseRollupKey } from './build';
+import { parseRollupKey } from './keys';
 import { deleteExpiredRollupLoads, existingRollupIds, loadRowsByIds } from './store';
 
 /*
