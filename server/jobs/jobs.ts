@@ -1,5 +1,6 @@
-import { CronExpressionParser } from 'cron-parser';
-import { PgBoss, type Job } from 'pg-boss';
+import { createRequire } from 'node:module';
+import type * as CronParser from 'cron-parser';
+import type { PgBoss, Job } from 'pg-boss';
 import type pg from 'pg';
 import type { z } from 'zod';
 import { jobRunDurations } from '../ops/ops';
@@ -200,6 +201,9 @@ export class JobRunner {
   private async startBoss(): Promise<PgBoss> {
     const pool = this.pool;
     const works = this.works;
+    // pg-boss (with cron-parser, luxon and rrule-temporal, about 1.7 MB of modules) loads here, after the server
+    // listens (main.ts), not while it starts.
+    const { PgBoss } = await import('pg-boss');
     const boss = new PgBoss({
       db: { executeSql: (text: string, values?: unknown[]) => pool.query(text, values as unknown[]) },
       registerInstance: false,
@@ -394,6 +398,11 @@ export class JobRunner {
  * pg-boss fires.
  */
 
+/** cron-parser (CommonJS, so a synchronous require) loaded on first use, not with the server. */
+let cronParser: typeof CronParser | undefined;
+const cron = () =>
+  (cronParser ??= createRequire(import.meta.url)('cron-parser') as typeof CronParser).CronExpressionParser;
+
 /** Five fields (minute hour day month weekday): what the interface offers (pg-boss would take six, with seconds). */
 const FIVE_FIELDS = /^\S+(\s+\S+){4}$/;
 
@@ -403,7 +412,7 @@ export function isTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     // pg-boss's own zone check (timezone.js, assertTimezone): a zone is read only once a date is built in it.
-    CronExpressionParser.parse('* * * * *', { tz, strict: false, currentDate: new Date() });
+    cron().parse('* * * * *', { tz, strict: false, currentDate: new Date() });
     return true;
   } catch {
     return false;
@@ -416,7 +425,7 @@ export function cronProblem(expression: string): string | null {
   if (!FIVE_FIELDS.test(text)) return 'Расписание должно состоять из пяти полей: минута час день месяц день_недели';
   try {
     // The call pg-boss's schedule() makes first (timekeeper.js, parseRecurrence), with the same options.
-    CronExpressionParser.parse(text, { tz: 'UTC', strict: false });
+    cron().parse(text, { tz: 'UTC', strict: false });
     return null;
   } catch (e) {
     return `Некорректное выражение cron: ${e instanceof Error ? e.message : String(e)}`;
@@ -429,9 +438,7 @@ export function cronProblem(expression: string): string | null {
  */
 export function nextRunAt(expression: string, timezone: string, from: Date = new Date()): Date | null {
   try {
-    return CronExpressionParser.parse(expression.trim(), { tz: timezone, strict: false, currentDate: from })
-      .next()
-      .toDate();
+    return cron().parse(expression.trim(), { tz: timezone, strict: false, currentDate: from }).next().toDate();
   } catch {
     return null;
   }

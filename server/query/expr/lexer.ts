@@ -114,7 +114,8 @@ export const allTokens: TokenType[] = [
   Identifier,
 ];
 
-const lexer = new Lexer(allTokens, { ensureOptimizations: true });
+/** Built on the first text tokenized, not at start (building it analyses every token pattern). */
+let lexer: Lexer | undefined;
 
 function lexerErrorDetail(ch: string): string {
   switch (ch) {
@@ -137,7 +138,7 @@ function forbiddenDetail(image: string): string {
 }
 
 export function tokenize(text: string): IToken[] {
-  const result = lexer.tokenize(text);
+  const result = (lexer ??= new Lexer(allTokens, { ensureOptimizations: true })).tokenize(text);
   const error = result.errors[0];
   if (error) {
     throw new ExpressionError(lexerErrorDetail(text[error.offset] ?? ''), {

@@ -3,7 +3,7 @@ import { mapChildren, type Expr } from './ast';
 import { checkCall, isAggregate, normalizeUnit } from './analysis';
 import { ExpressionError, type Position } from './errors';
 import { LParen, RParen, tokenize } from './lexer';
-import { parser, tokenPosition } from './parser';
+import { expressionParser, tokenPosition } from './parser';
 
 /** Long enough for any real formula, short enough that one request cannot make the parser work for long. */
 export const MAX_EXPRESSION_LENGTH = 20_000;
@@ -29,6 +29,7 @@ function endPosition(text: string): Position {
 function parseSyntax(text: string): Expr {
   const tokens = tokenize(text);
   checkParens(tokens);
+  const parser = expressionParser();
   parser.input = tokens;
   let ast: Expr;
   try {

@@ -280,7 +280,12 @@ class ExpressionParser extends EmbeddedActionsParser {
   });
 }
 
-/** One instance for the process, as chevrotain recommends: building a parser runs a grammar analysis. */
-export const parser = new ExpressionParser();
+let instance: ExpressionParser | undefined;
+
+/**
+ * One instance for the process, as chevrotain recommends: building a parser runs a grammar analysis, tens of
+ * milliseconds, so it is built on the first expression parsed, not at start.
+ */
+export const expressionParser = (): ExpressionParser => (instance ??= new ExpressionParser());
 
 export const tokenPosition = pos;
