@@ -21,6 +21,7 @@
  *     ONLY=hit       one mode (miss, hit, settings, pgbench)
  *     SETTLE=30      seconds to wait before the last RSS figure
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
+ *     SERVER_NODE_FLAGS  node flags for the server instead of the start command's
  *     SOURCE_PG_URL  the source PostgreSQL (default postgres://postgres@127.0.0.1:5432/test)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -63,8 +64,12 @@ interface Ready {
 const root = path.resolve(import.meta.dirname, '../..');
 const ADMIN_PASSWORD = 'Bench-load-2026';
 
-/** The node flags of package.json's start command (`... && exec node <flags> dist/main.js`). */
+/**
+ * The node flags of package.json's start command (`... && exec node <flags> dist/main.js`), or SERVER_NODE_FLAGS
+ * when set (to compare flags).
+ */
 function startFlags(): string[] {
+  if (process.env.SERVER_NODE_FLAGS !== undefined) return process.env.SERVER_NODE_FLAGS.split(/\s+/).filter(Boolean);
   const start = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
     .scripts.start;
   const m = /exec node (.*?)\s*dist\/main\.js/.exec(start);
