@@ -341,6 +341,23 @@ describe('rollback: compare afterwards', () => {
   });
 });
 
+describe('rollback: Тест -> Прод', () => {
+  it('a deploy into Прод is rolled back the same way, Тест untouched', async () => {
+    const { w } = await world();
+    await deployAll(w);
+    const test = await stageRows(w.stages[1]);
+    const toProd = ok<DeployResult>(await deploy(api, w, { from_stage: 1, objects: [] }));
+    expect((await stageRows(w.stages[2])).widgets).toHaveLength(2);
+    const undo = ok<Rollback>(await rollback(w, toProd.deployment_id));
+    expect(undo).toMatchObject({ from_stage: 1, to_stage: 2 });
+    expect(undo.objects.map((o) => o.action)).toEqual(Array(5).fill('deleted'));
+    const prod = await stageRows(w.stages[2]);
+    for (const table of Object.keys(prod)) expect(prod[table]).toEqual([]);
+    expect(await stageRows(w.stages[1])).toEqual(test);
+    expect(Object.values(await statuses(api, w, '1'))).toEqual(Array(5).fill('new'));
+  });
+});
+
 describe('rollback: refusals that name what depends on the change', () => {
   it('a later deploy changed the objects: the older deploy is refused, naming them, and nothing changes', async () => {
     const { w, dev, widget2 } = await world();
@@ -441,6 +458,22 @@ describe('rollback: refusals that name what depends on the change', () => {
       `Откат невозможен: Источник данных «${sourceName}» (id ${sourceCopy}) нельзя удалить: от него зависит датасет «${later.name}» (id ${later.id}), созданный не этим развёртыванием`,
     );
     expect(await stageRows(w.stages[1])).toEqual(before);
+  });
+
+  it('an updated object without a revision from before the deploy (older than revisions): refused, naming it', async () => {
+    const { w, dev, widget2 } = await world();
+    const first = await deployAll(w);
+    await editDev(w, dev, widget2);
+    const second = await deployAll(w);
+    const copy = copyOf(first, 'widget', dev.widgetId);
+    await t.deps.db.execute(sql`delete from object_revisions where object_type = 'widget' and object_id = ${copy}
+      and deployment_id is distinct from ${second.deployment_id}`);
+    const name = ok<Widget>(await api.get(`/api/widget/${copy}`, w.tokens.admin)).name;
+    const res = await rollback(w, second.deployment_id);
+    expect(res.status).toBe(400);
+    expect(failure(res).message).toBe(
+      `Откат невозможен: Виджет «${name}» (id ${copy}): нет сохранённой версии до развёртывания`,
+    );
   });
 
   it('a created object deleted by hand since is skipped with a warning line', async () => {
