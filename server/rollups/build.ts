@@ -16,7 +16,7 @@ import type { DatasetModel } from '../query/compile/dataset-model';
 import type { ShelfField, WidgetQueryInput } from '../query/compile/types';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { queryEngineFor, streamQuery } from '../query/run/engine';
-import { definitionOf } from './definitions';
+import { definitionOf, shapeOf } from './definitions';
 import { fieldRef } from './fields';
 import { rollupColumns, writeRollupFile } from './file';
 import { rollupKeyOf } from './keys';
@@ -32,6 +32,7 @@ import {
   moveBuild,
   queuedBuildsOlderThan,
   rollupById,
+  rollupForUpdate,
   staleBuilds,
   type BuildRow,
   type BuildState,
@@ -242,6 +243,8 @@ interface MadeRollup {
     extractLoadId: string | null;
     rows: number;
     bytes: number;
+    /** The definition's shape the file was built for (definitions.ts shapeOf). */
+    shape: string;
   };
 }
 
@@ -292,6 +295,7 @@ async function makeRollup(deps: AppDeps, build: BuildRow, signal: AbortSignal): 
       extractLoadId,
       rows: written.rows,
       bytes: written.bytes,
+      shape: shapeOf(def),
     },
   };
 }
@@ -341,7 +345,13 @@ async function settle(
     if (load && !(await lockDatasetForShare(tx, load.datasetId))) return null;
     const moved = await moveBuild(tx, buildId, [from], change);
     if (!moved) return null;
-    if (load) await commitRollupLoad(tx, load);
+    if (load) {
+      // The definition changed shape while this build ran: its file holds the old shape and must not be served.
+      const now = await rollupForUpdate(tx, load.rollupId);
+      if (!now || shapeOf(definitionOf(now)) !== load.shape) throw new Error(MSG.definitionChanged);
+      const { shape: _shape, ...row } = load;
+      await commitRollupLoad(tx, row);
+    }
     await addBuildStep(tx, buildId, change.state, message);
     if (notice) await notify(tx, moved, notice, message);
     return moved;

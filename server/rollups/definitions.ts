@@ -180,3 +180,10 @@ export function definitionOf(row: RollupRow): RollupDefinition {
         : { mode: 'with_extract' },
   };
 }
+
+/** What a built table holds: its dimensions and measures in order (jsonb keeps no key order, so not its JSON). */
+export const shapeOf = (d: RollupDefinition) =>
+  [
+    ...d.dimensions.map((x) => `d:${x.fieldId}:${x.granularity}:${x.column}`),
+    ...d.measures.map((x) => `m:${x.fieldId}:${x.aggregation}`),
+  ].join('|');

@@ -8,7 +8,7 @@ import { invalid } from '../kernel/errors';
 import { pageOf, type PageRequest } from '../kernel/paging';
 import { ROLLUP_BUILD, ROLLUP_SCHEDULE, queueBuild, rollupBuildJobKinds, sweepLostBuilds } from './build';
 import { rollupPrefixOf } from './keys';
-import { checkRollupInput, definitionOf, type RollupInput } from './definitions';
+import { checkRollupInput, definitionOf, shapeOf, type RollupInput } from './definitions';
 import { MSG } from './messages';
 import { isFresh, rollupsChanged } from './serving';
 import { sweepRollupObjects } from './sweep';
@@ -24,6 +24,7 @@ import {
   moveBuild,
   nameTaken,
   rollupById,
+  rollupForUpdate,
   rollupsOfDataset,
   rollupsWithExtract,
   stepsOfBuild,
@@ -110,8 +111,11 @@ async function saveRollup(
     saved = await deps.db.transaction(async (tx) => {
       if (await nameTaken(tx, datasetId, name, rollupId ?? undefined)) throw invalid({ name: MSG.nameTaken(name) });
       if (rollupId === null) return insertRollup(tx, { ...values, authorId: actor.userId });
+      const before = await rollupForUpdate(tx, rollupId);
       const updated = await updateRollup(tx, rollupId, values);
-      if (!updated) throw MSG.rollupNotFound(rollupId);
+      if (!before || !updated) throw MSG.rollupNotFound(rollupId);
+      // A load of another shape must not answer for the new definition: out of service in the same transaction.
+      if (shapeOf(definitionOf(before)) !== shapeOf(definitionOf(updated))) await dropCurrentLoad(tx, rollupId);
       return updated;
     });
   } catch (e) {
@@ -127,7 +131,7 @@ async function saveRollup(
 export const createRollup = (deps: AppDeps, actor: Actor, datasetId: number, input: RollupInput) =>
   saveRollup(deps, actor, datasetId, input, null);
 
-/** PUT: the whole definition replaced. A changed definition keeps its current load until rebuilt... */
+/** PUT: the whole definition replaced; its current build stays in service unless the dimensions or measures changed. */
 export async function replaceRollup(
   deps: AppDeps,
   actor: Actor,
@@ -135,31 +139,9 @@ export async function replaceRollup(
   rollupId: number,
   input: RollupInput,
 ): Promise<RollupView> {
-  const before = await rollupById(deps.db, rollupId);
   const view = await saveRollup(deps, actor, datasetId, input, rollupId);
-  // ...unless its dimensions or measures changed: a load of the old shape must not answer for the new one.
-  if (
-    before &&
-    (JSON.stringify(before.dimensions) !== JSON.stringify(view.dimensions.map(dimOf)) ||
-      JSON.stringify(before.measures) !== JSON.stringify(view.measures.map(measureOf)))
-  ) {
-    await dropCurrentLoad(deps.db, rollupId);
-    rollupsChanged(deps, datasetId);
-    return getRollup(deps, actor, datasetId, rollupId);
-  }
   return view;
 }
-
-const dimOf = (d: RollupView['dimensions'][number]) => ({
-  fieldId: d.field_id,
-  granularity: d.granularity,
-  column: d.column,
-});
-const measureOf = (m: RollupView['measures'][number]) => ({
-  fieldId: m.field_id,
-  aggregation: m.aggregation,
-  columns: m.columns,
-});
 
 export async function removeRollup(
   deps: AppDeps,

@@ -29,6 +29,12 @@ export async function rollupById(db: DbOrTx, id: number): Promise<RollupRow | nu
   return row ?? null;
 }
 
+/** The rollup's row locked for the caller's transaction (a save, or a build's commit checking its shape). */
+export async function rollupForUpdate(tx: DbOrTx, id: number): Promise<RollupRow | null> {
+  const [row] = await tx.select().from(datasetRollups).where(eq(datasetRollups.id, id)).for('update');
+  return row ?? null;
+}
+
 export async function nameTaken(db: DbOrTx, datasetId: number, name: string, exceptId?: number): Promise<boolean> {
   const [row] = await db
     .select({ id: datasetRollups.id })
