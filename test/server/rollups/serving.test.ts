@@ -2,11 +2,19 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CacheChange } from '../../../server/kernel/app-caches';
 import { openRollup } from '../../../server/rollups/serving';
 import { sweepRollupObjects, rollupLoadGrace } from '../../../server/rollups/sweep';
-import { insertBuild } from '../../../server/rollups/store';
+import { insertBuild, moveBuild } from '../../../server/rollups/store';
+import { sweepLostBuilds } from '../../../server/rollups/build';
 import { useTestApp } from '../../support/app';
 import { failure, ok } from '../../support/rest';
 import { createSalesWorld, makeSales } from '../../routers/widgets/world';
-import { buildRollup, servable, type BuildHistory, type BuildView, type RollupView } from '../../routers/rollups/world';
+import {
+  buildRollup,
+  servable,
+  type BuildHistory,
+  type BuildPage,
+  type BuildView,
+  type RollupView,
+} from '../../routers/rollups/world';
 
 /*
  * What the read side is given: only enabled, built and fresh rollups, read again on every node when a build lands or
@@ -106,6 +114,28 @@ describe('sweep and cancel', () => {
     const again = await api.post(`${path}/cancel`, {}, owner());
     expect(again.status).toBe(400);
     expect(failure(again).message).toBe('Сборка уже завершена (состояние cancelled): отменять нечего');
+  });
+
+  it('fails a build whose worker stopped beating, and keeps the build in service', async () => {
+    const served = (await servable(t.deps, world.datasetId))[0].load.id;
+    const lost = await insertBuild(t.deps.db, {
+      rollupId: rollup.id,
+      datasetId: world.datasetId,
+      userId: null,
+      trigger: 'manual',
+    });
+    await moveBuild(t.deps.db, lost.id, ['queued'], {
+      state: 'running',
+      startedAt: new Date(Date.now() - 120_000),
+      heartbeatAt: new Date(Date.now() - 60_000),
+    });
+    await sweepLostBuilds(t.deps);
+    const page = ok<BuildPage>(await api.get(`/api/dataset/${world.datasetId}/rollups/${rollup.id}/builds`, owner()));
+    expect(page.content.find((b) => b.build_id === lost.id)).toMatchObject({
+      state: 'failed',
+      error: 'Процесс, выполнявший сборку, остановился: прежняя версия агрегата осталась в работе',
+    });
+    expect((await servable(t.deps, world.datasetId))[0].load.id).toBe(served);
   });
 
   it('deletes a rollup with its builds', async () => {
