@@ -162,6 +162,64 @@ describe('dataset revisions', () => {
     expect((await diff('/api/dataset', ds.id, 2)).against).toBe(6);
   });
 
+  it('reports a source that is gone and the objects on it instead of writing them back', async () => {
+    const other = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+    const ds = ok<DatasetDetails>(
+      await api.post(
+        '/api/dataset',
+        { name: 'Две базы', workspace_id: cast.workspaceId, live: true, data_source_ids: [sourceId, other] },
+        owner(),
+      ),
+    );
+    const full = {
+      objects: [
+        { id: -1, data_source_id: sourceId, name: 'sales', schema: 'public', table: tables.sales },
+        { id: -2, data_source_id: other, name: 'regions', schema: 'public', table: tables.regions },
+      ],
+      fields: [
+        { id: -11, object_id: -1, name: 'region_id', column: 'region_id', primitive_type: 'integer' },
+        { id: -12, object_id: -1, name: 'amount', column: 'amount', primitive_type: 'float' },
+        { id: -21, object_id: -2, name: 'id', column: 'id', primitive_type: 'integer' },
+        { id: -22, object_id: -2, name: 'name', column: 'name', primitive_type: 'string' },
+      ],
+      relations: [
+        {
+          id: -41,
+          left_object_id: -1,
+          right_object_id: -2,
+          join_type: 'left',
+          conditions: [{ left_field_id: -11, right_field_id: -21 }],
+        },
+      ],
+      hierarchies: [],
+      filters: [],
+      parameters: [],
+    };
+    const at2 = ok<DatasetDetails>(await api.put(`/api/dataset/${ds.id}/schema`, full, owner()));
+    const sales = at2.objects.find((o) => o.name === 'sales')!;
+    const salesFields = at2.fields.filter((f) => f.object_id === sales.id);
+    const onlySales = {
+      objects: [sales],
+      fields: salesFields,
+      relations: [],
+      hierarchies: [],
+      filters: [],
+      parameters: [],
+    };
+    expect((await api.put(`/api/dataset/${ds.id}/schema`, onlySales, owner())).status).toBe(200);
+    expect((await api.put(`/api/dataset/${ds.id}`, { data_source_ids: [sourceId] }, owner())).status).toBe(200);
+    expect((await api.delete(`/api/data-source/${other}`, owner())).status).toBe(200);
+
+    const back = await restore('/api/dataset', ds.id, 2);
+    expect(back.missing).toEqual([
+      `источник данных id ${other} (датасет id ${ds.id}; не восстановлены объекты «regions»)`,
+    ]);
+    const now = ok<DatasetDetails>(await api.get(`/api/dataset/${ds.id}`, owner()));
+    expect(now.objects).toEqual([sales]);
+    expect(now.fields).toEqual(salesFields);
+    expect(now.relations).toEqual([]);
+  });
+
   it('shows a reader who does not own the dataset its revisions without the security rules', async () => {
     const ds = await salesDataset();
     await api.post(
