@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { useTestApp } from '../../support/app';
 import { ok } from '../../support/rest';
 import { uniq } from '../../support/factories';
+import type { DatasetDetails } from '../datasets/helpers';
 import { createObjectDataset } from '../etl/world';
 import { createPgSource, createSalesWorld, makeSales, sourceDb, type WidgetView } from '../widgets/world';
 import { buildRollup, type RollupView, type SuggestAnswer } from './world';
@@ -76,6 +77,11 @@ beforeAll(async () => {
   }
 });
 afterAll(() => world.dispose());
+
+async function fieldIdsOf(datasetId: number): Promise<Record<string, number>> {
+  const d = ok<DatasetDetails>(await api.get(`/api/dataset/${datasetId}`, owner()));
+  return Object.fromEntries(d.fields.map((f) => [f.name, f.id]));
+}
 
 it('suggests rollups answering the saved widgets, with the dashboards they serve and estimated rows', async () => {
   const answer = ok<SuggestAnswer>(await api.post(`/api/dataset/${world.datasetId}/rollups/suggest`, {}, owner()));
@@ -173,6 +179,22 @@ it('keeps rollups apart when their union would be large, each estimated by its d
       [[ids[1], ids[2]], 301, []],
       [[ids[0]], 201, []],
     ]);
+
+    // A row rule on k2: every rollup keeps k2 so that it can apply the rule; the k2 rollup is then covered by the
+    // other and merged into it.
+    const fieldK2 = (await fieldIdsOf(datasetId)).k2;
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/rls-rules`,
+        { operator: 'in', field_id: fieldK2, attribute: 'k2', user_ids: [world.cast.users.viewer.id] },
+        owner(),
+      ),
+    );
+    const ruled = ok<SuggestAnswer>(await api.post(`/api/dataset/${datasetId}/rollups/suggest`, {}, owner()));
+    expect(ruled.suggestions).toHaveLength(1);
+    expect(ruled.suggestions[0].widgets).toEqual(ids);
+    expect(ruled.suggestions[0].dimensions.map((d) => d.field_id)).toContain(fieldK2);
+    expect(ruled.suggestions[0].estimated_rows).toBe(201 * 301);
   } finally {
     await db.query(`DROP TABLE IF EXISTS ${table}`);
     await db.end();
