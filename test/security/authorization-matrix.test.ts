@@ -7,6 +7,7 @@ import {
   createWorkspaceObjects,
   datasetSchemaOver,
   pathValuesFor,
+  rollupOver,
   widgetOver,
   type WorkspaceObjects,
 } from '../support/workspace-objects';
@@ -34,6 +35,7 @@ const VIEWER_MAY_CALL = new Set([
   'POST /api/dataset/{id}/preview',
   'POST /api/widget/{id}/data',
   'POST /api/dashboard/{id}/data',
+  'POST /api/dataset/{id}/rollups/suggest',
 ]);
 
 const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
@@ -117,6 +119,7 @@ function bodyFor(op: ApiOperation, refs: Reference[] = []): unknown {
   if (/^\/api\/dataset\/\{id\}\/schema(\/validate)?$/.test(op.path) && !refs.length)
     return datasetSchemaOver(objects.sourceId, objects.table);
   if (op.key === 'PUT /api/widget/{id}') return widgetOver(objects.datasetId);
+  if (/^\/api\/dataset\/\{id\}\/rollups(\/\{rollupId\})?$/.test(op.path)) return rollupOver(objects.fieldId);
   if (op.body.mediaType === 'multipart/form-data') {
     const form = new FormData();
     for (const ref of refs) form.append(ref, String(refValue(ref)));

@@ -25,6 +25,9 @@ export interface WorkspaceObjects {
   clsRuleId: number;
   /** A share link of the dashboard. */
   linkId: number;
+  /** A rollup of the dataset (rollupOver) and a build of it. */
+  rollupId: number;
+  buildId: number;
   /** A table of three rows in the test PostgreSQL that the source and dataset read. */
   table: string;
   /** Drops the table (the objects themselves go with the test's database). */
@@ -50,6 +53,14 @@ export const widgetOver = (datasetId: number) => ({
   type: 'table',
   dataset_id: datasetId,
   rows: [{ id: 'city', field: 'city', table: 'cities' }],
+});
+
+/** The fixture rollup: the count of the dataset's first field, refreshed on its own schedule (the dataset is live). */
+export const rollupOver = (fieldId: number) => ({
+  name: uniq('rollup'),
+  dimensions: [],
+  measures: [{ field_id: fieldId, aggregation: 'COUNT' }],
+  refresh: { mode: 'schedule', cron: '0 3 * * *' },
 });
 
 function data<T>(what: string, res: RestResponse): T {
@@ -143,6 +154,14 @@ export async function createWorkspaceObjects(
       token,
     ),
   );
+  const rollup = data<{ id: number }>(
+    'rollup',
+    await api.post(`/api/dataset/${dataset.id}/rollups`, rollupOver(schema.fields[0].id), token),
+  );
+  const build = data<{ build_id: number }>(
+    'rollup build',
+    await api.post(`/api/dataset/${dataset.id}/rollups/${rollup.id}/build`, {}, token),
+  );
   let memberId = 0;
   if (memberUserId !== undefined) {
     const members = data<z.output<typeof listMembersOutput>>(
@@ -166,6 +185,8 @@ export async function createWorkspaceObjects(
     ruleId: rule.id,
     clsRuleId: clsRule.id,
     linkId: link.link_id,
+    rollupId: rollup.id,
+    buildId: build.build_id,
     table,
     dispose: () => dropTable('postgresql', table),
   };
@@ -195,5 +216,7 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
     memberId: String(o.memberId),
     ruleId: String(ruleId),
     linkId: String(o.linkId),
+    rollupId: String(o.rollupId),
+    buildId: String(o.buildId),
   };
 }
