@@ -501,6 +501,8 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
       token: 'not-a-share-link-token',
       jobId: '1',
       runId: '1',
+      rollupId: '1',
+      buildId: '1',
     });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });
