@@ -90,15 +90,20 @@ export async function getWidget(db: DbOrTx, actor: Actor, id: number): Promise<W
 
 /** Replaces the whole configuration (the same body as create). Any save updates updated_at. */
 export async function updateWidget(deps: AppDeps, actor: Actor, id: number, input: WidgetInput): Promise<WidgetView> {
+  // The configuration is checked before the transaction: checking loads the dataset's model and sources on pool
+  // connections of their own, and doing that while holding the widget's row lock let more concurrent saves of one
+  // widget than the pool has connections wait for each other forever. The same checks run again under the lock.
+  const targetDataset = async (db: DbOrTx, current: { datasetId: number }) =>
+    // Moving to another dataset needs the right to build widgets where that dataset lives.
+    input.dataset_id === current.datasetId
+      ? (await readableObject(db, actor, 'dataset', input.dataset_id)).row
+      : await editableDataset(db, actor, input.dataset_id);
+  const before = (await ownedObject(deps.db, actor, 'widget', id)).row;
+  await validateWidgetConfig(deps, await targetDataset(deps.db, before), input);
   return deps.db
     .transaction(async (tx) => {
       const { row: current } = await ownedObject(tx, actor, 'widget', id, { forUpdate: true });
-      // Moving to another dataset needs the right to build widgets where that dataset lives.
-      const dataset =
-        input.dataset_id === current.datasetId
-          ? (await readableObject(tx, actor, 'dataset', input.dataset_id)).row
-          : await editableDataset(tx, actor, input.dataset_id);
-      await validateWidgetConfig(deps, dataset, input);
+      const dataset = await targetDataset(tx, current);
       // On a dataset of another workspace the widget moves there: layouts it leaves behind stop showing it.
       if (dataset.workspaceId !== current.workspaceId) {
         await lockWorkspaceLayouts(tx, current.workspaceId);
