@@ -34,6 +34,9 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   limit: 'Largest number of items to return',
   action: 'Only entries of this action',
   jobId: 'Export job id (job_id from POST /api/exports)',
+  against: 'Revision number to compare with (default: the current revision)',
+  deploymentId: 'Deployment id (from GET /api/pipeline/{id}/deployments)',
+  details: 'true: each changed object also lists the paths changed since its last deploy',
 };
 
 /** Where a name means something else on one operation: `METHOD /path` -> name -> description. */

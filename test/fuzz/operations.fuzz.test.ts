@@ -503,6 +503,8 @@ test('a hostile Authorization header is a 401 on every protected operation, neve
       runId: '1',
       rollupId: '1',
       buildId: '1',
+      rev: '1',
+      deploymentId: '1',
     });
     for (const authorization of headers) {
       const res = await api.call(op.method, url, { headers: { authorization } });

@@ -218,5 +218,7 @@ export function pathValuesFor(path: string, o: WorkspaceObjects): Record<string,
     linkId: String(o.linkId),
     rollupId: String(o.rollupId),
     buildId: String(o.buildId),
+    // Revision 1 of every object: the one its creation wrote.
+    rev: '1',
   };
 }
