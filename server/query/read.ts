@@ -89,10 +89,27 @@ export async function readData(
       return { model: security.visible, ...fromRollup, path: 'rollup' };
     }
   }
-  const { query, result } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
-    compileRequest(deps, security.model, request, dialectOf, security.key),
-  );
   const path = sourcePath(ctx);
+  // A repeated widget request: the plan and result of the last identical one, while the result cache still holds it.
+  const requestText = request.kind === 'widget' ? JSON.stringify(request.query) : '';
+  const answerKey = request.kind === 'widget' ? answerKeyOf(deps, ctx, security, requestText) : '';
+  if (request.kind === 'widget') {
+    const answer = repeatedAnswer(deps, ctx, answerKey);
+    if (answer) {
+      recordDataPath(path);
+      return {
+        model: security.visible,
+        query: answer.query,
+        rows: security.mask(answer.query, answer.result.rows),
+        truncated: answer.result.truncated,
+        path,
+      };
+    }
+  }
+  const { query, result, dataKey } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
+    compileRequest(deps, security.model, request, dialectOf, security.key, requestText),
+  );
+  if (request.kind === 'widget') deps.caches.of(answers).set(answerKey, { query, dataKey });
   if (request.kind === 'widget') recordDataPath(path);
   return {
     model: security.visible,
@@ -101,6 +118,40 @@ export async function readData(
     truncated: result.truncated,
     path,
   };
+}
+
+/**
+ * Answers of widget requests by everything that decides them, looked up before compiling: the dataset and its
+ * version (every save bumps it), the read epoch (rules, rights, sources and memberships changed, here or on another
+ * node: server/kernel/cache-changes.ts), the viewer's security key (their column rules and their row rules' filters
+ * with their own attribute values: two viewers whose rules differ never share an entry) and the request's text. An
+ * entry keeps the compiled query and its target's data key (the extract's load, or the live source's settings),
+ * not rows: the rows are the result cache's, read under the query's own key, so an answer dies whenever the result
+ * cache's entry does (TTL, memory budget, clears), and a data key that moved on (an extract loaded, a source edited)
+ * refuses it. The caller's access checks (securedRead, rollups first) run before it, as for every read.
+ */
+const answers = cacheSlot(
+  'query.answers',
+  () => new TtlCache<string, { query: CompiledQuery; dataKey: string }>(10 * 60_000, 5_000),
+);
+
+function answerKeyOf(deps: AppDeps, ctx: DatasetQueryContext, security: DatasetSecurity, requestText: string): string {
+  const model = ctx.model;
+  return `${model.id}:${model.version}:${deps.caches.readEpoch.value}:${security.key}\u0000${requestText}`;
+}
+
+function repeatedAnswer(deps: AppDeps, ctx: DatasetQueryContext, key: string) {
+  const answer = deps.caches.of(answers).get(key);
+  if (!answer) return undefined;
+  let dataKey: string;
+  try {
+    dataKey = ctx.sources.dataKey(deps, answer.query.dataSourceId);
+  } catch {
+    return undefined; // the source is not the dataset's any more: compile as a first read would, and say so
+  }
+  if (dataKey !== answer.dataKey) return undefined;
+  const result = queryEngineFor(deps).cachedResult(dataKey, ctx.model.version, answer.query);
+  return result && { query: answer.query, result };
 }
 
 /** The path a read not answered by a rollup takes: the dataset's extract or its live source. */
@@ -338,12 +389,14 @@ function compileRequest(
   request: ReadRequest,
   dialectOf: (id: number) => Dialect,
   columnRulesKey: string,
+  /** The request's JSON (widget requests). */
+  requestText: string,
 ): CompiledQuery {
   switch (request.kind) {
     case 'widget': {
       // Compiling depends on the model (its version and the viewer's column rules), the request and the sources'
       // dialects (fixed per source id) only.
-      const planKey = `${model.id}:${model.version}:${columnRulesKey}:${JSON.stringify(request.query)}`;
+      const planKey = `${model.id}:${model.version}:${columnRulesKey}:${requestText}`;
       const cached = deps.caches.of(plans).get(planKey);
       if (cached) return cached;
       const compiled = compileWidgetQuery(model, request.query, dialectOf);

@@ -65,5 +65,5 @@ export async function compileAndRun(
   const query = compile(ctx.sources.dialectOf);
   const target = ctx.sources.target(deps, query.dataSourceId);
   const result = await queryEngineFor(deps).execute(target, query, ctx.model.version);
-  return { query, result };
+  return { query, result, dataKey: target.dataKey };
 }

@@ -79,6 +79,17 @@ export class QueryEngine {
     }
   }
 
+  /**
+   * This node's cached result of the query on the target's data at that version, if it still holds one (the TTL,
+   * the memory budget and clears decide, as for execute); nothing is run. For callers that kept a compiled query
+   * and its target's data key from an earlier execute (server/query/read.ts: answers of repeated requests).
+   */
+  cachedResult(dataKey: string, dataVersion: string | number, query: CompiledQuery): CachedResult | undefined {
+    const hit = this.cache.get(cacheKey(dataKey, dataVersion, query));
+    if (hit) resultCacheHits.inc('local');
+    return hit;
+  }
+
   /** A miss of this node's cache: the shared cache's entry, or the source's answer (then kept at both levels). */
   private async fill(
     key: string,

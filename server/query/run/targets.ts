@@ -14,6 +14,7 @@ import type { AppDeps } from '../../app/deps';
 import { datasetProblem } from '../compile/errors';
 import type { Dialect } from '../expr';
 import { notSynchronised, staleExtractError, type OpenExtract } from '../../etl/etl';
+import { cacheSlot } from '../../kernel/app-caches';
 
 /*
  * Where a compiled query runs. A live dataset runs on its data source's pooled connector. A materialised dataset
@@ -59,6 +60,11 @@ export class DatasetSources {
   readonly dialectOf = (id: number): Dialect =>
     this.extract ? 'duckdb' : sourceKindInfo(this.row(id).type as SourceKind).dialect;
 
+  /** The data key the source's target has (what its results are cached under), without making the target. */
+  dataKey(deps: AppDeps, dataSourceId: number): string {
+    return this.extract ? this.extract.dataKey : liveTarget(deps, this.row(dataSourceId)).dataKey;
+  }
+
   target(deps: AppDeps, dataSourceId: number): ExecutableTarget {
     if (this.extract) {
       const { connector, dataKey } = this.extract;
@@ -77,25 +83,40 @@ export class DatasetSources {
   }
 }
 
-const dataKeys = new WeakMap<DataSourceRow, string>();
+/**
+ * A live source's target by the row's text (id, kind, settings, stored secrets): source rows are read anew for most
+ * requests, and a target made once per text keeps what making one costs (the settings' hash for the data key, the
+ * secrets opened and the connector resolved on the first call: connectorForSource keeps them) out of every read.
+ * Any change to the row is a new text, so a new target; the connector behind it still resolves on every call (a
+ * driver switch or a closed pool applies at once). Per app, a few hundred at most.
+ */
+const liveTargets = cacheSlot('query.liveTargets', () => new Map<string, ExecutableTarget>());
+const MAX_LIVE_TARGETS = 500;
+
+const rowText = (row: DataSourceRow) => JSON.stringify([row.id, row.type, row.settings, row.secrets]);
 
 /** The source's connector; its data key changes whenever the connection settings (or their secrets) change. */
 function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
+  const text = rowText(row);
+  const cache = deps.caches.of(liveTargets);
+  const hit = cache.get(text);
+  if (hit) return hit;
   const connector = connectorForSource(deps, row);
-  let dataKey = dataKeys.get(row);
-  if (!dataKey) {
-    const hash = createHash('sha256')
-      .update(JSON.stringify([row.type, row.settings, row.secrets]))
-      .digest('hex')
-      .slice(0, 32);
-    dataKey = `source:${row.id}:${hash}`;
-    dataKeys.set(row, dataKey);
-  }
-  return {
+  const target: ExecutableTarget = {
     dialect: connector.dialect,
-    dataKey,
+    dataKey: dataKeyOf(row, text),
     // A target only ever reads, whoever calls it.
     run: (sql, params, opts) => connector.query(sql, params, { ...opts, readOnly: true }),
     stream: (sql, params, opts) => connector.openStream(sql, params, { ...opts, readOnly: true }),
   };
+  // A file source's local copy is fetched on first use and may be fetched again later: its target is made each time.
+  if ((row.settings as { file?: unknown } | null)?.file) return target;
+  if (cache.size >= MAX_LIVE_TARGETS) cache.delete(cache.keys().next().value!);
+  cache.set(text, target);
+  return target;
+}
+
+function dataKeyOf(row: DataSourceRow, text: string): string {
+  const hash = createHash('sha256').update(text).digest('hex').slice(0, 32);
+  return `source:${row.id}:${hash}`;
 }

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
+import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
+import { readCachesChanged } from '../../../server/kernel/read-epoch';
+import { queryEngineFor } from '../../../server/query/run/engine';
+import { useTestApp } from '../../support/app';
+import { createRoleCast, type RoleCast } from '../../support/factories';
+import { ok } from '../../support/rest';
+import {
+  createPgSource,
+  createSalesDataset,
+  createSourceTables,
+  dropSourceTables,
+  makeSales,
+  sourceDb,
+  type FlatData,
+  type WidgetView,
+} from '../../routers/widgets/world';
+
+/*
+ * Repeated widget requests are answered from the plan and result of the last identical one (server/query/read.ts,
+ * looked up before compiling): never across viewers whose row or column rules differ, and never after the result
+ * cache dropped the result.
+ */
+
+const SALES = makeSales(60);
+const { t, api } = useTestApp();
+let cast: RoleCast;
+let db: pg.Client;
+let tables: { sales: string; regions: string };
+let datasetId: number;
+let fieldId: (name: string) => number;
+let widgetId: number;
+
+/** The body a dashboard sends: the widget's configuration with a selector's filter. */
+const BODY = {
+  type: 'table',
+  rows: [{ id: 'p', sql: '[sales.product]' }],
+  columns: [{ id: 'q', sql: 'SUM([sales.qty])' }],
+  series: [],
+  sorts: [],
+  calculated_fields: [],
+  filters: [{ sql: '[sales.id]', op: 'gte', values: [0], value_type: 'float' }],
+  page: 1,
+  page_size: 100,
+};
+
+const read = async (token: string | undefined) =>
+  ok<FlatData>(await api.post(`/api/widget/${widgetId}/data`, BODY, token)).rows as { p: string; q: unknown }[];
+const products = (rows: { p: string }[]) => rows.map((r) => r.p).sort();
+const expected = (keep: string[]) =>
+  [...new Set(SALES.filter((s) => keep.includes(s.product)).map((s) => s.product))].sort();
+const executions = () => queryEngineFor(t.deps).executions;
+
+async function clearRules() {
+  await t.deps.db.delete(datasetRlsRules);
+  await t.deps.db.delete(datasetClsRules);
+  readCachesChanged(t.deps);
+}
+
+beforeAll(async () => {
+  cast = await createRoleCast(t.deps, api);
+  db = await sourceDb();
+  tables = await createSourceTables(db, SALES);
+  const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
+  const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
+    workspaceId: cast.workspaceId,
+    sourceId: source,
+    tables,
+  });
+  datasetId = ds.id;
+  fieldId = ds.fieldId;
+  const created = await api.post(
+    '/api/widget',
+    { name: 'w', type: 'table', dataset_id: datasetId, rows: BODY.rows, columns: BODY.columns },
+    cast.tokens.editor,
+  );
+  widgetId = ok<WidgetView>(created).id;
+});
+afterAll(async () => {
+  await clearRules();
+  await dropSourceTables(db, tables);
+  await db.end();
+});
+
+describe('repeated widget requests', () => {
+  it('two viewers with different row rule values, the same body repeated: each gets their own rows, each run once', async () => {
+    await clearRules();
+    const admin = cast.tokens.sysadmin;
+    ok(
+      await api.put(
+        `/api/users/${cast.users.viewer.id}/attributes`,
+        { attributes: { product: ['чай', 'кофе'] } },
+        admin,
+      ),
+    );
+    ok(await api.put(`/api/users/${cast.users.editor.id}/attributes`, { attributes: { product: ['сок'] } }, admin));
+    // One rule for everyone: the two viewers differ only in their attribute values.
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/rls-rules`,
+        { field_id: fieldId('product'), attribute: 'product', operator: 'in' },
+        cast.tokens.wsAdmin,
+      ),
+    );
+    const before = executions();
+    for (let round = 0; round < 3; round++) {
+      expect(products(await read(cast.tokens.viewer))).toEqual(expected(['чай', 'кофе']));
+      expect(products(await read(cast.tokens.editor))).toEqual(expected(['сок']));
+    }
+    // One source query per viewer: the repeats were answered from the cache, each from the viewer's own entry.
+    expect(executions() - before).toBe(2);
+  });
+
+  it('a field masked for one viewer only: the same body repeated is masked for them and for no one else', async () => {
+    await clearRules();
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/cls-rules`,
+        { field_ids: [fieldId('qty')], action: 'mask', user_ids: [cast.users.viewer.id] },
+        cast.tokens.wsAdmin,
+      ),
+    );
+    for (let round = 0; round < 3; round++) {
+      const masked = await read(cast.tokens.viewer);
+      const plain = await read(cast.tokens.editor);
+      expect(products(masked)).toEqual(products(plain));
+      expect(plain.every((r) => typeof r.q === 'number' || typeof r.q === 'string')).toBe(true);
+      expect(masked.map((r) => r.q)).not.toEqual(plain.map((r) => r.q));
+    }
+  });
+
+  it('an answer dies with the result cache entry it reads: after a clear the source is asked again', async () => {
+    await clearRules();
+    const first = await read(cast.tokens.viewer);
+    const before = executions();
+    expect(await read(cast.tokens.viewer)).toEqual(first);
+    expect(executions()).toBe(before);
+    queryEngineFor(t.deps).cache.clear();
+    expect(await read(cast.tokens.viewer)).toEqual(first);
+    expect(executions()).toBe(before + 1);
+  });
+
+  it('a row rule added between two identical requests applies to the second', async () => {
+    await clearRules();
+    expect(products(await read(cast.tokens.viewer))).toEqual(expected([...new Set(SALES.map((s) => s.product))]));
+    ok(
+      await api.post(
+        `/api/dataset/${datasetId}/rls-rules`,
+        { field_id: fieldId('product'), attribute: 'product', operator: 'in', user_ids: [cast.users.viewer.id] },
+        cast.tokens.wsAdmin,
+      ),
+    );
+    expect(products(await read(cast.tokens.viewer))).toEqual(expected(['чай', 'кофе']));
+  });
+});
