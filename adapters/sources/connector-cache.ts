@@ -17,6 +17,9 @@ import {
 
 interface Entry {
   hash: string;
+  /** The objects the hash was computed from: the same objects again (a caller that keeps its settings) skip it. */
+  settings: SourceSettings;
+  options: ConnectorOptions | undefined;
   kind: SourceKind;
   /** The driver a saved source's connector was built with; none for the platform's own files (extracts). */
   driverId?: string;
@@ -189,13 +192,26 @@ export class ConnectorCache {
     options?: ConnectorOptions,
     driver?: ConnectorDriver,
   ): Connector {
-    const hash = settingsHash(kind, settings, options, driver?.id);
     const cached = this.entries.get(sourceId);
-    if (cached?.hash === hash) return cached.connector;
+    // Settings objects are never changed once made: the same objects as last time are the same settings.
+    if (
+      cached &&
+      cached.settings === settings &&
+      cached.options === options &&
+      cached.kind === kind &&
+      cached.driverId === driver?.id
+    )
+      return cached.connector;
+    const hash = settingsHash(kind, settings, options, driver?.id);
+    if (cached?.hash === hash) {
+      cached.settings = settings;
+      cached.options = options;
+      return cached.connector;
+    }
     if (cached) void cached.connector.close().catch(() => {});
     const build = driver?.create ?? ((s: SourceSettings, o: ConnectorOptions) => createConnector(kind, s, o));
     const connector = new PooledConnector((owner) => build(settings, { ...options, budgetOwner: owner }));
-    this.entries.set(sourceId, { hash, kind, driverId: driver?.id, connector });
+    this.entries.set(sourceId, { hash, settings, options, kind, driverId: driver?.id, connector });
     return connector;
   }
 
