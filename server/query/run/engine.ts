@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ConnectorError, type RowStream } from '../../../adapters/sources';
 import type { AppDeps } from '../../app/deps';
 import { asSourceError } from '../../data-sources/connector-errors';
@@ -204,15 +204,15 @@ function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): 
 }
 
 function hashKey(dataKey: string, version: string | number, q: CompiledQuery): string {
-  return createHash('sha256')
-    .update(`${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000`)
-    .update(
-      JSON.stringify(q.params, (_k, v: unknown) =>
-        typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d:${v.toISOString()}` : v,
-      ),
-    )
-    .digest('base64');
+  // One-shot hash of one string (no Hash object), and the replacer only for parameters that need it: the same key.
+  const params = q.params.every(isPlain) ? JSON.stringify(q.params) : JSON.stringify(q.params, typedValue);
+  return hash('sha256', `${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000${params}`, 'base64');
 }
+
+const isPlain = (v: unknown) => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+
+const typedValue = (_k: string, v: unknown) =>
+  typeof v === 'bigint' ? `${v}n` : v instanceof Date ? `d:${v.toISOString()}` : v;
 
 /** The database's or driver's own words, as a 400. */
 function queryFailure(e: unknown): AppError {
