@@ -90,16 +90,50 @@ export class DatasetSources {
  * Any change to the row is a new text, so a new target; the connector behind it still resolves on every call (a
  * driver switch or a closed pool applies at once). Per app, a few hundred at most.
  */
-const liveTargets = cacheSlot('query.liveTargets', () => new Map<string, ExecutableTarget>());
+const liveTargets = cacheSlot('query.liveTargets', () => new LiveTargets());
 const MAX_LIVE_TARGETS = 500;
+
+/** By the row's text, and by the row object itself (a row cached with its widget comes back as the same object). */
+class LiveTargets {
+  private byText = new Map<string, ExecutableTarget>();
+  private byRow = new WeakMap<DataSourceRow, ExecutableTarget>();
+
+  forRow(row: DataSourceRow): ExecutableTarget | undefined {
+    return this.byRow.get(row);
+  }
+
+  get(row: DataSourceRow, text: string): ExecutableTarget | undefined {
+    const hit = this.byText.get(text);
+    if (hit) this.byRow.set(row, hit);
+    return hit;
+  }
+
+  set(row: DataSourceRow, text: string, target: ExecutableTarget): void {
+    if (this.byText.size >= MAX_LIVE_TARGETS) this.byText.delete(this.byText.keys().next().value!);
+    this.byText.set(text, target);
+    this.byRow.set(row, target);
+  }
+
+  /** The cache bus drops everything (app-caches: a slot with delete and clear). */
+  delete(): void {
+    this.clear();
+  }
+
+  clear(): void {
+    this.byText.clear();
+    this.byRow = new WeakMap();
+  }
+}
 
 const rowText = (row: DataSourceRow) => JSON.stringify([row.id, row.type, row.settings, row.secrets]);
 
 /** The source's connector; its data key changes whenever the connection settings (or their secrets) change. */
 function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
-  const text = rowText(row);
   const cache = deps.caches.of(liveTargets);
-  const hit = cache.get(text);
+  const known = cache.forRow(row);
+  if (known) return known;
+  const text = rowText(row);
+  const hit = cache.get(row, text);
   if (hit) return hit;
   const connector = connectorForSource(deps, row);
   const target: ExecutableTarget = {
@@ -111,8 +145,7 @@ function liveTarget(deps: AppDeps, row: DataSourceRow): ExecutableTarget {
   };
   // A file source's local copy is fetched on first use and may be fetched again later: its target is made each time.
   if ((row.settings as { file?: unknown } | null)?.file) return target;
-  if (cache.size >= MAX_LIVE_TARGETS) cache.delete(cache.keys().next().value!);
-  cache.set(text, target);
+  cache.set(row, text, target);
   return target;
 }
 
