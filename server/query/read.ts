@@ -82,12 +82,8 @@ export async function readData(
 ): Promise<ReadResult> {
   const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
   if (request.kind === 'widget') {
-    // A rollup of the dataset that answers the request exactly under the viewer's rules, if one does.
-    const fromRollup = await readFromRollup(deps, ctx, security, request.query);
-    if (fromRollup) {
-      recordDataPath('rollup');
-      return { model: security.visible, ...fromRollup, path: 'rollup' };
-    }
+    const fromRollup = await rollupAnswer(deps, ctx, security, request.query);
+    if (fromRollup) return fromRollup;
   }
   const path = sourcePath(ctx);
   // A repeated widget request: the plan and result of the last identical one, while the result cache still holds it.
@@ -109,8 +105,10 @@ export async function readData(
   const { query, result, dataKey } = await compileAndRun(deps, { ...ctx, model: security.visible }, (dialectOf) =>
     compileRequest(deps, security.model, request, dialectOf, security.key, requestText),
   );
-  if (request.kind === 'widget') deps.caches.of(answers).set(answerKey, { query, dataKey });
-  if (request.kind === 'widget') recordDataPath(path);
+  if (request.kind === 'widget') {
+    deps.caches.of(answers).set(answerKey, { query, dataKey });
+    recordDataPath(path);
+  }
   return {
     model: security.visible,
     query,
@@ -223,8 +221,17 @@ async function readRollupOnly(
   query: WidgetQueryInput,
   sources: DataSourceRow[] | undefined,
 ): Promise<ReadResult | null> {
-  const request = { kind: 'widget', query } as const;
-  const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
+  const { ctx, security } = await securedRead(deps, viewer, dataset, { kind: 'widget', query }, sources);
+  return rollupAnswer(deps, ctx, security, query);
+}
+
+/** The answer of a rollup of the dataset that answers the request exactly under the viewer's rules, if one does. */
+async function rollupAnswer(
+  deps: AppDeps,
+  ctx: DatasetQueryContext,
+  security: DatasetSecurity,
+  query: WidgetQueryInput,
+): Promise<ReadResult | null> {
   const fromRollup = await readFromRollup(deps, ctx, security, query);
   if (!fromRollup) return null;
   recordDataPath('rollup');
