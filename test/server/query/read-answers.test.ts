@@ -1,22 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type pg from 'pg';
 import { datasetClsRules } from '../../../db/schema/dataset-cls-rules';
 import { datasetRlsRules } from '../../../db/schema/dataset-rls-rules';
 import { readCachesChanged } from '../../../server/kernel/read-epoch';
 import { queryEngineFor } from '../../../server/query/run/engine';
 import { useTestApp } from '../../support/app';
-import { createRoleCast, type RoleCast } from '../../support/factories';
+import type { RoleCast } from '../../support/factories';
 import { ok } from '../../support/rest';
-import {
-  createPgSource,
-  createSalesDataset,
-  createSourceTables,
-  dropSourceTables,
-  makeSales,
-  sourceDb,
-  type FlatData,
-  type WidgetView,
-} from '../../routers/widgets/world';
+import { createSalesWorld, makeSales, type FlatData, type WidgetView } from '../../routers/widgets/world';
 
 /*
  * Repeated widget requests are answered from the plan and result of the last identical one (server/query/read.ts,
@@ -27,8 +17,7 @@ import {
 const SALES = makeSales(60);
 const { t, api } = useTestApp();
 let cast: RoleCast;
-let db: pg.Client;
-let tables: { sales: string; regions: string };
+let world: Awaited<ReturnType<typeof createSalesWorld>>;
 let datasetId: number;
 let fieldId: (name: string) => number;
 let widgetId: number;
@@ -60,17 +49,8 @@ async function clearRules() {
 }
 
 beforeAll(async () => {
-  cast = await createRoleCast(t.deps, api);
-  db = await sourceDb();
-  tables = await createSourceTables(db, SALES);
-  const source = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  const ds = await createSalesDataset(api, cast.tokens.wsAdmin!, {
-    workspaceId: cast.workspaceId,
-    sourceId: source,
-    tables,
-  });
-  datasetId = ds.id;
-  fieldId = ds.fieldId;
+  world = await createSalesWorld(t.deps, api, SALES);
+  ({ cast, datasetId, fieldId } = world);
   const created = await api.post(
     '/api/widget',
     { name: 'w', type: 'table', dataset_id: datasetId, rows: BODY.rows, columns: BODY.columns },
@@ -80,8 +60,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await clearRules();
-  await dropSourceTables(db, tables);
-  await db.end();
+  await world.dispose();
 });
 
 describe('repeated widget requests', () => {
