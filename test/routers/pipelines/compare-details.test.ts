@@ -14,6 +14,7 @@ import {
   type DeployResult,
   type PipelineWorld,
   type StageObjects,
+  schemaSaveOf,
 } from './deploy-world';
 
 /*
@@ -39,38 +40,11 @@ beforeAll(async () => {
   ok(
     await api.put(
       `/api/dataset/${dev.datasetId}/schema`,
-      {
-        objects: original.objects.map(({ id, data_source_id, name, schema, table }) => ({
-          id,
-          data_source_id,
-          name,
-          schema,
-          table,
-        })),
-        fields: [
-          ...original.fields.map((f) =>
-            f.kind === 'physical'
-              ? { id: f.id, object_id: f.object_id, name: f.name, column: f.column, primitive_type: f.primitive_type }
-              : { id: f.id, name: f.name, formula: '[cities.amount] * 4' },
-          ),
-          { id: -1, name: 'triple', formula: '[cities.amount] * 3' },
-        ],
-        relations: original.relations,
-        hierarchies: original.hierarchies,
-        filters: original.filters.map(({ id, field_id, op, values, value_type }) => ({
-          id,
-          field_id,
-          op,
-          values,
-          value_type,
-        })),
-        parameters: original.parameters.map(({ id, name, primitive_type, default_value }) => ({
-          id,
-          name,
-          primitive_type,
-          default_value,
-        })),
-      },
+      schemaSaveOf(original, {
+        formula: () => '[cities.amount] * 4',
+        add: [{ id: -1, name: 'triple', formula: '[cities.amount] * 3' }],
+        keepFilters: true,
+      }),
       token,
     ),
   );

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { compareOutput, deployOutput, listDeploymentsOutput } from '../../../routers/pipelines/deploy-schemas';
 import type { pipelineView } from '../../../routers/pipelines/schemas';
+import type { datasetDetails } from '../../../routers/datasets/schemas';
 import type { AppDeps } from '../../../server/app/deps';
 import { createSharedWorkspace, createUser, login, uniq, type TestUser } from '../../support/factories';
 import { ok, type Rest } from '../../support/rest';
@@ -167,5 +168,45 @@ export async function createStageObjects(api: Rest, token: string, workspaceId: 
     dashboardId: dashboard.id,
     table,
     dispose: () => dropTable('postgresql', table),
+  };
+}
+
+type DatasetView = z.output<typeof datasetDetails>;
+
+/**
+ * The body of PUT /api/dataset/{id}/schema that saves `d` as it is but for the changes: calculated fields' formulas
+ * through `formula`, the fields in `add`, and the dataset filters dropped unless `keepFilters`.
+ */
+export function schemaSaveOf(
+  d: DatasetView,
+  change: { formula?: (f: DatasetView['fields'][number]) => string | null; add?: object[]; keepFilters?: boolean },
+) {
+  return {
+    objects: d.objects.map(({ id, data_source_id, name, schema, table }) => ({
+      id,
+      data_source_id,
+      name,
+      schema,
+      table,
+    })),
+    fields: [
+      ...d.fields.map((f) =>
+        f.kind === 'physical'
+          ? { id: f.id, object_id: f.object_id, name: f.name, column: f.column, primitive_type: f.primitive_type }
+          : { id: f.id, name: f.name, formula: change.formula ? change.formula(f) : f.formula },
+      ),
+      ...(change.add ?? []),
+    ],
+    relations: d.relations,
+    hierarchies: d.hierarchies,
+    filters: change.keepFilters
+      ? d.filters.map(({ id, field_id, op, values, value_type }) => ({ id, field_id, op, values, value_type }))
+      : [],
+    parameters: d.parameters.map(({ id, name, primitive_type, default_value }) => ({
+      id,
+      name,
+      primitive_type,
+      default_value,
+    })),
   };
 }

@@ -23,6 +23,7 @@ import {
   type DeployResult,
   type PipelineWorld,
   type StageObjects,
+  schemaSaveOf,
 } from './deploy-world';
 
 type Dataset = z.output<typeof datasetDetails>;
@@ -166,32 +167,7 @@ describe('deploy: what goes and how it is copied (rules 2, 3, 4)', () => {
     ok(
       await api.put(
         `/api/dataset/${dev.datasetId}/schema`,
-        {
-          objects: original.objects.map(({ id, data_source_id, name, schema, table }) => ({
-            id,
-            data_source_id,
-            name,
-            schema,
-            table,
-          })),
-          fields: [
-            ...original.fields.map((f) =>
-              f.kind === 'physical'
-                ? { id: f.id, object_id: f.object_id, name: f.name, column: f.column, primitive_type: f.primitive_type }
-                : { id: f.id, name: f.name, formula: f.formula },
-            ),
-            { id: -1, name: 'triple', formula: '[cities.amount] * 3' },
-          ],
-          relations: original.relations.map((r) => ({ ...r, conditions: r.conditions })),
-          hierarchies: original.hierarchies,
-          filters: [],
-          parameters: original.parameters.map(({ id, name, primitive_type, default_value }) => ({
-            id,
-            name,
-            primitive_type,
-            default_value,
-          })),
-        },
+        schemaSaveOf(original, { add: [{ id: -1, name: 'triple', formula: '[cities.amount] * 3' }] }),
         w.tokens.admin,
       ),
     );

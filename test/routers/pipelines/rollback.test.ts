@@ -18,6 +18,7 @@ import {
   type DeployResult,
   type PipelineWorld,
   type StageObjects,
+  schemaSaveOf,
 } from './deploy-world';
 
 /*
@@ -125,32 +126,10 @@ async function editDev(w: PipelineWorld, dev: StageObjects, widget2: number) {
   ok(
     await api.put(
       `/api/dataset/${dev.datasetId}/schema`,
-      {
-        objects: original.objects.map(({ id, data_source_id, name, schema, table }) => ({
-          id,
-          data_source_id,
-          name,
-          schema,
-          table,
-        })),
-        fields: [
-          ...original.fields.map((f) =>
-            f.kind === 'physical'
-              ? { id: f.id, object_id: f.object_id, name: f.name, column: f.column, primitive_type: f.primitive_type }
-              : { id: f.id, name: f.name, formula: f.name === 'double' ? '[cities.amount] * 4' : f.formula },
-          ),
-          { id: -1, name: 'triple', formula: '[cities.amount] * 3' },
-        ],
-        relations: original.relations,
-        hierarchies: original.hierarchies,
-        filters: [],
-        parameters: original.parameters.map(({ id, name, primitive_type, default_value }) => ({
-          id,
-          name,
-          primitive_type,
-          default_value,
-        })),
-      },
+      schemaSaveOf(original, {
+        formula: (f) => (f.name === 'double' ? '[cities.amount] * 4' : f.formula),
+        add: [{ id: -1, name: 'triple', formula: '[cities.amount] * 3' }],
+      }),
       token,
     ),
   );
