@@ -74,3 +74,24 @@ export const sortRows = (rows: unknown[][]) =>
   [...rows].sort((a, b) =>
     JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0,
   );
+
+/** Waits until GET .../builds shows the build in `state` (a running build, say, before it is cancelled). */
+export async function waitForBuildState(
+  api: Rest,
+  token: string,
+  datasetId: number,
+  rollupId: number,
+  buildId: number,
+  state: BuildView['state'],
+  timeoutMs = 30_000,
+): Promise<BuildView> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const page = ok<BuildPage>(await api.get(`/api/dataset/${datasetId}/rollups/${rollupId}/builds?size=100`, token));
+    const build = page.content.find((b) => b.build_id === buildId);
+    if (build?.state === state) return build;
+    if (build && TERMINAL.has(build.state)) throw new Error(`build ${buildId} ended ${build.state}, not ${state}`);
+    if (Date.now() > deadline) throw new Error(`build ${buildId} still ${build?.state} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
