@@ -69,3 +69,16 @@ export function restSkipsOutputParse<P extends object>(procedure: P): P {
   p._def = { ...p._def, middlewares: p._def.middlewares.filter((m) => m._type !== 'output') };
   return procedure;
 }
+
+/**
+ * The procedure's REST route parses an identical request (the same URL and body text) once: later ones get the same
+ * input, frozen, without JSON.parse or the input schema (adapters/rest/input-memo.ts). For operations whose callers
+ * repeat one body many times and whose code treats its input as read-only: widget data, which a dashboard sends for
+ * every viewer and refresh. The chain still runs (authentication, every access check); /trpc is unchanged.
+ */
+export function restMemoizesInput<P extends object>(procedure: P): P {
+  const p = procedure as unknown as { _def: Record<string, unknown> };
+  // A copy of _def, as in restSkipsOutputParse: only the REST adapter reads the mark.
+  p._def = { ...p._def, restInputMemo: true };
+  return procedure;
+}

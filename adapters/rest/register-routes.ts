@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { AnyRouter, AnyProcedure } from '@trpc/server';
-import { invokeProcedure } from './invoke';
+import { invokeProcedure, memoizableInput } from './invoke';
+import { InputMemo, memoOf } from './input-memo';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import { describeError } from '../../server/kernel/error-response';
 import { convertParam, planInput, type InputPlan } from './input-coercion';
@@ -55,6 +56,7 @@ export function registerRestRoutes<TCtx>(
       inputs: unknown[];
       middlewares: unknown[];
       type: 'query' | 'mutation' | 'subscription';
+      restInputMemo?: boolean;
     };
     const openapi = def.meta?.openapi;
     if (!openapi || openapi.enabled === false) continue;
@@ -63,10 +65,16 @@ export function registerRestRoutes<TCtx>(
     const headerNames = Object.keys(
       (openapi as { responseHeaders?: { shape?: Record<string, unknown> } }).responseHeaders?.shape ?? {},
     );
+    // Procedures marked restMemoizesInput (routers/trpc.ts) reuse the input parsed for an identical request.
+    if (def.restInputMemo && !memoizableInput(def))
+      throw new Error(`${procedurePath}: restMemoizesInput needs exactly one input parser`);
+    const memo = def.restInputMemo ? new InputMemo() : undefined;
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       try {
-        const input = buildInput(plan, req);
-        const invoke = () => invokeProcedure(def, procedurePath, createContext(req) as object, input);
+        const remembered = memo && memoOf(req);
+        // A remembered input stands for the parsed one: the request's input is not even assembled.
+        const input = remembered && 'known' in remembered ? undefined : buildInput(plan, req);
+        const invoke = () => invokeProcedure(def, procedurePath, createContext(req) as object, input, remembered);
         const data = headerNames.length
           ? await withReplyHeaders(headerNames, invoke, (name, value) => void reply.header(name, value))
           : await invoke();
@@ -78,7 +86,12 @@ export function registerRestRoutes<TCtx>(
         return sendError(reply, d);
       }
     };
-    app.route({ method: openapi.method as HTTPMethods, url: toFastifyPath(openapi.path), handler });
+    app.route({
+      method: openapi.method as HTTPMethods,
+      url: toFastifyPath(openapi.path),
+      handler,
+      ...(memo && { config: { restInputMemo: memo } }),
+    });
     routes.push({ method: openapi.method, path: openapi.path, procedurePath });
   }
   return routes;

@@ -1,4 +1,4 @@
-import { authedProcedure, restSkipsOutputParse, router } from '../trpc';
+import { authedProcedure, restMemoizesInput, restSkipsOutputParse, router } from '../trpc';
 import { widgetData, widgetPreview } from '../../server/widgets/data';
 import { createWidget, deleteWidget, getWidget, listWidgets, updateWidget } from '../../server/widgets/widgets';
 import { dataPathHeaders, deletedOutput, idInput } from '../common';
@@ -68,23 +68,25 @@ export const widgetRouter = router({
     .output(deletedOutput)
     .mutation(({ ctx, input }) => deleteWidget(ctx.deps, ctx.actor, input.id)),
 
-  data: restSkipsOutputParse(
-    authedProcedure
-      .meta({
-        openapi: {
-          method: 'POST',
-          path: '/api/widget/{id}/data',
-          summary: 'Widget data (request filters AND-ed with the saved ones)',
-          description:
-            'A caller who may read the widget but not its dataset (a right on the widget alone) reads the saved ' +
-            'configuration only: paging, and sorts by saved shelves, are allowed; shelves, a kind, calculated fields or ' +
-            'filters other than the saved ones answer 403 «Доступ запрещён».',
-          tags,
-          responseHeaders: dataPathHeaders,
-        },
-      })
-      .input(widgetDataInput)
-      .output(widgetDataOutput)
-      .mutation(({ ctx, input: { id, ...body } }) => widgetData(ctx.deps, ctx.actor, id, body)),
+  data: restMemoizesInput(
+    restSkipsOutputParse(
+      authedProcedure
+        .meta({
+          openapi: {
+            method: 'POST',
+            path: '/api/widget/{id}/data',
+            summary: 'Widget data (request filters AND-ed with the saved ones)',
+            description:
+              'A caller who may read the widget but not its dataset (a right on the widget alone) reads the saved ' +
+              'configuration only: paging, and sorts by saved shelves, are allowed; shelves, a kind, calculated fields or ' +
+              'filters other than the saved ones answer 403 «Доступ запрещён».',
+            tags,
+            responseHeaders: dataPathHeaders,
+          },
+        })
+        .input(widgetDataInput)
+        .output(widgetDataOutput)
+        .mutation(({ ctx, input: { id, ...body } }) => widgetData(ctx.deps, ctx.actor, id, body)),
+    ),
   ),
 });

@@ -18,7 +18,7 @@
  *
  *   npm run bench:load
  *     DURATION=10    seconds per mode (default 30)
- *     ONLY=hit       one mode (miss, hit, settings, pgbench)
+ *     ONLY=hit       one mode (miss, hit, settings, pgbench), or several: ONLY=hit,settings
  *     SETTLE=30      seconds to wait before the last RSS figure
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
  *     SERVER_NODE_FLAGS  node flags for the server instead of the start command's
@@ -290,9 +290,10 @@ async function pgbench(ready: Ready, seconds: number): Promise<Figures> {
 }
 
 async function driver() {
-  const only = process.env.ONLY as Mode | undefined;
-  if (only && !MODES.includes(only)) throw new Error(`ONLY: one of ${MODES.join(', ')}`);
-  const modes = only ? [only] : MODES;
+  // One mode or several, comma-separated (ONLY=hit,settings: the ratio of the two in one run).
+  const only = process.env.ONLY?.split(',') as Mode[] | undefined;
+  if (only?.some((m) => !MODES.includes(m))) throw new Error(`ONLY: one or more of ${MODES.join(', ')}`);
+  const modes = only ?? MODES;
   const profileDir = process.env.PROFILE_DIR ?? '/tmp/bench-load-prof';
   const profile = process.env.PROFILE === '1' ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const ready = await server(profile);

@@ -6,6 +6,7 @@ import { appRouter, type AppRouter } from '../../routers';
 import { registerRestRoutes } from '../../adapters/rest/register-routes';
 import { buildOpenApiDocument } from '../../adapters/rest/openapi';
 import { errorEnvelope } from '../../adapters/rest/envelope';
+import { rememberedBody } from '../../adapters/rest/input-memo';
 import { createContext } from '../../routers/context';
 import type { AppDeps } from './deps';
 import { ERROR_TABLE } from '../kernel/errors';
@@ -105,6 +106,9 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '' || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    // An operation that remembers its inputs (widget data) parsed the same request before: that body, frozen.
+    const remembered = rememberedBody(req, body as string);
+    if (remembered !== undefined) return done(null, remembered);
     defaultJson(req, body as string, done);
   });
 
