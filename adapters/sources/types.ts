@@ -84,6 +84,8 @@ export interface ResultColumn {
   name: string;
   db_type: string;
   primitive_type: PrimitiveType;
+  /** A DECIMAL result's declared scale, where the protocol says it (MySQL): a rollup keeps sums at that scale. */
+  scale?: number;
 }
 
 export interface QueryResult {

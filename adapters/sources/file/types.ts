@@ -80,7 +80,9 @@ export function duckdbValueConverter(type: DuckDBType): (v: Value) => unknown {
   if (id === DuckDBTypeId.BOOLEAN) return (v) => v;
   if (INTEGER_IDS.has(id)) return (v) => (v === null ? null : normaliseInteger(v as number | bigint));
   if (id === DuckDBTypeId.FLOAT || id === DuckDBTypeId.DOUBLE) return (v) => v;
-  if (id === DuckDBTypeId.DECIMAL) return (v) => (v === null ? null : (v as DuckDBDecimalValue).toDouble());
+  // The number nearest the decimal, as the other connectors give a DECIMAL (Number of its text): DuckDB's own
+  // toDouble divides a rounded double by a power of ten and may land one step off.
+  if (id === DuckDBTypeId.DECIMAL) return (v) => (v === null ? null : Number((v as DuckDBDecimalValue).toString()));
   if (id === DuckDBTypeId.DATE) {
     return (v) => {
       if (v === null) return null;

@@ -190,6 +190,7 @@ export class MysqlConnector extends ConnectorBase {
         name: f.name,
         db_type: types[i].dbType,
         primitive_type: types[i].primitive,
+        ...(types[i].dbType.startsWith('decimal') && f.decimals !== undefined ? { scale: f.decimals } : {}),
       }));
       const converters = types.map((t) => t.convert);
       const iterator = readable[Symbol.asyncIterator]();

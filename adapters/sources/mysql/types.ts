@@ -81,6 +81,8 @@ export interface MysqlField {
   columnLength: number;
   flags: number;
   characterSet: number;
+  /** Fraction digits of a DECIMAL result. */
+  decimals?: number;
 }
 
 export interface MysqlColumnType {
