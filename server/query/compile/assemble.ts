@@ -1,5 +1,5 @@
 import { at } from './errors';
-import { compileExpression, createParamSink, quoteIdentifier, type Dialect } from '../expr';
+import { compileExpression, createParamSink, quoteIdentifier, type Dialect, type Expr } from '../expr';
 import type { Condition } from './conditions';
 import { buildFrom, defaultObjects } from './joins';
 import { limitClause, orderByClause, resolveSorts } from './ordering';
@@ -27,6 +27,11 @@ export interface SelectPlan {
   offset?: number;
   /** Also describe the query's shape (CompiledQuery.shape), for fusing widget queries. */
   shape?: boolean;
+  /**
+   * What to order an item by instead of its value (by its index among the items): a rollup orders a text dimension
+   * by its rank in the source's collation (server/query/rollups/match.ts). Compiled in the query's context.
+   */
+  orderBy?: ReadonlyMap<number, Expr>;
 }
 
 /** `__c<n>`: aliases the engine chooses, so no caller's id is ever part of the SQL. */
@@ -68,10 +73,14 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
     parts.push(`GROUP BY ${keys.join(', ')}`);
   }
   if (having.length) parts.push(`HAVING ${having.join(' AND ')}`);
+  const orderTerms = new Map(
+    [...(plan.orderBy ?? [])].map(([i, e]) => [aliasOf(i), compileExpression(e, ctx)] as const),
+  );
   const order = orderByClause(
     dialect,
     sorts,
     groupKeys.map(({ i }) => aliasOf(i)),
+    orderTerms,
   );
   if (order) parts.push(order);
   const limit = limitClause(plan.limit, plan.offset);

@@ -31,15 +31,21 @@ export function resolveSorts(
   return keys;
 }
 
-export function orderByClause(dialect: Dialect, keys: OrderKey[], tieBreakers: string[] = []): string {
+/** ORDER BY the keys, then the tie-breakers; `terms` orders an alias by another SQL expression (assemble.ts). */
+export function orderByClause(
+  dialect: Dialect,
+  keys: OrderKey[],
+  tieBreakers: string[] = [],
+  terms: ReadonlyMap<string, string> = new Map(),
+): string {
   const all = [...keys];
   for (const alias of tieBreakers) if (!all.some((k) => k.alias === alias)) all.push({ alias, direction: 'asc' });
   if (all.length === 0) return '';
-  return `ORDER BY ${all.map((k) => orderTerm(dialect, k)).join(', ')}`;
+  return `ORDER BY ${all.map((k) => orderTerm(dialect, k, terms.get(k.alias))).join(', ')}`;
 }
 
-function orderTerm(dialect: Dialect, k: OrderKey): string {
-  const name = quoteIdentifier(dialect, k.alias);
+function orderTerm(dialect: Dialect, k: OrderKey, term?: string): string {
+  const name = term ?? quoteIdentifier(dialect, k.alias);
   const dir = k.direction === 'desc' ? 'DESC' : 'ASC';
   // MySQL has no NULLS FIRST/LAST, and `alias IS NULL` may not name an aggregate there: its own rule is the one.
   if (dialect === 'mysql') return `${name} ${dir}`;
