@@ -13,12 +13,13 @@ import { isUniqueViolation } from '../kernel/db-errors';
 import { insertNotification } from '../notifications/store';
 import { compileWidgetQuery } from '../query/compile/compile-widget';
 import type { DatasetModel } from '../query/compile/dataset-model';
-import type { ShelfField, WidgetQueryInput } from '../query/compile/types';
+import type { CompiledQuery, ShelfField, WidgetQueryInput } from '../query/compile/types';
+import { quoteIdentifier } from '../query/expr';
 import { datasetQueryContext } from '../query/run/dataset-context';
 import { queryEngineFor, streamQuery } from '../query/run/engine';
 import { definitionOf, shapeOf } from './definitions';
-import { fieldRef } from './fields';
-import { rollupColumns, writeRollupFile } from './file';
+import { datasetDefinitions, fieldRef } from './fields';
+import { rankedDimensions, rollupColumns, writeRollupFile } from './file';
 import { rollupKeyOf } from './keys';
 import { MSG } from './messages';
 import { rollupsChanged } from './serving';
@@ -37,7 +38,7 @@ import {
   type BuildRow,
   type BuildState,
 } from './store';
-import type { RollupDefinition } from './types';
+import { ROWS_COLUMN, rankColumn, type RollupDefinition } from './types';
 
 /*
  * A rollup build as a pg-boss job, a run like an extract run: queued -> running -> succeeded | failed | cancelled,
@@ -128,6 +129,7 @@ export function buildQueryOf(model: DatasetModel, def: RollupDefinition): Widget
     if (m.columns.min) columns.push({ id: m.columns.min, sql: `MIN(${ref})` });
     if (m.columns.max) columns.push({ id: m.columns.max, sql: `MAX(${ref})` });
   }
+  columns.push({ id: ROWS_COLUMN, sql: 'COUNT()' });
   return {
     type: 'table',
     rows,
@@ -135,10 +137,36 @@ export function buildQueryOf(model: DatasetModel, def: RollupDefinition): Widget
     columns,
     filters: [],
     sorts: [],
-    calculatedFields: [],
+    calculatedFields: datasetDefinitions(model),
     parameters: {},
     page: 1,
     pageSize: 1,
+  };
+}
+
+/**
+ * The build query with the rank of each text dimension's value in the source's own order (its collation), computed
+ * where the query runs: `SELECT g.*, DENSE_RANK() OVER (ORDER BY g.d) FROM (grouped) g` (PostgreSQL, MySQL 8 and
+ * MariaDB 10.2, ClickHouse and DuckDB all have it). The outer query keeps the inner one's placeholders in order.
+ */
+export function rankedBuildQuery(model: DatasetModel, def: RollupDefinition, query: CompiledQuery): CompiledQuery {
+  const text = rankedDimensions(model, def, query.dialect);
+  if (text.length === 0) return query;
+  const q = (s: string) => quoteIdentifier(query.dialect, s);
+  const aliasOf = new Map(query.columns.map((c) => [c.key, c.alias]));
+  const ranks = text.map((d) => {
+    const v = `g.${q(aliasOf.get(d.column)!)}`;
+    return {
+      key: rankColumn(d),
+      alias: `__rank${d.column}`,
+      sql: `CASE WHEN ${v} IS NULL THEN NULL ELSE DENSE_RANK() OVER (ORDER BY ${v}) END`,
+    };
+  });
+  return {
+    ...query,
+    sql: `SELECT g.*, ${ranks.map((r) => `${r.sql} AS ${q(r.alias)}`).join(', ')} FROM (${query.sql}) g`,
+    columns: [...query.columns, ...ranks.map(({ key, alias }) => ({ key, alias }))],
+    shape: undefined,
   };
 }
 
@@ -265,14 +293,18 @@ async function makeRollup(deps: AppDeps, build: BuildRow, signal: AbortSignal): 
   }
   const qctx = await datasetQueryContext(deps, dataset);
   if (qctx.model.version !== dataset.version) throw new Error('схема датасета изменилась во время сборки');
-  const input = buildQueryOf(qctx.model, def);
-  const query = compileWidgetQuery(qctx.model, input, qctx.sources.dialectOf, { allRows: true });
+  const query = rankedBuildQuery(
+    qctx.model,
+    def,
+    compileWidgetQuery(qctx.model, buildQueryOf(qctx.model, def), qctx.sources.dialectOf, { allRows: true }),
+  );
   const target = qctx.sources.target(deps, query.dataSourceId);
   await addRunningBuildStep(deps.db, build.id, MSG.grouping(dataset.live ? 'в источнике' : 'в извлечении'));
-  const columns = rollupColumns(qctx.model, def);
   const byKey = new Map(query.columns.map((c, i) => [c.key, i]));
-  const order = columns.map((c) => byKey.get(c.name)!);
   const stream = await streamQuery(queryEngineFor(deps), target, query, { signal, timeoutMs: BUILD_TIMEOUT_MS });
+  const kept = rollupColumns(qctx.model, def, query.dialect);
+  const order = kept.map((c) => byKey.get(c.name)!);
+  const columns = kept.map((c, i) => ({ ...c, source: stream.columns[order[i]] }));
   const loadId = randomUUID();
   const file = path.join(deps.config.dataDir, 'rollups', `${loadId}.duckdb`);
   let written: { rows: number; bytes: number };

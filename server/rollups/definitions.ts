@@ -108,7 +108,8 @@ export async function checkRollupInput(
 
   const measures: RollupMeasure[] = [];
   const measureKeys = new Set<string>();
-  if (input.measures.length === 0) errors.measures = MSG.noMeasures;
+  // A rollup of dimensions alone still counts its groups' rows (COUNT() of a widget).
+  if (input.measures.length === 0 && input.dimensions.length === 0) errors.measures = MSG.noMeasures;
   input.measures.forEach((m, i) => {
     const path = `measures[${i}]`;
     const f = fieldOf(m.field_id, `${path}.field_id`);

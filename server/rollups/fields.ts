@@ -1,4 +1,5 @@
 import type { DatasetField, DatasetModel } from '../query/compile/dataset-model';
+import type { CalculatedFieldDef, WidgetQueryInput } from '../query/compile/types';
 import { children, lookupFunction, parseExpression, type Expr } from '../query/expr';
 
 /*
@@ -17,6 +18,32 @@ export function fieldRef(model: DatasetModel, f: DatasetField): string {
     if (object) return `[${esc(object.name)}.${esc(f.name)}]`;
   }
   return `[${esc(f.name)}]`;
+}
+
+/**
+ * The dataset's calculated and derived fields as request definitions: a widget query names a calculated field only
+ * when the request defines it (specification rule 2), and a rollup's build and estimates read the dataset's own.
+ */
+export function datasetDefinitions(model: DatasetModel): WidgetQueryInput['calculatedFields'] {
+  const out: WidgetQueryInput['calculatedFields'] = [];
+  const text = (a: string | number) => (typeof a === 'number' ? String(a) : `'${a.replaceAll("'", "''")}'`);
+  for (const f of model.fields) {
+    if (f.kind !== 'calculated') continue;
+    let sql: string | null = f.formula;
+    if (!sql && f.derivation) {
+      const source = model.fields.find((x) => x.id === f.derivation!.fieldId);
+      if (!source) continue; // the build names the missing field
+      const ref = fieldRef(model, source);
+      const args = (f.derivation.args ?? []).map(text);
+      const { function: fn } = f.derivation;
+      // A function with a unit takes it first (DATETRUNC('month', x)), as scope.ts builds derived fields.
+      sql = lookupFunction(fn)?.units ? `${fn}(${[...args, ref].join(', ')})` : `${fn}(${[ref, ...args].join(', ')})`;
+    }
+    if (!sql) continue;
+    const def: CalculatedFieldDef = { name: f.name, sql, primitive_type: f.primitiveType };
+    out.push({ path: `fields[id=${f.id}]`, def });
+  }
+  return out;
 }
 
 export interface FormulaFacts {

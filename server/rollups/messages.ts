@@ -14,7 +14,7 @@ export const MSG = {
   duplicateDimension: (field: string) => `Измерение «${field}» с этой детализацией уже есть в агрегате`,
   duplicateMeasure: (field: string, agg: string) => `Мера ${agg}(«${field}») уже есть в агрегате`,
   aggregatingDimension: (field: string) => `Поле «${field}» само агрегирует данные и не может быть измерением агрегата`,
-  noMeasures: 'Укажите хотя бы одну меру',
+  noMeasures: 'Укажите хотя бы одно измерение или одну меру',
   unknownAggregation: (a: string) => `Неизвестная агрегация «${a}»: допустимы SUM, COUNT, MIN, MAX, AVG`,
   notAdditive: (field: string, why: string) => `Мера «${field}» не складывается: ${why}`,
   distinctWhy: 'число различных значений (COUNT DISTINCT) нельзя собрать из итогов групп; храните поле измерением',

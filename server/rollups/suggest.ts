@@ -12,7 +12,7 @@ import type { CalculatedFieldDef, ShelfField, WidgetQueryInput } from '../query/
 import { children, lookupFunction, parseExpression, type Expr } from '../query/expr';
 import { readData } from '../query/read';
 import { GRANULARITIES } from './definitions';
-import { fieldRef, isTemporal } from './fields';
+import { datasetDefinitions, fieldRef, isTemporal } from './fields';
 import { MSG } from './messages';
 import type { Granularity, RollupAggregation } from './types';
 
@@ -97,6 +97,7 @@ function needOf(
     (e.kind === 'call' && lookupFunction(e.name)?.aggregate === true) || children(e).some(aggregates);
   const dims: Dims = new Map();
   const measures = new Map<string, Measure>();
+  let countsRows = false;
 
   /** Every field a per-row expression reads, kept raw (or truncated as DATETRUNC asks). */
   const categories = (e: Expr, seen: string[] = []): void => {
@@ -123,6 +124,11 @@ function needOf(
   const measuresOf = (e: Expr, seen: string[] = []): void => {
     if (e.kind === 'call' && lookupFunction(e.name)?.aggregate) {
       const name = e.name.toUpperCase();
+      // COUNT() of rows: every rollup keeps its groups' row counts.
+      if (name === 'COUNT' && e.args.length === 0) {
+        countsRows = true;
+        return;
+      }
       if (!['SUM', 'COUNT', 'MIN', 'MAX', 'AVG'].includes(name) || e.args.length !== 1)
         throw new NotServed(MSG.notServedMeasure(e.args.length ? name : `${name}()`));
       let arg: DatasetField | Expr | null = fieldByRef(e.args[0], seen);
@@ -162,7 +168,7 @@ function needOf(
     if (e instanceof NotServed) return e.message;
     return MSG.notServedExpression(e instanceof Error ? e.message : String(e));
   }
-  if (measures.size === 0) return MSG.notServedHidden;
+  if (measures.size === 0 && !countsRows) return MSG.notServedHidden;
   for (const id of extraFields) addDim(dims, id, null);
   return { widgetId, dims, measures };
 }
@@ -372,7 +378,7 @@ async function distinctCounts(
     columns,
     filters: [],
     sorts: [],
-    calculatedFields: [],
+    calculatedFields: datasetDefinitions(model),
     parameters: {},
     page: 1,
     pageSize: 1,

@@ -4,6 +4,7 @@
  * (server/query/rollups), which matches widget queries against them.
  */
 import type { Connector } from '../../adapters/sources';
+import type { Dialect } from '../query/expr';
 
 export type Granularity = 'day' | 'week' | 'month' | 'quarter' | 'year';
 export type RollupAggregation = 'SUM' | 'COUNT' | 'MIN' | 'MAX' | 'AVG';
@@ -62,3 +63,22 @@ export interface OpenedRollup {
 
 /** The table every rollup file holds. */
 export const ROLLUP_TABLE = 'rollup';
+
+/** Every rollup counts the rows of each group (COUNT() of a widget is answered as their sum). */
+export const ROWS_COLUMN = 'n';
+
+/** A field type kept as text (VARCHAR) in a rollup. */
+export const isTextType = (t: string) => t === 'string' || t === 'unknown';
+
+/**
+ * Sources that compare and order text byte by byte, as DuckDB does: rollups of their datasets need no ranks.
+ * (PostgreSQL orders by the column's collation, MySQL's mostly ignore case.)
+ */
+export const ordersTextAsBytes = (d: Dialect) => d === 'clickhouse' || d === 'duckdb';
+
+/**
+ * A text dimension's position in the source's own order of its values (DENSE_RANK at the source, NULL for NULL):
+ * the rollup orders by it, because DuckDB compares text byte by byte and the source by its collation. Kept only for
+ * sources that do not order as bytes.
+ */
+export const rankColumn = (d: RollupDimension) => `${d.column}_rank`;

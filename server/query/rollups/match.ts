@@ -7,17 +7,19 @@ import { QueryScope } from '../compile/scope';
 import { analyzeShelves, type SelectItem } from '../compile/shelves';
 import { KPI_KIND, MAX_PAGE_SIZE, type CompiledQuery, type FilterSpec, type WidgetQueryInput } from '../compile/types';
 import {
+  children,
   compileFilter,
   isAggregate,
   mapChildren,
   parseExpression,
   type CompileContext,
+  type Dialect,
   type Expr,
   type PrimitiveType,
 } from '../expr';
 import { isAggregateCall } from '../expr/analysis';
 import type { Granularity, RollupMeasure, ServedRollup } from '../../rollups/types';
-import { ROLLUP_TABLE } from '../../rollups/types';
+import { ROLLUP_TABLE, ROWS_COLUMN, isTextType, ordersTextAsBytes, rankColumn } from '../../rollups/types';
 
 /*
  * Matching a widget request with the rollups of its dataset, and the request rewritten for the one that answers it.
@@ -34,9 +36,13 @@ import { ROLLUP_TABLE } from '../../rollups/types';
  *   (MONTH or DATETRUNC('quarter', …) of a day or month, never of a week); a column that is not a dimension: no match;
  * - a filter on a raw date kept only truncated: when its bounds are period boundaries (>= or < a period's first day,
  *   BETWEEN a first and a last day), compared on the period start; NULL tests always; anything else: no match;
- * - an aggregate is SUM(x) <- SUM(sum), COUNT(x) <- SUM(count) (0 for no rows, as COUNT), MIN(x) <- MIN(min),
- *   MAX(x) <- MAX(max), AVG(x) <- SUM(sum)/SUM(count), x being a measure's field; MIN/MAX of a value made of
- *   dimensions stay as they are; COUNT DISTINCT, COUNT(), and any aggregate of anything else: no match;
+ * - an aggregate is SUM(x) <- SUM(sum), COUNT(x) <- SUM(count) (0 for no rows, as COUNT), COUNT() <- SUM(n),
+ *   MIN(x) <- MIN(min), MAX(x) <- MAX(max), AVG(x) <- SUM(sum)/SUM(count), x being a measure's field; MIN/MAX of a
+ *   value made of dimensions stay as they are; COUNT DISTINCT and any aggregate of anything else: no match;
+ * - text as the source compares it: DuckDB compares bytes, PostgreSQL and MySQL by the column's collation. A text
+ *   dimension is ordered by its rank in the source's order (kept by the build); ordering by any other text, ranges
+ *   and MIN/MAX over text: no match unless the source compares bytes too (ClickHouse, DuckDB). MySQL's collations
+ *   mostly ignore case, so there any text comparison and any text value but a bare dimension: no match;
  * - a request without aggregates (a listing of rows) never matches;
  * - a dimension or measure whose own definition reads a parameter never matches (the rollup holds one value of it).
  * The smallest rollup (fewest rows) that matches answers; none: the caller reads as before, silently.
@@ -58,6 +64,8 @@ export interface RollupPlan {
    * given the live source's (read-rollup.ts).
    */
   periodColumns: number[];
+  /** Output columns holding an average as the text 'sum/count', divided by the reader as the source divides. */
+  averageColumns: number[];
 }
 
 /** Thrown inside matching when a request cannot be answered exactly; caught by matchRollup. */
@@ -98,6 +106,8 @@ export interface MatchOptions {
    * no parameter need not be dimensions. Every other filter of the model (the viewer's row rules) must be.
    */
   builtFilterIds?: ReadonlySet<number>;
+  /** The dialect the dataset's reads run in without rollups (text rules above); unknown: the strictest (MySQL). */
+  liveDialect?: Dialect;
 }
 
 /** Why a rollup does not answer a request (tests and logs); null when it does. */
@@ -124,6 +134,14 @@ interface ExpandedRequest {
   conditions: { path: string; aggregate: boolean; subject: Expr; type: PrimitiveType; filter: FilterSpec }[];
   limit: number | undefined;
   offset: number;
+  /** How the live source compares text: bytes, a collation, or a collation that ignores case (MySQL). */
+  text: 'bytes' | 'collation' | 'case-insensitive';
+  /**
+   * How an AVG is answered: divided in DuckDB (the source averages floating point: MySQL as the compiler casts it,
+   * ClickHouse, DuckDB), or as the text 'sum/count' the reader divides as PostgreSQL's numeric division rounds
+   * (averages.ts).
+   */
+  averages: 'number' | 'text';
 }
 
 /** The request as compileWidgetQuery reads it, every expression expanded to physical columns and literals. */
@@ -174,6 +192,13 @@ function expandRequest(model: DatasetModel, input: WidgetQueryInput, opts: Match
     conditions,
     limit: kpi ? 1 : input.pageSize + 1,
     offset: kpi ? 0 : (input.page - 1) * input.pageSize,
+    text:
+      opts.liveDialect && ordersTextAsBytes(opts.liveDialect)
+        ? 'bytes'
+        : opts.liveDialect === 'postgresql'
+          ? 'collation'
+          : 'case-insensitive',
+    averages: opts.liveDialect === 'postgresql' ? 'text' : 'number',
   };
 }
 
@@ -243,12 +268,20 @@ interface RollupColumns {
   truncated: Map<string, { column: string; granularity: Granularity }[]>;
   /** Measure field expressions by key -> the measure's columns. */
   measures: Map<string, RollupMeasure['columns'][]>;
+  /** A text dimension's column -> its rank column. */
+  ranks: Map<string, string>;
   fields: DatasetField[];
 }
 
 function rollupColumns(request: ExpandedRequest, served: ServedRollup): RollupColumns {
   const { model, scope } = request;
-  const out: RollupColumns = { dims: new Map(), truncated: new Map(), measures: new Map(), fields: [] };
+  const out: RollupColumns = {
+    dims: new Map(),
+    truncated: new Map(),
+    measures: new Map(),
+    ranks: new Map(),
+    fields: [],
+  };
   const addField = (name: string, primitiveType: PrimitiveType) =>
     out.fields.push({
       id: -(out.fields.length + 1),
@@ -277,8 +310,15 @@ function rollupColumns(request: ExpandedRequest, served: ServedRollup): RollupCo
       list.push({ column: d.column, granularity: d.granularity });
       out.truncated.set(keyOf(expr), list);
     }
-    addField(d.column, scope.typeOf(value));
+    const type = scope.typeOf(value);
+    addField(d.column, type);
+    // The build ranks the dimensions whose field holds text (file.ts textDimensions).
+    if (!d.granularity && isTextType(field.primitiveType) && request.text !== 'bytes') {
+      out.ranks.set(d.column, rankColumn(d));
+      addField(rankColumn(d), 'integer');
+    }
   }
+  addField(ROWS_COLUMN, 'integer');
   for (const m of served.definition.measures) {
     const field = model.fields.find((f) => f.id === m.fieldId);
     const base = field && fieldDefinition(scope, model, field);
@@ -323,12 +363,28 @@ function rewriteValue(e: Expr, cols: RollupColumns): Expr {
   return mapChildren(e, (c) => rewriteValue(c, cols));
 }
 
-/** An aggregating expression over the rollup's measures (re-aggregated) and dimensions, or NoMatch. */
-function rewriteAggregate(e: Expr, cols: RollupColumns): Expr {
+/**
+ * A fractional measure's aggregate as the double nearest its value: DuckDB casts a DECIMAL to DOUBLE by dividing a
+ * rounded double by a power of ten (one step off at times), where the sources (and the connectors) read its text.
+ * A DOUBLE column reads back as itself.
+ */
+function nearestDouble(e: Expr, cols: RollupColumns, column: string): Expr {
+  const type = cols.fields.find((f) => f.column === column)?.primitiveType;
+  return type === 'float' ? call('FLOAT', call('STR', e)) : e;
+}
+
+/**
+ * An aggregating expression over the rollup's measures (re-aggregated) and dimensions, or NoMatch. `avg`: how an AVG
+ * may be answered here ('text' only as a whole output column, 'none' where the source's DECIMAL division decides).
+ */
+function rewriteAggregate(e: Expr, cols: RollupColumns, avg: 'number' | 'text' | 'none'): Expr {
   if (!isAggregateCall(e)) {
     if (e.kind === 'column_ref') fail('a column outside an aggregate');
-    return mapChildren(e, (c) => rewriteAggregate(c, cols));
+    const inner = avg === 'text' ? 'none' : avg;
+    return mapChildren(e, (c) => rewriteAggregate(c, cols, inner));
   }
+  // COUNT() counts rows: the groups' row counts added up (0 for no rows, as COUNT).
+  if (e.name === 'COUNT' && e.args.length === 0) return call('ZN', call('SUM', col(ROWS_COLUMN)));
   if (e.args.length !== 1) fail(`${e.name}() over no field`);
   const [x] = e.args;
   const measures = cols.measures.get(keyOf(x)) ?? [];
@@ -336,7 +392,7 @@ function rewriteAggregate(e: Expr, cols: RollupColumns): Expr {
   switch (e.name) {
     case 'SUM': {
       const sum = has('sum') ?? fail('SUM of what the rollup does not sum');
-      return call('SUM', col(sum));
+      return nearestDouble(call('SUM', col(sum)), cols, sum);
     }
     case 'COUNT': {
       const count = has('count') ?? fail('COUNT of what the rollup does not count');
@@ -347,12 +403,15 @@ function rewriteAggregate(e: Expr, cols: RollupColumns): Expr {
       const sum = has('sum');
       const count = has('count');
       if (!sum || !count) fail('AVG of what the rollup does not sum and count');
+      if (avg === 'none') fail('an AVG the source divides as DECIMAL, inside an expression or a condition');
+      if (avg === 'text')
+        return call('CONCAT', call('STR', call('SUM', col(sum!))), lit('/'), call('STR', call('SUM', col(count!))));
       return { kind: 'binary', op: '/', left: call('SUM', col(sum!)), right: call('SUM', col(count!)) };
     }
     case 'MIN':
     case 'MAX': {
       const c = has(e.name === 'MIN' ? 'min' : 'max');
-      if (c) return call(e.name, col(c));
+      if (c) return nearestDouble(call(e.name, col(c)), cols, c);
       return call(e.name, rewriteValue(x, cols));
     }
     default:
@@ -361,12 +420,21 @@ function rewriteAggregate(e: Expr, cols: RollupColumns): Expr {
 }
 
 /** The request rewritten over one rollup and compiled for DuckDB; NoMatch when the rollup cannot answer exactly. */
-function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: CompiledQuery; periodColumns: number[] } {
+function rewriteFor(
+  request: ExpandedRequest,
+  served: ServedRollup,
+): Pick<RollupPlan, 'query' | 'periodColumns' | 'averageColumns'> {
   const cols = rollupColumns(request, served);
-  const items = request.items.map((it) => ({
-    ...it,
-    ast: it.aggregate ? rewriteAggregate(canonical(it.ast), cols) : rewriteValue(canonical(it.ast), cols),
-  }));
+  const sorted = new Set(request.input.sorts.map((s) => s.field_id));
+  const averageColumns: number[] = [];
+  const items = request.items.map((it, i) => {
+    if (!it.aggregate) return { ...it, ast: rewriteValue(canonical(it.ast), cols) };
+    // An average of the source's DECIMAL division: a whole output column the reader divides, never sorted on.
+    const avg = request.averages === 'number' ? 'number' : sorted.has(it.key) ? 'none' : 'text';
+    const ast = rewriteAggregate(canonical(it.ast), cols, avg);
+    if (ast.kind === 'call' && ast.name === 'CONCAT') averageColumns.push(i);
+    return { ...it, ast };
+  });
   const periodColumns = items.flatMap((it, i) => {
     const e = it.ast;
     const period =
@@ -382,8 +450,10 @@ function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: Co
       compileFilter(filter, { ...ctx, calculated: (name) => (name === SUBJECT ? ast : ctx.calculated(name)) }),
   });
   const conditions: Condition[] = request.conditions.flatMap(({ path, aggregate, subject, type, filter }) => {
+    if (type === 'string' && !textFilterExact(filter.op, request.text)) fail(`${path}: text compared by collation`);
     const e = canonical(subject);
-    if (aggregate) return [condition(path, true, rewriteAggregate(e, cols), filter)];
+    const avg = request.averages === 'number' ? 'number' : 'none';
+    if (aggregate) return [condition(path, true, rewriteAggregate(e, cols, avg), filter)];
     try {
       return [condition(path, false, rewriteValue(e, cols), filter)];
     } catch (err) {
@@ -401,6 +471,10 @@ function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: Co
   const scope = new QueryScope(model, new Map(), new Map());
   for (const it of items) scope.typeOf(it.ast);
   for (const c of conditions) scope.typeOf(c.ast!);
+  if (request.text !== 'bytes') {
+    for (const it of items) checkTextComparisons(it.ast, scope, request.text);
+    for (const c of conditions) checkTextComparisons(c.ast!, scope, request.text);
+  }
   const query = assembleQuery(
     {
       scope,
@@ -410,10 +484,57 @@ function rewriteFor(request: ExpandedRequest, served: ServedRollup): { query: Co
       sorts: request.input.sorts,
       limit: request.limit,
       offset: request.offset,
+      orderBy: textOrder(request, items, scope, cols),
     },
     () => 'duckdb',
   );
-  return { query, periodColumns };
+  return { query, periodColumns, averageColumns };
+}
+
+/** Filter operators on text that let the same rows pass in DuckDB as at the source. */
+function textFilterExact(op: string, text: ExpandedRequest['text']): boolean {
+  if (text === 'bytes' || op === 'is_null' || op === 'is_not_null') return true;
+  if (text === 'case-insensitive') return false;
+  return !['gt', 'gte', 'lt', 'lte', 'between'].includes(op);
+}
+
+const ORDERING_OPS = new Set(['<', '<=', '>', '>=']);
+
+/** NoMatch when the expression compares or picks text in a way the source's collation may decide otherwise. */
+function checkTextComparisons(e: Expr, scope: QueryScope, text: ExpandedRequest['text']): void {
+  const isText = (x: Expr) => scope.typeOf(x) === 'string';
+  const visit = (x: Expr): void => {
+    const ci = text === 'case-insensitive';
+    if (x.kind === 'binary' && (ORDERING_OPS.has(x.op) || (ci && (x.op === '=' || x.op === '!=')))) {
+      if (isText(x.left) || isText(x.right)) fail('text compared by collation');
+    }
+    if ((x.kind === 'between' || (ci && x.kind === 'in')) && isText(x.expr)) fail('text compared by collation');
+    if (x.kind === 'call' && (x.name === 'MIN' || x.name === 'MAX') && x.args.length === 1 && isText(x.args[0]))
+      fail('MIN/MAX of text');
+    children(x).forEach(visit);
+  };
+  visit(e);
+}
+
+/**
+ * The ORDER BY of text items as the source orders them: a text dimension by its rank (MIN of it: one per group);
+ * any other text item ordered (every group key is, as a tie-breaker) only where the source orders bytes too.
+ */
+function textOrder(
+  request: ExpandedRequest,
+  items: SelectItem[],
+  scope: QueryScope,
+  cols: RollupColumns,
+): Map<number, Expr> {
+  const sorted = new Set(request.input.sorts.map((s) => s.field_id));
+  const orderBy = new Map<number, Expr>();
+  items.forEach((it, i) => {
+    if ((it.aggregate && !sorted.has(it.key)) || scope.typeOf(it.ast) !== 'string') return;
+    const rank = it.ast.kind === 'column_ref' ? cols.ranks.get(it.ast.field) : undefined;
+    if (rank) orderBy.set(i, call('MIN', col(rank)));
+    else if (request.text !== 'bytes') fail('ordered by text the rollup cannot order as the source');
+  });
+  return orderBy;
 }
 
 const DAY_TEXT = /^(\d{4})-(\d{2})-(\d{2})(?:[ T]00:00(?::00(?:\.0+)?)?)?$/;

@@ -9,7 +9,8 @@ import type { Dialect } from '../expr';
 import { queryEngineFor } from '../run/engine';
 import type { DatasetQueryContext } from '../run/dataset-context';
 import type { ExecutableTarget } from '../run/targets';
-import { matchRollup, type RollupPlan } from './match';
+import { divideAverages } from './averages';
+import { matchRollup, type MatchOptions, type RollupPlan } from './match';
 import { openRollup, servableRollups } from '../../rollups/serving';
 
 /*
@@ -59,7 +60,10 @@ export async function readFromRollup(
   try {
     const rollups = await servableRollups(deps, model.id, model.version);
     if (rollups.length === 0) return null;
-    plan = planFor(deps, security, rollups, input, new Set(model.filters.map((f) => f.id)));
+    plan = planFor(deps, security, rollups, input, {
+      builtFilterIds: new Set(model.filters.map((f) => f.id)),
+      liveDialect: liveDialect(ctx, model),
+    });
     if (!plan) return null;
     opened = await openRollup(deps, plan.served);
   } catch {
@@ -72,7 +76,8 @@ export async function readFromRollup(
   } catch {
     return null; // the rollup's file could not answer: read as before
   }
-  const rows = conformPeriods(result.rows, plan.periodColumns, liveDialect(ctx, model));
+  const dialect = liveDialect(ctx, model);
+  const rows = divideAverages(conformPeriods(result.rows, plan.periodColumns, dialect), plan.averageColumns);
   return { query: plan.query, rows: security.mask(plan.query, rows), truncated: result.truncated };
 }
 
@@ -81,7 +86,7 @@ function planFor(
   security: DatasetSecurity,
   rollups: ServedRollup[],
   input: WidgetQueryInput,
-  builtFilterIds: ReadonlySet<number>,
+  opts: MatchOptions,
 ): RollupPlan | null {
   const model = security.model;
   const loads = rollups.map((r) => `${r.definition.id}/${r.load.id}`).join(',');
@@ -89,7 +94,7 @@ function planFor(
   const cache = deps.caches.of(plans);
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const plan = matchRollup(model, input, rollups, { builtFilterIds });
+  const plan = matchRollup(model, input, rollups, opts);
   cache.set(key, plan);
   return plan;
 }

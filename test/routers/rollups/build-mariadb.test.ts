@@ -95,12 +95,12 @@ it('builds a rollup whose rows are the same GROUP BY run at MariaDB directly', a
     `SELECT city,
             DATE_FORMAT(DATE_SUB(placed, INTERVAL WEEKDAY(placed) DAY), '%Y-%m-%d') AS w,
             DATE_FORMAT(MAKEDATE(YEAR(at), 1) + INTERVAL (QUARTER(at) - 1) QUARTER, '%Y-%m-%dT%H:%i:%s') AS q,
-            SUM(amount) AS s, COUNT(id) AS n, DATE_FORMAT(MAX(at), '%Y-%m-%dT%H:%i:%s') AS mx
+            SUM(amount) AS s, COUNT(id) AS n, DATE_FORMAT(MAX(at), '%Y-%m-%dT%H:%i:%s') AS mx, COUNT(*) AS all_rows
        FROM ${table} GROUP BY 1, 2, 3`,
   );
   const num = (v: unknown) => (v === null ? null : Number(v));
   const expected = sortRows(
-    (rows as Record<string, unknown>[]).map((r) => [r.city, r.w, r.q, num(r.s), num(r.n), r.mx]),
+    (rows as Record<string, unknown>[]).map((r) => [r.city, r.w, r.q, num(r.s), num(r.n), r.mx, num(r.all_rows)]),
   );
   expect(build.rows).toBe(expected.length);
   expect(await rollupRows(t.deps, datasetId, rollup.id)).toEqual(expected);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type pg from 'pg';
+import { setRollupReads } from '../../../server/query/rollups/read-rollup';
 import { useTestApp } from '../../support/app';
 import { failure, ok } from '../../support/rest';
 import { createRoleCast, type RoleCast } from '../../support/factories';
@@ -10,6 +11,7 @@ import {
   dropSourceTables,
   makeSales,
   sourceDb,
+  type FlatData,
 } from '../widgets/world';
 import { materialise, runExtract } from '../etl/world';
 import { buildRollup, rollupRows, servable, sortRows, waitForBuild, type BuildHistory, type RollupView } from './world';
@@ -34,7 +36,16 @@ beforeAll(async () => {
   db = await sourceDb();
   tables = await createSourceTables(db, sales);
   sourceId = await createPgSource(t.deps, cast.workspaceId, cast.users.wsAdmin.id);
-  ds = await createSalesDataset(api, owner(), { workspaceId: cast.workspaceId, sourceId, tables });
+  ds = await createSalesDataset(api, owner(), {
+    workspaceId: cast.workspaceId,
+    sourceId,
+    tables,
+    // Calculated fields that do not aggregate: a rollup may keep them as measures (one reads the other).
+    extraFields: [
+      { id: -32, name: 'Удвоенная', formula: '[sales.amount] * 2' },
+      { id: -33, name: 'Через', formula: '[Удвоенная] + 1' },
+    ],
+  });
 });
 afterAll(async () => {
   await dropSourceTables(db, tables);
@@ -63,13 +74,24 @@ async function directGroupBy(): Promise<unknown[][]> {
   const r = await db.query(
     `SELECT r.name, to_char(date_trunc('month', s.sold_on), 'YYYY-MM-DD') AS m, s.product,
             SUM(s.amount) AS s, COUNT(s.amount) AS n, MIN(s.amount) AS mn, MAX(s.amount) AS mx,
-            SUM(s.qty) AS qs, COUNT(s.qty) AS qn
+            SUM(s.qty) AS qs, COUNT(s.qty) AS qn, COUNT(*) AS all_rows
        FROM ${tables.sales} s LEFT JOIN ${tables.regions} r ON r.id = s.region_id
       GROUP BY 1, 2, 3`,
   );
   const num = (v: unknown) => (v === null ? null : Number(v));
   return sortRows(
-    r.rows.map((x) => [x.name, x.m, x.product, num(x.s), num(x.n), num(x.mn), num(x.mx), num(x.qs), num(x.qn)]),
+    r.rows.map((x) => [
+      x.name,
+      x.m,
+      x.product,
+      num(x.s),
+      num(x.n),
+      num(x.mn),
+      num(x.mx),
+      num(x.qs),
+      num(x.qn),
+      num(x.all_rows),
+    ]),
   );
 }
 
@@ -195,3 +217,58 @@ async function waitForLastBuild(datasetId: number, rollupId: number, after = 0) 
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+describe('calculated fields and row counts', () => {
+  it("builds a rollup of a calculated measure and answers COUNT() of rows and the field's sum as live does", async () => {
+    const f = ds.fieldId;
+    const rollup = ok<RollupView>(
+      await api.post(
+        `/api/dataset/${ds.id}/rollups`,
+        {
+          name: 'calculated by product',
+          dimensions: [{ field_id: f('product') }],
+          measures: [{ field_id: f('Через'), aggregation: 'SUM' }],
+          refresh: { mode: 'schedule', cron: '0 3 * * *', timezone: 'UTC' },
+        },
+        owner(),
+      ),
+    );
+    await buildRollup(api, owner(), ds.id, rollup.id);
+    const direct = await db.query(
+      `SELECT product, SUM(amount * 2 + 1)::text AS s, COUNT(*)::int AS n FROM ${tables.sales} GROUP BY 1`,
+    );
+    const expected = sortRows(direct.rows.map((r) => [r.product, Number(r.s), r.n]));
+    expect(await rollupRows(t.deps, ds.id, rollup.id)).toEqual(expected);
+
+    // A widget defines the dataset's calculated fields it names (its own definitions, the same formulas).
+    const preview = (rollups: boolean) => {
+      setRollupReads(t.deps, rollups);
+      return api.post(
+        '/api/widget/preview',
+        {
+          type: 'table',
+          dataset_id: ds.id,
+          rows: [{ id: 'p', sql: '[sales.product]' }],
+          columns: [
+            { id: 'n', sql: 'COUNT()' },
+            { id: 's', sql: 'SUM([Через])' },
+          ],
+          calculated_fields: [
+            { name: 'Через', sql: '[Удвоенная] + 1' },
+            { name: 'Удвоенная', sql: '[sales.amount] * 2' },
+          ],
+        },
+        owner(),
+      );
+    };
+    try {
+      const [on, off] = [await preview(true), await preview(false)];
+      expect(on.headers['x-data-path'], JSON.stringify(on.body).slice(0, 300)).toBe('rollup');
+      expect(off.headers['x-data-path']).toBe('live');
+      expect(ok<FlatData>(on).rows).toEqual(ok<FlatData>(off).rows);
+      expect(sortRows(ok<FlatData>(on).rows.map((r) => [r.p, r.s, r.n]))).toEqual(expected);
+    } finally {
+      setRollupReads(t.deps, true);
+    }
+  });
+});

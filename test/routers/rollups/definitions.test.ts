@@ -142,7 +142,12 @@ describe('bad definitions: 422 with the field map, nothing saved', () => {
       'dimensions[1].field_id',
       /Измерение «product» с этой детализацией уже есть/,
     ],
-    ['no measures', () => ({ ...base(), measures: [] }), 'measures', /Укажите хотя бы одну меру/],
+    [
+      'neither dimensions nor measures',
+      () => ({ ...base(), dimensions: [], measures: [] }),
+      'measures',
+      /Укажите хотя бы одно измерение или одну меру/,
+    ],
     ['a bad cron', () => ({ ...base(), refresh: { mode: 'schedule', cron: '99 * * * *' } }), 'refresh.cron', /./],
     [
       'an unknown time zone',

@@ -43,7 +43,11 @@ beforeAll(async () => {
   });
   await widget('byQuarter', {
     rows: [{ id: 'q', sql: "DATETRUNC('quarter', [sales.sold_on])" }],
-    columns: [{ id: 'sq', sql: 'SUM([sales.qty])' }],
+    // COUNT() of rows needs no measure: every rollup counts its groups' rows.
+    columns: [
+      { id: 'sq', sql: 'SUM([sales.qty])' },
+      { id: 'rows', sql: 'COUNT()' },
+    ],
   });
   await widget('distinct', { type: 'kpi', columns: [{ id: 'd', sql: 'COUNTD([sales.product])' }] });
   await widget('filtered', {
@@ -132,6 +136,11 @@ it('suggests rollups answering the saved widgets, with the dashboards they serve
   const build = await buildRollup(api, owner(), world.datasetId, rollup.id);
   expect(build.rows).toBeGreaterThan(0);
   expect(build.rows).toBeLessThanOrEqual(s.estimated_rows);
+  // Every widget it was suggested for is answered from it.
+  for (const id of s.widgets) {
+    const data = await api.post(`/api/widget/${id}/data`, {}, owner());
+    expect(data.headers['x-data-path'], `widget ${id}`).toBe('rollup');
+  }
 });
 
 it('keeps rollups apart when their union would be large, each estimated by its distinct counts', async () => {

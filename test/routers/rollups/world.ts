@@ -9,7 +9,7 @@ import type {
 } from '../../../routers/rollups/schemas';
 import type { AppDeps } from '../../../server/app/deps';
 import { openRollup, servableRollups } from '../../../server/rollups/serving';
-import { ROLLUP_TABLE } from '../../../server/rollups/types';
+import { ROLLUP_TABLE, ROWS_COLUMN } from '../../../server/rollups/types';
 import { loadDatasetRow } from '../../../server/datasets/load-model';
 import { ok, type Rest } from '../../support/rest';
 
@@ -66,7 +66,14 @@ export async function rollupRows(deps: AppDeps, datasetId: number, rollupId: num
   const served = (await servable(deps, datasetId)).find((s) => s.definition.id === rollupId);
   if (!served) throw new Error(`rollup ${rollupId} is not servable`);
   const { connector } = await openRollup(deps, served);
-  const result = await connector.query(`SELECT * FROM ${ROLLUP_TABLE}`, []);
+  // The dimensions and measures in definition order, then the group's row count (not the text ranks).
+  const { dimensions, measures } = served.definition;
+  const columns = [
+    ...dimensions.map((d) => d.column),
+    ...measures.flatMap((m) => [m.columns.sum, m.columns.count, m.columns.min, m.columns.max]),
+    ROWS_COLUMN,
+  ].filter((c): c is string => c !== undefined);
+  const result = await connector.query(`SELECT ${columns.join(', ')} FROM ${ROLLUP_TABLE}`, []);
   return sortRows(result.rows);
 }
 

@@ -10,8 +10,9 @@ import type { DatasetModel } from '../../../../server/query/compile/dataset-mode
 import type { WidgetQueryInput } from '../../../../server/query/compile/types';
 import type { Dialect } from '../../../../server/query/expr';
 import { matchRollup } from '../../../../server/query/rollups/match';
+import { divideAverages } from '../../../../server/query/rollups/averages';
 import { conformPeriods } from '../../../../server/query/rollups/read-rollup';
-import { buildQueryOf } from '../../../../server/rollups/build';
+import { buildQueryOf, rankedBuildQuery } from '../../../../server/rollups/build';
 import { rollupColumns, writeRollupFile } from '../../../../server/rollups/file';
 import type { ServedRollup } from '../../../../server/rollups/types';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from '../../../adapters/sources/servers';
@@ -120,23 +121,32 @@ async function clickhouseSource(): Promise<Source> {
 }
 
 /**
- * Numbers equal within a relative 1e-9 (sums added in another order); MySQL gives AVG with 4 more decimals than its
- * argument (div_precision_increment), so there it is 1e-4. Everything else exactly.
+ * Equal rows. PostgreSQL and MariaDB keep the amount as DECIMAL: sums, minima and maxima exactly equal, and on
+ * PostgreSQL averages and quotients too. Floating point is added in whatever order the source reads the rows (its own
+ * answers differ between runs): ClickHouse keeps the amount as Float64; on MySQL the compiler averages and divides as
+ * DOUBLE, and MariaDB prints a DOUBLE computed in a grouped query with 15 digits (98.329375 where the same division
+ * of literals gives 98.32937500000001); those within 1e-12.
  */
-function sameRows(actual: unknown[][], expected: unknown[][], dialect: Dialect): boolean {
+function sameRows(actual: unknown[][], expected: unknown[][], dialect: Dialect, input: WidgetQueryInput): boolean {
   if (actual.length !== expected.length) return false;
-  const tolerance = dialect === 'mysql' ? 1e-4 : 1e-9;
+  const fields = [...input.rows, ...input.series, ...input.columns];
+  const floating = (j: number) =>
+    dialect === 'clickhouse' || (dialect === 'mysql' && /AVG\(|\//i.test(fields[j]?.sql ?? ''));
   return actual.every((row, i) =>
     row.every((v, j) => {
       const w = expected[i][j];
-      if (typeof v === 'number' && typeof w === 'number')
-        return Math.abs(v - w) <= tolerance * Math.max(1, Math.abs(v), Math.abs(w));
+      if (typeof v === 'number' && typeof w === 'number' && floating(j))
+        return Math.abs(v - w) <= 1e-12 * Math.max(1, Math.abs(v), Math.abs(w));
       return v === w;
     }),
   );
 }
 
-const CALCULATED = request().calculatedFields;
+/** The first row that differs, both ways (for the failure message). */
+function firstDifference(actual: unknown[][], expected: unknown[][]) {
+  const i = actual.findIndex((row, k) => JSON.stringify(row) !== JSON.stringify(expected[k]));
+  return i < 0 ? null : { row: i, rollup: actual[i], live: expected[i] };
+}
 
 describe.each([
   ['PostgreSQL', postgresSource],
@@ -154,12 +164,16 @@ describe.each([
     const base = ordersModel();
     model = ordersModel({ objects: [{ ...base.objects[0], table: source.table }] });
     for (const def of ROLLUPS) {
-      const input = { ...buildQueryOf(model, def), calculatedFields: CALCULATED };
-      const query = compileWidgetQuery(model, input, () => source.dialect, { allRows: true });
+      const query = rankedBuildQuery(
+        model,
+        def,
+        compileWidgetQuery(model, buildQueryOf(model, def), () => source.dialect, { allRows: true }),
+      );
       const result = await source.connector.query(query.sql, query.params, { readOnly: true });
-      const columns = rollupColumns(model, def);
       const byKey = new Map(query.columns.map((c, i) => [c.key, i]));
-      const order = columns.map((c) => byKey.get(c.name)!);
+      const kept = rollupColumns(model, def, source.dialect);
+      const order = kept.map((c) => byKey.get(c.name)!);
+      const columns = kept.map((c, i) => ({ ...c, source: result.columns[order[i]] }));
       async function* rows() {
         for (const row of result.rows) yield order.map((i) => row[i]);
       }
@@ -191,11 +205,13 @@ describe.each([
       m,
       input,
       rollups.map((r) => r.served),
+      { liveDialect: source.dialect },
     );
     if (!plan) return { live, rollup: null };
     const connector = rollups.find((r) => r.served === plan.served)!.connector;
     const rows = (await connector.query(plan.query.sql, plan.query.params, {})).rows;
-    return { live, rollup: conformPeriods(rows, plan.periodColumns, source.dialect), sql: plan.query.sql };
+    const conformed = conformPeriods(rows, plan.periodColumns, source.dialect);
+    return { live, rollup: divideAverages(conformed, plan.averageColumns), sql: plan.query.sql };
   }
 
   it('a month and quarter dashboard widget: the same rows, period starts in the source type', async () => {
@@ -217,7 +233,7 @@ describe.each([
     const { live, rollup } = await both(model, month);
     expect(rollup).not.toBeNull();
     expect(live.length).toBeGreaterThan(10);
-    expect(sameRows(rollup!, live, source.dialect), JSON.stringify({ rollup, live })).toBe(true);
+    expect(sameRows(rollup!, live, source.dialect, month), JSON.stringify({ rollup, live })).toBe(true);
     // Two dates of different fields: no rollup holds both, answered live.
     expect((await both(model, input)).rollup).toBeNull();
   });
@@ -243,6 +259,7 @@ describe.each([
             m,
             input,
             rollups.map((x) => x.served),
+            { liveDialect: source.dialect },
           ),
         ).toBeNull();
         continue;
@@ -250,16 +267,19 @@ describe.each([
       if (!result.rollup) continue;
       matched++;
       expect(
-        sameRows(result.rollup, result.live, source.dialect),
+        sameRows(result.rollup, result.live, source.dialect, input),
         JSON.stringify({
           input,
           rowRule,
           sql: result.sql,
           rollup: result.rollup.slice(0, 5),
           live: result.live.slice(0, 5),
+          differ: firstDifference(result.rollup, result.live),
         }),
       ).toBe(true);
     }
-    expect(matched).toBeGreaterThan(30);
+    // MariaDB compares text ignoring case: no rollup answers a widget with a text filter or a text category that is
+    // not a bare dimension there (match.ts), so fewer random widgets are answered from one.
+    expect(matched).toBeGreaterThan(source.dialect === 'mysql' ? 15 : 30);
   }, 240_000);
 });
