@@ -105,7 +105,10 @@ export function ordersModel(over: Partial<DatasetModel> = {}): DatasetModel {
     relations: [],
     hierarchies: [],
     filters: [],
-    parameters: [],
+    // Read by random widgets' categories and filters: its value is the request's, substituted before matching.
+    parameters: [
+      { id: 1, name: 'from_year', primitiveType: 'integer', defaultValue: '2024', domain: { kind: 'any' }, order: 0 },
+    ],
     ...over,
   };
 }
@@ -213,6 +216,7 @@ export function randomWidget(r: () => number): RandomWidget {
     () => `DATETRUNC('${pick(UNITS)}', [orders.datetime])`,
     () => '[orders.date]',
     () => "IF([orders.region] = 'Юг', 'south', 'other')",
+    () => 'IF(YEAR([orders.date]) >= [from_year], 1, 0)',
   ];
   const measures = [
     () => `SUM([orders.${pick(['amount', 'qty'])}])`,
@@ -278,6 +282,7 @@ export function randomWidget(r: () => number): RandomWidget {
       value_type: 'datetime',
     },
     { sql: '[orders.date]', op: 'is_null' },
+    { sql: 'YEAR([orders.date]) - [from_year]', op: 'gte', values: [0], value_type: 'number' },
   ];
   if (r() < 0.5) filters.push({ path: 'filters[0]', filter: pick(filterPool) });
   if (r() < 0.2) filters.push({ path: 'filters[1]', filter: pick(filterPool) });
@@ -292,6 +297,7 @@ export function randomWidget(r: () => number): RandomWidget {
       sorts,
       pageSize: r() < 0.2 ? 3 : 1000,
       page: r() < 0.1 ? 2 : 1,
+      parameters: r() < 0.5 ? { from_year: pick([2023, 2024, 2025]) } : {},
     }),
     rowRule,
   };
