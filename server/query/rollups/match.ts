@@ -312,7 +312,7 @@ function rollupColumns(request: ExpandedRequest, served: ServedRollup): RollupCo
     }
     const type = scope.typeOf(value);
     addField(d.column, type);
-    // The build ranks the dimensions whose field holds text (file.ts textDimensions).
+    // The build ranks the dimensions whose field holds text (file.ts rankedDimensions).
     if (!d.granularity && isTextType(field.primitiveType) && request.text !== 'bytes') {
       out.ranks.set(d.column, rankColumn(d));
       addField(rankColumn(d), 'integer');
@@ -484,7 +484,7 @@ function rewriteFor(
       sorts: request.input.sorts,
       limit: request.limit,
       offset: request.offset,
-      orderBy: textOrder(request, items, scope, cols),
+      orderBy: textOrder(request, items, sorted, scope, cols),
     },
     () => 'duckdb',
   );
@@ -523,10 +523,10 @@ function checkTextComparisons(e: Expr, scope: QueryScope, text: ExpandedRequest[
 function textOrder(
   request: ExpandedRequest,
   items: SelectItem[],
+  sorted: ReadonlySet<string>,
   scope: QueryScope,
   cols: RollupColumns,
 ): Map<number, Expr> {
-  const sorted = new Set(request.input.sorts.map((s) => s.field_id));
   const orderBy = new Map<number, Expr>();
   items.forEach((it, i) => {
     if ((it.aggregate && !sorted.has(it.key)) || scope.typeOf(it.ast) !== 'string') return;
