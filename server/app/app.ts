@@ -1,10 +1,7 @@
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import { fastifyTRPCPlugin, type FastifyTRPCPluginOptions } from '@trpc/server/adapters/fastify';
-import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { appRouter, type AppRouter } from '../../routers';
 import { registerRestRoutes } from '../../adapters/rest/register-routes';
-import { buildOpenApiDocument } from '../../adapters/rest/openapi';
 import { errorEnvelope } from '../../adapters/rest/envelope';
 import { rememberedBody } from '../../adapters/rest/input-memo';
 import { createContext } from '../../routers/context';
@@ -23,6 +20,8 @@ import { sourceConnectionBudget } from '../../adapters/sources';
 import { AccessLogController, batchedStdout } from './access-log';
 import { Readiness, registerHealthRoutes } from './health';
 import { registerMetrics } from './metrics';
+import { registerLazyDocs } from './docs';
+import { lazySchemaCompilers } from './schema-compilers';
 
 export const API_VERSION = '1.0.0';
 
@@ -84,6 +83,7 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
     logger: typeof opts.logger === 'object' ? { ...opts.logger, stream: batchedStdout() } : (opts.logger ?? false),
     logController: new AccessLogController(),
     bodyLimit: deps.config.bodyLimitBytes,
+    schemaController: lazySchemaCompilers(),
     routerOptions: { maxParamLength: 5000 },
     // The client address (req.ip: login and unlock throttles, the public rate limit) is the peer's unless it is a
     // trusted proxy, whose X-Forwarded-For then names the client.
@@ -186,32 +186,20 @@ export async function buildApp(deps: AppDeps, opts: BuildAppOptions = {}): Promi
 
   // The OpenAPI document is built on its first request (GET /api/v3/api-docs, /docs), not at start: every
   // procedure's schemas converted to JSON Schema cost tens of milliseconds and megabytes an idle server never needs.
-  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  // Its builder is imported then too: trpc-to-openapi brings its HTTP adapters (co-body, qs, mime-db: about 40 ms of
+  // every start).
+  let document: Promise<object> | undefined;
   const openApiDocument = () =>
-    (document ??= buildOpenApiDocument(appRouter, {
-      version: API_VERSION,
-      rawOperations: rawOperationDocs(rawRoutes),
-    }));
-  app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(openApiDocument()));
-  await app.register(swagger, { mode: 'static', specification: { document: lazyObject(openApiDocument) as never } });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+    (document ??= import('../../adapters/rest/openapi')
+      .then(({ buildOpenApiDocument }) =>
+        buildOpenApiDocument(appRouter, { version: API_VERSION, rawOperations: rawOperationDocs(rawRoutes) }),
+      )
+      .catch((e: unknown) => {
+        document = undefined; // built again by the next request, as when it was built in place
+        throw e;
+      }));
+  app.get('/api/v3/api-docs', { schema: { hide: true } }, async (_req, reply) => reply.send(await openApiDocument()));
+  registerLazyDocs(app, openApiDocument);
 
   return app;
-}
-
-/**
- * An object that stands for `build()`'s result and calls it on first use: @fastify/swagger's static mode takes the
- * document when registered and reads it only when /docs asks, so the proxy lets it be built then.
- */
-function lazyObject<T extends object>(build: () => T): T {
-  return new Proxy({} as T, {
-    get: (_target, key) => Reflect.get(build(), key),
-    has: (_target, key) => Reflect.has(build(), key),
-    ownKeys: () => Reflect.ownKeys(build()),
-    // A property the (empty) target lacks must be reported configurable (a proxy invariant).
-    getOwnPropertyDescriptor: (_target, key) => {
-      const d = Reflect.getOwnPropertyDescriptor(build(), key);
-      return d && { ...d, configurable: true };
-    },
-  });
 }

@@ -5,6 +5,8 @@ import { Readiness } from './health';
 
 /** After the port closes, how long in-flight requests get to finish before their connections are cut. */
 const CLOSE_GRACE_MS = 10_000;
+/** How long after the port opens the job workers start (below). */
+const JOBS_START_DELAY_MS = 1_000;
 
 async function main() {
   const config = loadConfig();
@@ -22,6 +24,8 @@ async function main() {
   const app = await buildApp(runtime.deps, { logger: { level: config.logLevel }, readiness });
 
   let stopping = false;
+  /** The job workers' start, waiting (after listen, below): a shutdown before it fires cancels it. */
+  let startJobs: NodeJS.Timeout | undefined;
   let exitCode = 0;
   /*
    * The drain (docs/cluster.md): GET /readyz answers 503 at once and every answer closes its connection; the node
@@ -32,6 +36,7 @@ async function main() {
   const shutdown = async (signal: string, drainMs = 0) => {
     if (stopping) return;
     stopping = true;
+    clearTimeout(startJobs);
     readiness.drain();
     app.log.info(`${signal}: ${drainMs > 0 ? `draining for ${drainMs} ms, then ` : ''}shutting down`);
     if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
@@ -66,10 +71,15 @@ async function main() {
 
   await app.listen({ port: config.port, host: config.host, backlog: LISTEN_BACKLOG });
   // Jobs (extract runs, schedules) run on every node; a test app starts them on its first send instead. pg-boss
-  // starts after the server listens and readiness does not wait for it (its schema check and queue set-up are
-  // dozens of queries); a send that comes first waits for the same start. A node whose job workers cannot start
+  // starts JOBS_START_DELAY_MS after the server listens and readiness does not wait for it (its schema check, queue
+  // set-up and cron schedules are dozens of queries and about 100 ms of CPU, which started at once held up the first
+  // requests); a send that comes first starts it then and waits for that start. A node whose job workers cannot start
   // cannot run what it accepts: logged with its cause, then the same orderly exit 1 as any other fatal fault.
-  runtime.deps.jobs.start().catch(fatal('job workers failed to start'));
+  startJobs = setTimeout(
+    () => void runtime.deps.jobs.start().catch(fatal('job workers failed to start')),
+    JOBS_START_DELAY_MS,
+  );
+  startJobs.unref();
 }
 
 main().catch((e) => {
