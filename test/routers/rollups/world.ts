@@ -23,23 +23,15 @@ export type SuggestAnswer = z.output<typeof suggestOutput>;
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-export async function waitForBuild(
+/** Waits until GET .../builds shows the build ended (succeeded, failed or cancelled). */
+export const waitForBuild = (
   api: Rest,
   token: string,
   datasetId: number,
   rollupId: number,
   buildId: number,
   timeoutMs = 30_000,
-): Promise<BuildView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const page = ok<BuildPage>(await api.get(`/api/dataset/${datasetId}/rollups/${rollupId}/builds?size=100`, token));
-    const build = page.content.find((b) => b.build_id === buildId);
-    if (build && TERMINAL.has(build.state)) return build;
-    if (Date.now() > deadline) throw new Error(`build ${buildId} still ${build?.state} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+): Promise<BuildView> => waitForBuildState(api, token, datasetId, rollupId, buildId, 'ended', timeoutMs);
 
 /** POST .../build and waits for the build to end; expects it to succeed unless told otherwise. */
 export async function buildRollup(
@@ -82,21 +74,24 @@ export const sortRows = (rows: unknown[][]) =>
     JSON.stringify(a) < JSON.stringify(b) ? -1 : JSON.stringify(a) > JSON.stringify(b) ? 1 : 0,
   );
 
-/** Waits until GET .../builds shows the build in `state` (a running build, say, before it is cancelled). */
+/**
+ * Waits until GET .../builds shows the build in `state` (a running build, say, before it is cancelled), or ended
+ * whichever way for 'ended'.
+ */
 export async function waitForBuildState(
   api: Rest,
   token: string,
   datasetId: number,
   rollupId: number,
   buildId: number,
-  state: BuildView['state'],
+  state: BuildView['state'] | 'ended',
   timeoutMs = 30_000,
 ): Promise<BuildView> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const page = ok<BuildPage>(await api.get(`/api/dataset/${datasetId}/rollups/${rollupId}/builds?size=100`, token));
     const build = page.content.find((b) => b.build_id === buildId);
-    if (build?.state === state) return build;
+    if (build && (build.state === state || (state === 'ended' && TERMINAL.has(build.state)))) return build;
     if (build && TERMINAL.has(build.state)) throw new Error(`build ${buildId} ended ${build.state}, not ${state}`);
     if (Date.now() > deadline) throw new Error(`build ${buildId} still ${build?.state} after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 50));
