@@ -10,7 +10,7 @@ import { queryEngineFor } from '../run/engine';
 import type { DatasetQueryContext } from '../run/dataset-context';
 import type { ExecutableTarget } from '../run/targets';
 import { divideAverages } from './averages';
-import { matchRollup, type MatchOptions, type RollupPlan } from './match';
+import { matchRollup, type RollupPlan } from './match';
 import { openRollup, servableRollups } from '../../rollups/serving';
 
 /*
@@ -55,15 +55,13 @@ export async function readFromRollup(
 ): Promise<RollupRead | null> {
   if (!deps.caches.of(state).enabled) return null;
   const model = ctx.model;
+  const dialect = liveDialect(ctx, model);
   let plan: RollupPlan | null;
   let opened: OpenedRollup;
   try {
     const rollups = await servableRollups(deps, model.id, model.version);
     if (rollups.length === 0) return null;
-    plan = planFor(deps, security, rollups, input, {
-      builtFilterIds: new Set(model.filters.map((f) => f.id)),
-      liveDialect: liveDialect(ctx, model),
-    });
+    plan = planFor(deps, security, rollups, input, dialect, model);
     if (!plan) return null;
     opened = await openRollup(deps, plan.served);
   } catch {
@@ -76,7 +74,6 @@ export async function readFromRollup(
   } catch {
     return null; // the rollup's file could not answer: read as before
   }
-  const dialect = liveDialect(ctx, model);
   const rows = divideAverages(conformPeriods(result.rows, plan.periodColumns, dialect), plan.averageColumns);
   return { query: plan.query, rows: security.mask(plan.query, rows), truncated: result.truncated };
 }
@@ -86,7 +83,8 @@ function planFor(
   security: DatasetSecurity,
   rollups: ServedRollup[],
   input: WidgetQueryInput,
-  opts: MatchOptions,
+  dialect: Dialect,
+  built: DatasetModel,
 ): RollupPlan | null {
   const model = security.model;
   const loads = rollups.map((r) => `${r.definition.id}/${r.load.id}`).join(',');
@@ -94,7 +92,11 @@ function planFor(
   const cache = deps.caches.of(plans);
   const hit = cache.get(key);
   if (hit !== undefined) return hit;
-  const plan = matchRollup(model, input, rollups, opts);
+  // The dataset's own filters (the build applied them), not the viewer's rules securedRead added to `model`.
+  const plan = matchRollup(model, input, rollups, {
+    builtFilterIds: new Set(built.filters.map((f) => f.id)),
+    liveDialect: dialect,
+  });
   cache.set(key, plan);
   return plan;
 }
