@@ -2,6 +2,7 @@ import { loadConfig } from './config';
 import { buildApp, LISTEN_BACKLOG } from './app';
 import { startRuntime } from './start';
 import { Readiness } from './health';
+import { startMemoryTrim } from './memory-trim';
 
 /** After the port closes, how long in-flight requests get to finish before their connections are cut. */
 const CLOSE_GRACE_MS = 10_000;
@@ -27,6 +28,7 @@ async function main() {
   /** The job workers' start, waiting (after listen, below): a shutdown before it fires cancels it. */
   let startJobs: NodeJS.Timeout | undefined;
   let exitCode = 0;
+  let stopTrim = () => undefined as void;
   /*
    * The drain (docs/cluster.md): GET /readyz answers 503 at once and every answer closes its connection; the node
    * keeps serving for `drainMs`, so the load balancer's health check takes it out before the port closes; then the
@@ -37,6 +39,7 @@ async function main() {
     if (stopping) return;
     stopping = true;
     clearTimeout(startJobs);
+    stopTrim();
     readiness.drain();
     app.log.info(`${signal}: ${drainMs > 0 ? `draining for ${drainMs} ms, then ` : ''}shutting down`);
     if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
@@ -80,7 +83,15 @@ async function main() {
     JOBS_START_DELAY_MS,
   );
   startJobs.unref();
+  stopTrim = startMemoryTrim({
+    onTrim: (t) =>
+      app.log.debug(
+        `memory trimmed when quiet: RSS ${mb(t.rssBefore)} -> ${mb(t.rssAfter)} MB, paused ${t.pauseMs.toFixed(0)} ms`,
+      ),
+  });
 }
+
+const mb = (bytes: number) => Math.round(bytes / 1048576);
 
 main().catch((e) => {
   console.error(e instanceof Error ? e.message : e);

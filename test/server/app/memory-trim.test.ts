@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startMemoryTrim } from '../../../server/app/memory-trim';
+
+/** The exposed collector, replaced by a recorder: what is tested is when the trimmer asks, not what V8 frees. */
+const holder = globalThis as { gc?: unknown };
+const original = holder.gc;
+let stop: () => void = () => undefined;
+
+afterEach(() => {
+  stop();
+  holder.gc = original;
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Keeps the event loop busy for `ms`, in slices, as a burst of requests would. */
+async function busyFor(ms: number) {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    const slice = performance.now() + 15;
+    while (performance.now() < slice) {
+      /* work */
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+describe('memory trim', () => {
+  it('collects once after the start and once after each burst, never during one', async () => {
+    const calls: { options: unknown; at: number }[] = [];
+    holder.gc = (options: unknown) => calls.push({ options, at: performance.now() });
+    stop = startMemoryTrim({ checkMs: 50, quietChecks: 3, growthBytes: Number.MAX_SAFE_INTEGER });
+    await sleep(600);
+    // The start counts as work: one collection in the first quiet stretch, then none while nothing happens.
+    expect(calls).toHaveLength(1);
+    expect(calls[0].options).toEqual({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+
+    const burstStart = performance.now();
+    await busyFor(400);
+    const burstEnd = performance.now();
+    expect(calls).toHaveLength(1);
+    await sleep(600);
+    expect(calls).toHaveLength(2);
+    expect(calls[1].at).toBeGreaterThan(burstEnd);
+    expect(calls[1].at).toBeGreaterThan(burstStart + 400);
+    await sleep(300);
+    expect(calls).toHaveLength(2);
+  });
+});
