@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
+import type { Socket } from 'node:net';
 import { batchRowStream, ConnectorBase, quoteIdent } from '../connector-base';
 import { socketWithLookup } from '../budgeted-socket';
 import { budgetedPgClient } from './budgeted-client';
@@ -333,13 +334,23 @@ export class PostgresConnector extends ConnectorBase {
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const main = { text: bounded, values: params, rowMode: 'array', queryMode: 'extended' } as pg.QueryArrayConfig;
     const guard = statementTimeoutGuard(timeoutMs);
-    // pg sends a query only after the previous one's ReadyForQuery: BEGIN and the timeout go as one simple-protocol
-    // text (both are our own constant statements), one round trip fewer on every widget read.
-    const [begin, read, end] = await Promise.allSettled([
-      client.query(guard ? `BEGIN READ ONLY; ${guard}` : 'BEGIN READ ONLY'),
-      client.query<unknown[]>(main),
-      client.query('ROLLBACK'),
-    ]);
+    // BEGIN and the timeout go as one simple-protocol text (both are our own constant statements). The pool's
+    // clients pipeline, so the three statements are written at once; corked, they leave in one write instead of
+    // three (one syscall and one wake-up of the server per widget read, not three).
+    const stream = (client as unknown as { connection?: { stream?: Partial<Pick<Socket, 'cork' | 'uncork'>> } })
+      .connection?.stream;
+    stream?.cork?.();
+    let sent: [Promise<unknown>, Promise<pg.QueryResult<unknown[]>>, Promise<unknown>];
+    try {
+      sent = [
+        client.query(guard ? `BEGIN READ ONLY; ${guard}` : 'BEGIN READ ONLY'),
+        client.query<unknown[]>(main),
+        client.query('ROLLBACK'),
+      ];
+    } finally {
+      stream?.uncork?.();
+    }
+    const [begin, read, end] = await Promise.allSettled(sent);
     if (begin.status === 'rejected') throw begin.reason;
     if (read.status === 'rejected') throw read.reason;
     if (end.status === 'rejected') throw end.reason;
