@@ -24,12 +24,25 @@ interface Entry {
   input: unknown;
 }
 
-/** The memo of one operation; registerRestRoutes keeps it in the route's config, where the body parser finds it. */
+/**
+ * The memo of one operation; registerRestRoutes keeps it in the route's config, where the body parser finds it. A
+ * request is remembered the second time it comes: a request with a new filter value per call (a selector being
+ * changed) is then never frozen and stored, only its key noted.
+ */
 export class InputMemo {
   private readonly entries = new Map<string, Entry>();
+  private readonly seen = new Set<string>();
 
   get(key: string): Entry | undefined {
     return this.entries.get(key);
+  }
+
+  /** Whether the request came before (then it is worth remembering); notes it otherwise. */
+  cameBefore(key: string): boolean {
+    if (this.seen.delete(key)) return true;
+    if (this.seen.size >= MAX_ENTRIES) this.seen.delete(this.seen.values().next().value!);
+    this.seen.add(key);
+    return false;
   }
 
   set(key: string, entry: Entry): void {
@@ -71,14 +84,15 @@ export function rememberedBody(req: FastifyRequest, text: string): unknown {
 }
 
 /**
- * For the route's handler: `known` when the same request was parsed before, else `remember`, which stores the input
- * the procedure's parser returns (with the body the request parsed to). Undefined for a request the memo does not
- * take (no body, or one too large).
+ * For the route's handler: `known` when the same request was parsed and remembered before, `remember` when it came
+ * once before (stores the input the procedure's parser returns, with the body the request parsed to). Undefined for
+ * a request the memo does not take (no body, one too large, or its first time).
  */
 export function memoOf(req: FastifyRequest): { known: unknown } | { remember: (input: unknown) => void } | undefined {
   const m = (req as WithMemo)[requestMemo];
   if (!m) return undefined;
   if (m.entry) return { known: m.entry.input };
+  if (!m.memo.cameBefore(m.key)) return undefined;
   return {
     remember: (input) => m.memo.set(m.key, { body: deepFreeze(req.body), input: deepFreeze(input) }),
   };

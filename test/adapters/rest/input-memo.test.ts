@@ -42,15 +42,19 @@ const body = (min: number) => ({
 });
 
 describe('widget data input memo', () => {
-  it('parses an identical request once and answers it the same; a new filter value is parsed and answered anew', async () => {
+  it('parses an identical request twice, then answers it from the memo the same; a new filter value is parsed and answered anew', async () => {
     const read = (min: number) => api.post(`/api/widget/${widgetId}/data`, body(min), world.cast.tokens.viewer);
     const first = ok<FlatData>(await read(1));
     const text = JSON.stringify(body(1));
     const parse = vi.spyOn(JSON, 'parse');
+    const parsed = () => parse.mock.calls.filter(([s]) => s === text).length;
     try {
+      // Remembered the second time it comes (a body seen once, a selector's passing value, is never stored).
+      expect(ok<FlatData>(await read(1))).toEqual(first);
+      expect(parsed()).toBe(1);
       const again = ok<FlatData>(await read(1));
       expect(again).toEqual(first);
-      expect(parse.mock.calls.filter(([s]) => s === text)).toHaveLength(0);
+      expect(parsed()).toBe(1);
       const other = ok<FlatData>(await read(1_000));
       expect(parse.mock.calls.filter(([s]) => s === JSON.stringify(body(1_000)))).toHaveLength(1);
       expect(other.rows).toEqual([]);
