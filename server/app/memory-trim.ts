@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import v8 from 'node:v8';
 
 /*
  * Memory back to the system when the node goes quiet, so the start command can run V8 for throughput.
@@ -25,7 +26,12 @@ export interface MemoryTrimOptions {
   quietChecks?: number;
   /** A check whose event-loop utilisation is above this is work. */
   busyUtilisation?: number;
-  /** RSS this far above the last trimmed figure is growth, even when no check was busy (a slow trickle of requests). */
+  /**
+   * V8's heap (its spaces but the young generation's, which grows and shrinks by itself) this far above its size
+   * after the last collection is growth, even when no check was busy (a slow
+   * trickle of requests). The heap, not RSS: memory outside it (DuckDB's, buffers) is not what the collection frees,
+   * and an extract growing it must not set off one collection after another.
+   */
   growthBytes?: number;
   /** Told after each collection: RSS before and after, and the pause. */
   onTrim?: (trim: { rssBefore: number; rssAfter: number; pauseMs: number }) => void;
@@ -43,7 +49,7 @@ export function startMemoryTrim(opts: MemoryTrimOptions = {}): () => void {
   let quiet = 0;
   // The start itself is work: the first quiet stretch after it trims what loading the modules left.
   let dirty = true;
-  let trimmedRss = Number.POSITIVE_INFINITY;
+  let trimmedHeap = Number.POSITIVE_INFINITY;
   const timer = setInterval(() => {
     const now = performance.eventLoopUtilization();
     const utilisation = performance.eventLoopUtilization(now, last).utilization;
@@ -53,19 +59,26 @@ export function startMemoryTrim(opts: MemoryTrimOptions = {}): () => void {
       dirty = true;
       return;
     }
-    const rssBefore = process.memoryUsage.rss();
-    if (rssBefore > trimmedRss + growthBytes) dirty = true;
+    if (settledHeapBytes() > trimmedHeap + growthBytes) dirty = true;
     if (!dirty || ++quiet < quietChecks) return;
+    const rssBefore = process.memoryUsage.rss();
     const t0 = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const pauseMs = performance.now() - t0;
-    trimmedRss = process.memoryUsage.rss();
+    trimmedHeap = settledHeapBytes();
     dirty = false;
     quiet = 0;
     // The collection's own pause is not the next check's work.
     last = performance.eventLoopUtilization();
-    opts.onTrim?.({ rssBefore, rssAfter: trimmedRss, pauseMs });
+    opts.onTrim?.({ rssBefore, rssAfter: process.memoryUsage.rss(), pauseMs });
   }, checkMs);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** The committed size of V8's heap spaces but the young generation's. */
+function settledHeapBytes(): number {
+  let bytes = 0;
+  for (const space of v8.getHeapSpaceStatistics()) if (!space.space_name.startsWith('new_')) bytes += space.space_size;
+  return bytes;
 }

@@ -46,4 +46,22 @@ describe('memory trim', () => {
     await sleep(300);
     expect(calls).toHaveLength(2);
   });
+
+  it('collects on heap growth without a busy check, and not on memory outside the heap', async () => {
+    let calls = 0;
+    holder.gc = () => calls++;
+    // Nothing counts as busy here: only growth can make it collect again after the first quiet stretch.
+    stop = startMemoryTrim({ checkMs: 50, quietChecks: 2, busyUtilisation: 1, growthBytes: 8 * 1024 * 1024 });
+    await sleep(300);
+    expect(calls).toBe(1);
+    // 64 MB outside V8's heap (as DuckDB's or a buffer's memory): RSS grows, the heap does not.
+    const outside = Buffer.alloc(64 * 1024 * 1024, 1);
+    await sleep(300);
+    expect(calls).toBe(1);
+    // ~24 MB of objects on the heap, kept.
+    const kept = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `value ${i}` }));
+    await sleep(300);
+    expect(calls).toBe(2);
+    expect(outside.length + kept.length).toBeGreaterThan(0);
+  });
 });
