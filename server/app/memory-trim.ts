@@ -13,9 +13,9 @@ import v8 from 'node:v8';
  * resort" flavour: full GCs until nothing more is freed, new space shrunk, pooled pages unmapped) once the event loop
  * has been quiet for a few seconds after work or growth: after the start, and after each burst of requests.
  *
- * It runs only between bursts (a busy second restarts the count), costs one pause (~160 ms after bench:load, with a
- * ~40 MB live heap) on a quiet node, and
- * does nothing where `gc` is not exposed (tests, `node dist/main.js` without the flag).
+ * It runs only between bursts (a busy second restarts the count), costs one pause on a quiet node (~160 ms after
+ * bench:load, with a ~40 MB live heap), and does nothing where `gc` is not exposed (tests, `node dist/main.js`
+ * without the flag).
  */
 
 type ExposedGc = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
