@@ -4,6 +4,10 @@
  *               value on every request (autocannon's setupRequest), so no cached answer serves it,
  *   - hit:      the same whole body on every request (the result cache answers),
  *   - settings: GET /api/settings, a route that reads nothing of the data path (the ceiling of the HTTP stack),
+ *   - bare:     what a user would run instead of the platform for the miss: a bare fastify route in its own node
+ *               process (same flags; scripts/bench/bare-data-server.mjs) taking the same body and sending the same
+ *               SQL with its value through a pg pool of the connector's size: no authentication, access checks,
+ *               compiling or cache,
  *   - pgbench:  the same SQL shape sent straight to PostgreSQL by /usr/bin/pgbench, 10 clients (extended protocol, as
  *               the pg driver sends it), a new filter value per transaction,
  * each with req/s, p50, p99, errors and the server's CPU time per request (/proc/<pid>/stat, user + system: a figure
@@ -18,7 +22,7 @@
  *
  *   npm run bench:load
  *     DURATION=10    seconds per mode (default 30)
- *     ONLY=hit       one mode (miss, hit, settings, pgbench), or several: ONLY=hit,settings
+ *     ONLY=hit       one mode (miss, hit, settings, bare, pgbench), or several: ONLY=hit,settings
  *     SETTLE=30      seconds to wait before the last RSS figure
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
  *     SERVER_NODE_FLAGS  node flags for the server instead of the start command's
@@ -36,6 +40,7 @@ import { freePort } from '../../db/embedded';
 import { loadDatasetModel } from '../../server/datasets/load-model';
 import { compileWidgetQuery } from '../../server/query/compile/compile-widget';
 import { DatasetSources } from '../../server/query/run/targets';
+import { DEFAULT_POOL_SIZE } from '../../adapters/sources/types';
 import { call, ensureTable, pgSourceRow, tableDataset, throwawayDatabase, SALES_FIELDS } from './support';
 
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -44,7 +49,7 @@ const DURATION = Number(process.env.DURATION ?? 30);
 const SETTLE = Number(process.env.SETTLE ?? 30);
 const CONNECTIONS = 100;
 const PG_CLIENTS = 10;
-const MODES = ['miss', 'hit', 'settings', 'pgbench'] as const;
+const MODES = ['miss', 'hit', 'settings', 'bare', 'pgbench'] as const;
 type Mode = (typeof MODES)[number];
 
 /** The server under test and what the load needs of it. */
@@ -225,9 +230,14 @@ interface Figures {
   requests: number;
 }
 
-async function http(ready: Ready, mode: 'miss' | 'hit' | 'settings', seconds: number): Promise<Figures> {
+async function http(
+  ready: Ready,
+  mode: 'miss' | 'hit' | 'settings' | 'bare',
+  seconds: number,
+  base = ready.base,
+): Promise<Figures> {
   const headers = { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' };
-  const dataPath = `/api/widget/${ready.widgetId}/data`;
+  const dataPath = mode === 'bare' ? '/data' : `/api/widget/${ready.widgetId}/data`;
   // A new value per request: a step far below the table's smallest amount, so every row passes and no two are equal.
   let counter = 0;
   const request =
@@ -241,7 +251,7 @@ async function http(ready: Ready, mode: 'miss' | 'hit' | 'settings', seconds: nu
             setupRequest: (req: any) => ({ ...req, body: JSON.stringify(body(++counter / 1e7)) }),
           };
   const result = await autocannon({
-    url: ready.base,
+    url: base,
     connections: CONNECTIONS,
     duration: seconds,
     headers,
@@ -254,6 +264,44 @@ async function http(ready: Ready, mode: 'miss' | 'hit' | 'settings', seconds: nu
     errors: result.errors + result.timeouts + result.non2xx,
     requests: result.requests.total,
   };
+}
+
+/** The bare route's process, started with the server's node flags, until it prints "ready". */
+async function bareServer(ready: Ready): Promise<{ child: ChildProcess; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...startFlags(), path.join(root, 'scripts/bench/bare-data-server.mjs')], {
+    cwd: root,
+    env: {
+      ...process.env,
+      SOURCE_PG_URL: SOURCE_URL,
+      SQL: ready.sql,
+      PARAMS: JSON.stringify(ready.params),
+      VALUE_INDEX: String(ready.valueIndex),
+      POOL_SIZE: String(DEFAULT_POOL_SIZE),
+      PORT: String(port),
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve());
+    child.once('exit', (code) => reject(new Error(`bare route exited (${code})`)));
+  });
+  return { child, base: `http://127.0.0.1:${port}` };
+}
+
+/** The bare route under the miss's load: its figures, with its own process's CPU per request. */
+async function bare(ready: Ready, seconds: number): Promise<Figures> {
+  const { child, base } = await bareServer(ready);
+  try {
+    await http(ready, 'bare', 3, base); // the same warm-up as the server's data path
+    const cpu0 = cpuMs(child);
+    const f = await http(ready, 'bare', seconds, base);
+    return { ...f, cpuUs: ((cpuMs(child) - cpu0) * 1000) / f.requests };
+  } finally {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
 }
 
 async function pgbench(ready: Ready, seconds: number): Promise<Figures> {
@@ -312,8 +360,13 @@ async function driver() {
     const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
     for (const mode of modes) {
       const cpu0 = cpuMs(child);
-      out[mode] = mode === 'pgbench' ? await pgbench(ready, DURATION) : await http(ready, mode, DURATION);
-      if (mode !== 'pgbench') {
+      out[mode] =
+        mode === 'pgbench'
+          ? await pgbench(ready, DURATION)
+          : mode === 'bare'
+            ? await bare(ready, DURATION)
+            : await http(ready, mode, DURATION);
+      if (mode !== 'pgbench' && mode !== 'bare') {
         out[mode].rssAfter = rss(child);
         out[mode].cpuUs = ((cpuMs(child) - cpu0) * 1000) / out[mode].requests;
       }
@@ -343,6 +396,11 @@ async function driver() {
     if (miss)
       console.log(
         `  misses ${miss.rps.toFixed(0)} req/s (>= 2,500: ${miss.rps >= 2500 ? 'met' : 'NOT met'}), p99 ${miss.p99} ms (< 100: ${miss.p99 < 100 ? 'met' : 'NOT met'})`,
+      );
+    if (miss && out.bare)
+      console.log(
+        `  (misses ${((100 * miss.rps) / out.bare.rps).toFixed(0)} % of the bare fastify + pg route's ${out.bare.rps.toFixed(0)} req/s, ` +
+          `${(miss.cpuUs! / out.bare.cpuUs!).toFixed(1)}x its CPU per request)`,
       );
     if (hit && settings)
       console.log(
