@@ -83,12 +83,24 @@ export abstract class ConnectorBase implements Connector {
     const rows: unknown[][] = [];
     let truncated = false;
     try {
-      for await (const row of stream) {
-        if (limit !== undefined && rows.length >= limit) {
-          truncated = true;
-          break;
+      if (stream.batches) {
+        read: for await (const batch of stream.batches()) {
+          for (const row of batch) {
+            if (limit !== undefined && rows.length >= limit) {
+              truncated = true;
+              break read;
+            }
+            rows.push(row);
+          }
         }
-        rows.push(row);
+      } else {
+        for await (const row of stream) {
+          if (limit !== undefined && rows.length >= limit) {
+            truncated = true;
+            break;
+          }
+          rows.push(row);
+        }
       }
     } finally {
       await stream.close();
@@ -128,24 +140,27 @@ export function batchRowStream(
 ): RowStream {
   let closing: Promise<void> | undefined;
   const doClose = () => (closing ??= close());
+  /** The batches up to `limit` rows (the last one cut to it), then closed. */
+  async function* batches(): AsyncGenerator<unknown[][]> {
+    let seen = 0;
+    try {
+      while (limit === undefined || seen < limit) {
+        let batch = await next();
+        if (!batch) break;
+        if (limit !== undefined && seen + batch.length > limit) batch = batch.slice(0, limit - seen);
+        seen += batch.length;
+        yield batch;
+      }
+    } finally {
+      await doClose();
+    }
+  }
   return {
     columns,
     close: doClose,
+    batches,
     async *[Symbol.asyncIterator]() {
-      let seen = 0;
-      try {
-        while (limit === undefined || seen < limit) {
-          const batch = await next();
-          if (!batch) break;
-          for (const row of batch) {
-            if (limit !== undefined && seen >= limit) break;
-            seen++;
-            yield row;
-          }
-        }
-      } finally {
-        await doClose();
-      }
+      for await (const batch of batches()) yield* batch;
     },
   };
 }

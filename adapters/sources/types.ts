@@ -99,6 +99,11 @@ export interface RowStream extends AsyncIterable<unknown[]> {
   readonly columns: ResultColumn[];
   /** Stops reading and cancels what is left on the server; safe to call twice. */
   close(): Promise<void>;
+  /**
+   * The same rows in the batches the driver delivered them (one await per batch instead of one per row), closing as
+   * the row iterator does; where a stream has it, reading whole results (Connector.query) uses it.
+   */
+  batches?(): AsyncIterable<unknown[][]>;
 }
 
 export interface Connector {
