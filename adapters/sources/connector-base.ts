@@ -83,21 +83,11 @@ export abstract class ConnectorBase implements Connector {
     const rows: unknown[][] = [];
     let truncated = false;
     try {
-      if (stream.batches) {
-        read: for await (const batch of stream.batches()) {
-          for (const row of batch) {
-            if (limit !== undefined && rows.length >= limit) {
-              truncated = true;
-              break read;
-            }
-            rows.push(row);
-          }
-        }
-      } else {
-        for await (const row of stream) {
+      read: for await (const batch of stream.batches?.() ?? oneByOne(stream)) {
+        for (const row of batch) {
           if (limit !== undefined && rows.length >= limit) {
             truncated = true;
-            break;
+            break read;
           }
           rows.push(row);
         }
@@ -129,6 +119,11 @@ export abstract class ConnectorBase implements Connector {
       );
     }
   }
+}
+
+/** A stream without batches, as batches of one row. */
+async function* oneByOne(rows: AsyncIterable<unknown[]>): AsyncGenerator<unknown[][]> {
+  for await (const row of rows) yield [row];
 }
 
 /** A RowStream over a batch source: `next()` gives the next batch, or null at the end. */

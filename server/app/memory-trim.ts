@@ -29,9 +29,9 @@ export interface MemoryTrimOptions {
   busyUtilisation?: number;
   /**
    * V8's heap (its spaces but the young generation's, which grows and shrinks by itself) this far above its size
-   * after the last collection is growth, even when no check was busy (a slow
-   * trickle of requests). The heap, not RSS: memory outside it (DuckDB's, buffers) is not what the collection frees,
-   * and an extract growing it must not set off one collection after another.
+   * after the last collection is growth, even when no check was busy (a slow trickle of requests). The heap, not RSS:
+   * memory outside it (DuckDB's, buffers) is not what the collection frees, and an extract growing it must not set
+   * off one collection after another.
    */
   growthBytes?: number;
   /** Told after each collection: RSS before and after, and the pause. */
