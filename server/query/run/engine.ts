@@ -102,7 +102,7 @@ export class QueryEngine {
       if (hit) {
         this.sharedHits++;
         resultCacheHits.inc('shared');
-        this.cache.set(key, hit.value, Date.now(), hit.ttlMs);
+        this.cache.set(key, hit.value, hit.ttlMs);
         return { result: hit.value, shared: true };
       }
     }

@@ -114,4 +114,28 @@ describe('result cache', () => {
     expect(c.size).toBeLessThanOrEqual(3);
     expect(c.totalBytes).toBeLessThanOrEqual(10_000);
   });
+
+  it('keeps an entry for the TTL or the shorter time given, and nothing for none left', async () => {
+    const c = new ResultCache({ ttlMs: 60_000, maxBytes: 10_000, maxEntries: 10 });
+    const r = { rows: [[1]], truncated: false };
+    c.set('long', r);
+    c.set('short', r, 20);
+    c.set('spent', r, 0);
+    expect([c.get('long'), c.get('short'), c.get('spent')].map(Boolean)).toEqual([true, true, false]);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect([c.get('long'), c.get('short')].map(Boolean)).toEqual([true, false]);
+  });
+
+  it('serves a key read over and over, and keeps it while others come and go', () => {
+    const c = new ResultCache({ ttlMs: 60_000, maxBytes: 1_000_000, maxEntries: 100 });
+    const hot = { rows: [['hot']], truncated: false };
+    c.set('hot', hot);
+    for (let i = 0; i < 10_000; i++) {
+      expect(c.get('hot')).toBe(hot);
+      c.set(`cold ${i}`, { rows: [[i]], truncated: false });
+    }
+    expect(c.size).toBe(100);
+    expect(c.get('cold 9999')).toBeDefined();
+    expect(c.get('cold 9900')).toBeUndefined();
+  });
 });
