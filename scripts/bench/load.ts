@@ -212,17 +212,25 @@ function rss(child: ChildProcess): number {
   return Number(line?.split(/\s+/)[1] ?? NaN) / 1024;
 }
 
-/** The server process's CPU time so far (user + system), in ms. */
-function cpuMs(child: ChildProcess): number {
+/** The server process's CPU time so far in ms: user and system (the kernel's share: sockets, mostly). */
+function cpuMs(child: ChildProcess): { user: number; system: number } {
   const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime, fields 14 and 15 of stat(5), in clock ticks (100 a second on Linux).
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
+/** CPU per request in microseconds since `from`, user + system and the system part. */
+function cpuPerRequest(child: ChildProcess, from: { user: number; system: number }, requests: number) {
+  const now = cpuMs(child);
+  const us = (ms: number) => (ms * 1000) / requests;
+  return { cpuUs: us(now.user - from.user + now.system - from.system), systemUs: us(now.system - from.system) };
 }
 
 interface Figures {
-  /** The server's CPU time per request, in microseconds (HTTP modes). */
+  /** The server's CPU time per request, in microseconds (HTTP modes), and its system (kernel) part. */
   cpuUs?: number;
+  systemUs?: number;
   rps: number;
   p50: number;
   p99: number;
@@ -266,6 +274,26 @@ async function http(
   };
 }
 
+/** The size of one answer of each HTTP mode (body and headers as sent), so the modes' write costs can be compared. */
+async function responseSizes(ready: Ready): Promise<string> {
+  const headers = { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' };
+  const size = async (method: string, p: string, b?: unknown) => {
+    const r = await fetch(new URL(p, ready.base), {
+      method,
+      headers,
+      body: b === undefined ? undefined : JSON.stringify(b),
+    });
+    const text = await r.text();
+    let head = 0;
+    r.headers.forEach((v, k) => (head += k.length + v.length + 4));
+    return `${text.length} + ${head} of headers`;
+  };
+  return (
+    `widget data ${await size('POST', `/api/widget/${ready.widgetId}/data`, body(1.5))}, ` +
+    `GET /api/settings ${await size('GET', '/api/settings')}`
+  );
+}
+
 /** The bare route's process, started with the server's node flags, until it prints "ready". */
 async function bareServer(ready: Ready): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
@@ -296,7 +324,7 @@ async function bare(ready: Ready, seconds: number): Promise<Figures> {
     await http(ready, 'bare', 3, base); // the same warm-up as the server's data path
     const cpu0 = cpuMs(child);
     const f = await http(ready, 'bare', seconds, base);
-    return { ...f, cpuUs: ((cpuMs(child) - cpu0) * 1000) / f.requests };
+    return { ...f, ...cpuPerRequest(child, cpu0, f.requests) };
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
@@ -357,6 +385,7 @@ async function driver() {
     await http(ready, 'hit', 2);
     await sleep(5_000);
     const idle = rss(child);
+    console.log(`response bytes: ${await responseSizes(ready)}`);
     const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
     for (const mode of modes) {
       const cpu0 = cpuMs(child);
@@ -368,7 +397,7 @@ async function driver() {
             : await http(ready, mode, DURATION);
       if (mode !== 'pgbench' && mode !== 'bare') {
         out[mode].rssAfter = rss(child);
-        out[mode].cpuUs = ((cpuMs(child) - cpu0) * 1000) / out[mode].requests;
+        Object.assign(out[mode], cpuPerRequest(child, cpu0, out[mode].requests));
       }
     }
     const after = rss(child);
@@ -379,7 +408,9 @@ async function driver() {
       const f = out[mode]!;
       console.log(
         `${mode.padEnd(10)}${f.rps.toFixed(0).padStart(10)}${f.p50.toFixed(2).padStart(9)}${f.p99.toFixed(2).padStart(9)}` +
-          (f.cpuUs === undefined ? ' '.repeat(16) : `${f.cpuUs.toFixed(0)} us`.padStart(16)) +
+          (f.cpuUs === undefined
+            ? ' '.repeat(16)
+            : `${f.cpuUs.toFixed(0)} us`.padStart(16) + ` (system ${f.systemUs!.toFixed(0)} us)`) +
           `   errors ${f.errors} of ${f.requests}` +
           (f.rssAfter === undefined ? '' : `   server RSS after ${f.rssAfter.toFixed(0)} MB`),
       );
