@@ -86,7 +86,9 @@ export const widgetRouter = router({
         })
         .input(widgetDataInput)
         .output(widgetDataOutput)
-        .mutation(({ ctx, input: { id, ...body } }) => widgetData(ctx.deps, ctx.actor, id, body)),
+        // The input object itself, not a copy: a remembered one is the same object for every identical request, which
+        // lets widgetData reuse what it built for it (server/widgets/data.ts).
+        .mutation(({ ctx, input }) => widgetData(ctx.deps, ctx.actor, input.id, input)),
     ),
   ),
 });

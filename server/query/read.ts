@@ -87,8 +87,8 @@ export async function readData(
   }
   const path = sourcePath(ctx);
   // A repeated widget request: the plan and result of the last identical one, while the result cache still holds it.
-  const requestText = request.kind === 'widget' ? JSON.stringify(request.query) : '';
-  const answerKey = request.kind === 'widget' ? answerKeyOf(deps, ctx, security, requestText) : '';
+  const { text: requestText, key: answerKey } =
+    request.kind === 'widget' ? answerKeyOf(deps, ctx, security, request.query) : { text: '', key: '' };
   if (request.kind === 'widget') {
     const answer = repeatedAnswer(deps, ctx, answerKey);
     if (answer) {
@@ -133,9 +133,27 @@ const answers = cacheSlot(
   () => new TtlCache<string, { query: CompiledQuery; dataKey: string }>(10 * 60_000, 5_000),
 );
 
-function answerKeyOf(deps: AppDeps, ctx: DatasetQueryContext, security: DatasetSecurity, requestText: string): string {
+/**
+ * A widget request's text and answer key, kept with a frozen query object (a repeated request's query is the same
+ * object: server/widgets/data.ts) while what the key starts with is unchanged: the key is then the same string, whose
+ * hash V8 keeps, rather than the request serialised, joined and hashed again on every read.
+ */
+const requestKeys = new WeakMap<WidgetQueryInput, { prefix: string; text: string; key: string }>();
+
+function answerKeyOf(
+  deps: AppDeps,
+  ctx: DatasetQueryContext,
+  security: DatasetSecurity,
+  query: WidgetQueryInput,
+): { text: string; key: string } {
   const model = ctx.model;
-  return `${model.id}:${model.version}:${deps.caches.readEpoch.value}:${security.key}\u0000${requestText}`;
+  const prefix = `${model.id}:${model.version}:${deps.caches.readEpoch.value}:${security.key}`;
+  const known = requestKeys.get(query);
+  if (known?.prefix === prefix) return known;
+  const text = known?.text ?? JSON.stringify(query);
+  const entry = { prefix, text, key: `${prefix}\u0000${text}` };
+  if (Object.isFrozen(query)) requestKeys.set(query, entry);
+  return entry;
 }
 
 function repeatedAnswer(deps: AppDeps, ctx: DatasetQueryContext, key: string) {

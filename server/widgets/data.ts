@@ -105,6 +105,27 @@ export async function widgetReadOf(
 ) {
   const { row, dataset, sources, datasetReadable } = await loadWidgetForData(deps, viewer.actor, id);
   if (shapedBy === 'caller') assertWithinSavedWidget(row, req, datasetReadable);
+  const built = builtQueries.get(req);
+  if (built?.row === row) return { row, dataset, sources, query: built.query };
+  const query = widgetQueryOf(row, req);
+  // Only a frozen request can be the same object next time: the REST input memo hands on one per identical request.
+  if (Object.isFrozen(req)) builtQueries.set(req, { row, query: deepFreeze(query) });
+  return { row, dataset, sources, query };
+}
+
+/*
+ * Queries built for a request by the request object and the widget row they were built over. The REST input memo
+ * (adapters/rest/input-memo.ts) hands on one frozen input object for every identical POST /api/widget/{id}/data, and
+ * loadWidgetForData one row object while its cached decision stands, so a repeated request reuses the query object,
+ * and readData the text and answer key it keeps with it (server/query/read.ts), instead of building them again. A
+ * changed widget is a new row object, so a new query.
+ */
+const builtQueries = new WeakMap<object, { row: WidgetRow; query: WidgetQueryInput }>();
+
+type WidgetRow = Awaited<ReturnType<typeof loadWidgetForData>>['row'];
+
+/** The query a request makes of the saved widget: its overrides over the saved configuration. */
+function widgetQueryOf(row: WidgetRow, req: Omit<WidgetDataRequest, 'view_as_user_id'>): WidgetQueryInput {
   const saved = configOf(row);
   const shelves = {
     rows: req.rows ?? saved.rows,
@@ -135,7 +156,14 @@ export async function widgetReadOf(
     page: req.page,
     pageSize: req.page_size,
   };
-  return { row, dataset, sources, query };
+  return query;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const v of Object.values(value)) deepFreeze(v);
+  return value;
 }
 
 type WidgetRead = Awaited<ReturnType<typeof widgetReadOf>>;

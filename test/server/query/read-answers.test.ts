@@ -121,6 +121,23 @@ describe('repeated widget requests', () => {
     expect(executions()).toBe(before + 1);
   });
 
+  it('the widget saved with a filter between identical requests: the repeats read the saved filter at once', async () => {
+    await clearRules();
+    // Three times, so the body is remembered (second time) and its query reused (third time).
+    for (let round = 0; round < 3; round++)
+      expect(products(await read(cast.tokens.viewer))).toEqual(expected([...new Set(SALES.map((s) => s.product))]));
+    const saved = ok<WidgetView>(await api.get(`/api/widget/${widgetId}`, cast.tokens.editor));
+    const { id: _id, workspace_id: _w, author_id: _a, created_at: _c, updated_at: _u, ...config } = saved;
+    const onlyTea = { sql: '[sales.product]', op: 'eq', values: ['чай'], value_type: 'string' };
+    ok(await api.put(`/api/widget/${widgetId}`, { ...config, filters: [onlyTea] }, cast.tokens.editor));
+    try {
+      for (let round = 0; round < 2; round++) expect(products(await read(cast.tokens.viewer))).toEqual(['чай']);
+    } finally {
+      ok(await api.put(`/api/widget/${widgetId}`, { ...config, filters: [] }, cast.tokens.editor));
+    }
+    expect(products(await read(cast.tokens.viewer))).toEqual(expected([...new Set(SALES.map((s) => s.product))]));
+  });
+
   it('a row rule added between two identical requests applies to the second', async () => {
     await clearRules();
     expect(products(await read(cast.tokens.viewer))).toEqual(expected([...new Set(SALES.map((s) => s.product))]));
