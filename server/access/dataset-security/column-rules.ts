@@ -84,9 +84,15 @@ function rulesForActor(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): 
   return { hidden, masked };
 }
 
+/** What columnRulesFor answers when no rule applies to the actor (most reads): shared, never changed. */
+const NO_COLUMN_RULES: ColumnRules = Object.freeze({ hidden: new Set<number>(), masked: new Set<number>() });
+
 /** The fields hidden and masked for the actor (calculated fields reading them included), rules as reads cache them. */
 export async function columnRulesFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<ColumnRules> {
-  return rulesForActor(model, await rulesForRead(deps, 'cls', model), actor);
+  const rules = await rulesForRead(deps, 'cls', model);
+  // Every widget read comes here: without a rule for the actor there is nothing to walk the model for.
+  if (!rules.some((rule) => ruleAppliesTo(rule, actor))) return NO_COLUMN_RULES;
+  return rulesForActor(model, rules, actor);
 }
 
 /** The fields hidden from the actor by these rules (calculated fields reading them included). */
