@@ -19,7 +19,7 @@ import { queryEngineFor, streamQuery } from './run/engine';
 import { cacheSlot } from '../kernel/app-caches';
 import { TtlCache } from '../kernel/ttl-cache';
 import { recordDataPath, type DataPath } from './rollups/data-path';
-import { mayReadRollups, readFromRollup } from './rollups/read-rollup';
+import { mayReadRollups, noRollupsToRead, readFromRollup } from './rollups/read-rollup';
 
 /*
  * THE one entry point for reading a dataset's data. Widget data (POST /api/widget/{id}/data), widget preview
@@ -81,7 +81,7 @@ export async function readData(
   sources?: DataSourceRow[],
 ): Promise<ReadResult> {
   const { ctx, security } = await securedRead(deps, viewer, dataset, request, sources);
-  if (request.kind === 'widget') {
+  if (request.kind === 'widget' && !noRollupsToRead(deps, ctx.model.id, ctx.model.version)) {
     const fromRollup = await rollupAnswer(deps, ctx, security, request.query);
     if (fromRollup) return fromRollup;
   }

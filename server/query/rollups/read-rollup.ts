@@ -11,7 +11,7 @@ import type { DatasetQueryContext } from '../run/dataset-context';
 import type { ExecutableTarget } from '../run/targets';
 import { divideAverages } from './averages';
 import { matchRollup, type RollupPlan } from './match';
-import { openRollup, servableRollups } from '../../rollups/serving';
+import { knownWithoutRollups, openRollup, servableRollups } from '../../rollups/serving';
 
 /*
  * A widget read answered from a rollup of its dataset (server/query/read.ts calls this first, after securedRead):
@@ -32,6 +32,11 @@ export function setRollupReads(deps: AppDeps, enabled: boolean): void {
 }
 
 /** Whether the dataset (at this version) has rollups a read may use: reads of one that has none skip matching. */
+/** No rollup can answer a read of the dataset at this version, known without waiting (reads off, or none enabled). */
+export function noRollupsToRead(deps: AppDeps, datasetId: number, datasetVersion: number): boolean {
+  return !deps.caches.of(state).enabled || knownWithoutRollups(deps, datasetId, datasetVersion);
+}
+
 export async function mayReadRollups(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<boolean> {
   if (!deps.caches.of(state).enabled) return false;
   try {
