@@ -20,17 +20,35 @@ const MAX_MODELS = 500;
 /** Dataset models by dataset id; an entry serves only while the dataset's version is unchanged. */
 const models = cacheSlot('query.models', () => new Map<number, DatasetModel>());
 
-/** The model of a dataset row; reloaded whenever the row's version differs from the cached model's. */
-async function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
-  const cache = deps.caches.of(models);
-  const hit = cache.get(row.id);
+/**
+ * The model of a dataset row; reloaded whenever the row's version differs from the cached model's. A cached model is
+ * answered as it is, not in a promise: every widget read comes here.
+ */
+function datasetModelOf(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): DatasetModel | Promise<DatasetModel> {
+  const hit = deps.caches.of(models).get(row.id);
   if (hit && hit.version === row.version) return hit;
+  return loadModel(deps, row);
+}
+
+async function loadModel(deps: AppDeps, row: Pick<DatasetRow, 'id' | 'version'>): Promise<DatasetModel> {
+  const cache = deps.caches.of(models);
   const model = await loadDatasetModel(deps.db, row.id);
   cache.delete(row.id);
   if (cache.size >= MAX_MODELS) cache.delete(cache.keys().next().value!);
   cache.set(row.id, model);
   return model;
 }
+
+/*
+ * The sources of a model over the rows a caller read, and those its objects read, by those rows: a widget's are one
+ * array while its cached read decision stands (server/widgets/widget-load.ts), so its repeated reads make neither
+ * again. Both are pure functions of the rows and the model; the check that the dataset may still use them
+ * (assertSourcesUsable) runs on every read.
+ */
+const sourcesOfRows = new WeakMap<
+  DataSourceRow[],
+  { model: DatasetModel; sources: DatasetSources; used: DataSourceRow[] }
+>();
 
 export interface DatasetQueryContext {
   model: DatasetModel;
@@ -47,8 +65,14 @@ export async function datasetQueryContext(
   sourceRows?: DataSourceRow[],
 ): Promise<DatasetQueryContext> {
   const loaded = await datasetModelOf(deps, row);
-  const sources = sourceRows ? DatasetSources.of(loaded, sourceRows) : await DatasetSources.load(deps.db, loaded);
-  const used = [...new Set(loaded.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
+  let known = sourceRows && sourcesOfRows.get(sourceRows);
+  if (known?.model !== loaded) {
+    const sources = sourceRows ? DatasetSources.of(loaded, sourceRows) : await DatasetSources.load(deps.db, loaded);
+    const used = [...new Set(loaded.objects.map((o) => o.dataSourceId))].map((id) => sources.row(id));
+    known = { model: loaded, sources, used };
+    if (sourceRows) sourcesOfRows.set(sourceRows, known);
+  }
+  const { sources, used } = known;
   await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
   if (loaded.live) return { model: loaded, sources };
   // Materialised (live = false): the same model over the extract's tables, compiled for and run on DuckDB.
