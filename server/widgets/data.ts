@@ -2,7 +2,7 @@ import { viewerOf, type Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
-import { KPI_KIND, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
+import { KPI_KIND, type CompiledQuery, type ParameterValues, type WidgetQueryInput } from '../query/compile/types';
 import { createLimiter } from '../kernel/map-bounded';
 import { readData, readWidgetQueries, rowObject } from '../query/read';
 import { assertWithinSavedWidget } from './saved-reads';
@@ -187,11 +187,35 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
   return widgetDataOf(query, await readData(deps, viewer, dataset, { kind: 'widget', query }));
 }
 
+/*
+ * The answer last made of a result's rows, by those rows: a cached result's rows (unmasked) are one array while the
+ * result cache holds them, so a repeated request answers the same frozen page instead of making its row objects again.
+ * Everything the page is made of is in the entry (the query, the kind, the page asked for).
+ */
+const pagesOfRows = new WeakMap<
+  unknown[][],
+  { query: CompiledQuery; kpi: boolean; page: number; pageSize: number; truncated: boolean; data: WidgetData }
+>();
+
 /** The rows of one page (the target read one more to tell has_more), or the one row of a KPI. */
-function widgetDataOf(
-  input: WidgetQueryInput,
-  { query, rows, truncated }: Awaited<ReturnType<typeof readData>>,
-): WidgetData {
+function widgetDataOf(input: WidgetQueryInput, read: Awaited<ReturnType<typeof readData>>): WidgetData {
+  const { query, rows, truncated } = read;
+  const kpi = input.type === KPI_KIND;
+  const known = pagesOfRows.get(rows);
+  if (
+    known?.query === query &&
+    known.kpi === kpi &&
+    known.page === input.page &&
+    known.pageSize === input.pageSize &&
+    known.truncated === truncated
+  )
+    return known.data;
+  const data = deepFreeze(pageOf(input, read));
+  pagesOfRows.set(rows, { query, kpi, page: input.page, pageSize: input.pageSize, truncated, data });
+  return data;
+}
+
+function pageOf(input: WidgetQueryInput, { query, rows, truncated }: Awaited<ReturnType<typeof readData>>): WidgetData {
   if (input.type === KPI_KIND) {
     const first = rows[0] ?? query.columns.map(() => null);
     return { kind: 'kpi', row: rowObject(query, first) };
