@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { deepFreeze } from '../../server/kernel/deep-freeze';
 
 /*
  * Validated inputs of the REST operations whose procedure asks for it (restMemoizesInput, routers/trpc.ts), by the
@@ -96,11 +97,4 @@ export function memoOf(req: FastifyRequest): { known: unknown } | { remember: (i
   return {
     remember: (input) => m.memo.set(m.key, { body: deepFreeze(req.body), input: deepFreeze(input) }),
   };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const v of Object.values(value)) deepFreeze(v);
-  return value;
 }

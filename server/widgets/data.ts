@@ -8,6 +8,7 @@ import { readData, readWidgetQueries, rowObject } from '../query/read';
 import { assertWithinSavedWidget } from './saved-reads';
 import { loadWidgetForData } from './widget-load';
 import { configOf, type WidgetConfig } from './views';
+import { deepFreeze } from '../kernel/deep-freeze';
 
 /** What a data request may send besides the saved configuration (the router's zod input is checked against it). */
 interface DataRequestExtras {
@@ -157,13 +158,6 @@ function widgetQueryOf(row: WidgetRow, req: Omit<WidgetDataRequest, 'view_as_use
     pageSize: req.page_size,
   };
   return query;
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const v of Object.values(value)) deepFreeze(v);
-  return value;
 }
 
 type WidgetRead = Awaited<ReturnType<typeof widgetReadOf>>;

@@ -4,6 +4,7 @@ import { checkCall, isAggregate, normalizeUnit } from './analysis';
 import { ExpressionError, type Position } from './errors';
 import { LParen, RParen, tokenize } from './lexer';
 import { expressionParser, tokenPosition } from './parser';
+import { deepFreeze } from '../../kernel/deep-freeze';
 
 /** Long enough for any real formula, short enough that one request cannot make the parser work for long. */
 export const MAX_EXPRESSION_LENGTH = 20_000;
@@ -64,14 +65,6 @@ function checkTree(e: Expr, depth: number): Expr {
 const PARSED_MAX_ENTRIES = 5_000;
 const PARSED_MAX_TEXT = 1_000;
 const parsed = new Map<string, Expr>();
-
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 /**
  * Text -> checked AST. Anything that is not a well-formed expression of the language is an ExpressionError, so no
