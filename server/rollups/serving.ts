@@ -78,10 +78,6 @@ export function isFresh(
 }
 
 /**
- * The rollups a read of the dataset at `datasetVersion` may be answered from: enabled, built, fresh. A materialised
- * dataset's rollups must be built from its current extract load.
- */
-/**
  * Whether this node already knows, without waiting, that the dataset at this version has no enabled rollup: its
  * cached entry says so. Widget data asks first, so a dataset without rollups (most) takes no await for them.
  */
@@ -90,6 +86,10 @@ export function knownWithoutRollups(deps: AppDeps, datasetId: number, datasetVer
   return entry !== undefined && entry.version === datasetVersion && !entry.rollups.some((r) => r.definition.enabled);
 }
 
+/**
+ * The rollups a read of the dataset at `datasetVersion` may be answered from: enabled, built, fresh. A materialised
+ * dataset's rollups must be built from its current extract load.
+ */
 export async function servableRollups(
   deps: AppDeps,
   datasetId: number,

@@ -184,8 +184,11 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
 /*
  * The answer last made of a result's rows, by those rows: a cached result's rows (unmasked) are one array while the
  * result cache holds them, so a repeated request answers the same frozen page instead of making its row objects again.
- * Everything the page is made of is in the entry (the query, the kind, the page asked for).
+ * Everything the page is made of is in the entry (the query, the kind, the page asked for). Only pages of a dashboard
+ * widget's size: a page lives as long as its rows, beside them, outside the result cache's memory budget, and freezing
+ * a large one would cost its first read more than its repeats save.
  */
+const PAGE_MEMO_MAX_ROWS = 200;
 const pagesOfRows = new WeakMap<
   unknown[][],
   { query: CompiledQuery; kpi: boolean; page: number; pageSize: number; truncated: boolean; data: WidgetData }
@@ -204,6 +207,7 @@ function widgetDataOf(input: WidgetQueryInput, read: Awaited<ReturnType<typeof r
     known.truncated === truncated
   )
     return known.data;
+  if (rows.length > PAGE_MEMO_MAX_ROWS) return pageOf(input, read);
   const data = deepFreeze(pageOf(input, read));
   pagesOfRows.set(rows, { query, kpi, page: input.page, pageSize: input.pageSize, truncated, data });
   return data;

@@ -31,12 +31,12 @@ export function setRollupReads(deps: AppDeps, enabled: boolean): void {
   deps.caches.of(state).enabled = enabled;
 }
 
-/** Whether the dataset (at this version) has rollups a read may use: reads of one that has none skip matching. */
 /** No rollup can answer a read of the dataset at this version, known without waiting (reads off, or none enabled). */
 export function noRollupsToRead(deps: AppDeps, datasetId: number, datasetVersion: number): boolean {
   return !deps.caches.of(state).enabled || knownWithoutRollups(deps, datasetId, datasetVersion);
 }
 
+/** Whether the dataset (at this version) has rollups a read may use: reads of one that has none skip matching. */
 export async function mayReadRollups(deps: AppDeps, datasetId: number, datasetVersion: number): Promise<boolean> {
   if (!deps.caches.of(state).enabled) return false;
   try {
