@@ -106,22 +106,27 @@ export async function widgetReadOf(
 ) {
   const { row, dataset, sources, datasetReadable } = await loadWidgetForData(deps, viewer.actor, id);
   if (shapedBy === 'caller') assertWithinSavedWidget(row, req, datasetReadable);
-  const built = builtQueries.get(req);
-  if (built?.row === row) return { row, dataset, sources, query: built.query };
+  const built = builtQueries.get(req)?.get(row);
+  if (built) return { row, dataset, sources, query: built };
   const query = widgetQueryOf(row, req);
   // Only a frozen request can be the same object next time: the REST input memo hands on one per identical request.
-  if (Object.isFrozen(req)) builtQueries.set(req, { row, query: deepFreeze(query) });
+  if (Object.isFrozen(req)) {
+    let byRow = builtQueries.get(req);
+    if (!byRow) builtQueries.set(req, (byRow = new WeakMap()));
+    byRow.set(row, deepFreeze(query));
+  }
   return { row, dataset, sources, query };
 }
 
 /*
  * Queries built for a request by the request object and the widget row they were built over. The REST input memo
  * (adapters/rest/input-memo.ts) hands on one frozen input object for every identical POST /api/widget/{id}/data, and
- * loadWidgetForData one row object while its cached decision stands, so a repeated request reuses the query object,
- * and readData the text and answer key it keeps with it (server/query/read.ts), instead of building them again. A
- * changed widget is a new row object, so a new query.
+ * loadWidgetForData one row object per caller while its cached decision stands, so a repeated request reuses the
+ * query object, and readData the text and answer key it keeps with it (server/query/read.ts), instead of building them
+ * again. Each caller's row has its own entry (viewers of one dashboard send the same body); a changed widget is a new
+ * row object, so a new query.
  */
-const builtQueries = new WeakMap<object, { row: WidgetRow; query: WidgetQueryInput }>();
+const builtQueries = new WeakMap<object, WeakMap<WidgetRow, WidgetQueryInput>>();
 
 type WidgetRow = Awaited<ReturnType<typeof loadWidgetForData>>['row'];
 
