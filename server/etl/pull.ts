@@ -324,14 +324,12 @@ async function copyThrough(
   progress: (rows: number) => void,
 ): Promise<number> {
   let lines = 0;
-  let reported = Date.now();
   const counter = new Transform({
     transform(chunk: Buffer, _enc, done) {
       for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) lines++;
-      if (Date.now() - reported > 500) {
-        reported = Date.now();
-        progress(lines);
-      }
+      // Every chunk: progress only notes the count (the run's heartbeat writes it each second), and a pull that
+      // stalls after a burst must show the rows of that burst, not those of the last report before it.
+      progress(lines);
       done(null, chunk);
     },
   });
