@@ -232,23 +232,42 @@ describe('a run interrupted mid-pull', () => {
     const before = await widgetRows(api);
     expect(before).toEqual([{ n: ROWS + 1, s: ((ROWS + 1) * (ROWS + 2)) / 2 }]);
     await db.query(`INSERT INTO ${table} VALUES (${ROWS + 2}, 1)`);
-    const started = ok<RunView>(await api.post(`/api/datasets/${datasetId}/extracts`, {}, owner()));
-    // Progress while it pulls: rows loaded so far out of the source's count.
-    const running = await waitForRun(api, owner(), started.job_id, midPull, 60_000);
-    expect(running.state).toBe('running');
-    expect(running.rows_total).toBe(ROWS + 2);
-    expect(running.rows_loaded).toBeGreaterThan(0);
-    expect(running.rows_loaded).toBeLessThan(ROWS + 2);
-    expect(running.progress).toBeGreaterThanOrEqual(0);
-    expect(running.progress).toBeLessThan(100);
-    expect(running.progress).toBe(Math.floor((running.rows_loaded / (ROWS + 2)) * 100));
-
-    const copying = await db.query(
-      `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
-       WHERE query LIKE 'COPY%' AND query LIKE $1 AND pid <> pg_backend_pid()`,
-      [`%${table}%`],
+    // A fast machine pulls the whole table between two progress reports. So the source stalls the pull partway: the
+    // object becomes a view over the table that sleeps once the pull's COPY (not its count) has read a quarter of the
+    // rows, whatever row a synchronised scan starts at. The rows read are counted in a session setting (the pull reads
+    // in a read-only transaction, where a sequence cannot move).
+    const read = `coalesce(nullif(current_setting('analytics_test.rows_read', true), ''), '0')::int + 1`;
+    await db.query(`ALTER TABLE ${table} RENAME TO ${table}_rows`);
+    await db.query(
+      `CREATE VIEW ${table} AS SELECT id, x FROM ${table}_rows
+       WHERE current_query() NOT LIKE 'COPY%'
+          OR set_config('analytics_test.rows_read', (${read})::text, false)::int <> ${ROWS / 4}
+          OR pg_sleep(120) IS NOT NULL`,
     );
-    expect(copying.rows).toEqual([{ killed: true }]);
+    const terminateCopy = () =>
+      db.query(
+        `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+         WHERE query LIKE 'COPY%' AND query LIKE $1 AND pid <> pg_backend_pid()`,
+        [`%${table}%`],
+      );
+    let started: RunView;
+    try {
+      started = ok<RunView>(await api.post(`/api/datasets/${datasetId}/extracts`, {}, owner()));
+      // Progress while it pulls: rows loaded so far out of the source's count.
+      const running = await waitForRun(api, owner(), started.job_id, midPull, 60_000);
+      expect(running.state).toBe('running');
+      expect(running.rows_total).toBe(ROWS + 2);
+      expect(running.rows_loaded).toBeGreaterThan(0);
+      expect(running.rows_loaded).toBeLessThan(ROWS + 2);
+      expect(running.progress).toBeGreaterThanOrEqual(0);
+      expect(running.progress).toBeLessThan(100);
+      expect(running.progress).toBe(Math.floor((running.rows_loaded / (ROWS + 2)) * 100));
+      expect((await terminateCopy()).rows).toEqual([{ killed: true }]);
+    } finally {
+      await terminateCopy();
+      await db.query(`DROP VIEW ${table}`);
+      await db.query(`ALTER TABLE ${table}_rows RENAME TO ${table}`);
+    }
     const failed = await waitForRun(api, owner(), started.job_id);
     expect(failed.state).toBe('failed');
     expect(failed.error).toBe('Подключение к источнику прервано');

@@ -28,7 +28,8 @@ export async function waitForRun(
   for (;;) {
     const run = ok<RunView>(await api.get(`/api/etl-jobs/${jobId}`, token));
     if (until(run)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${jobId} still ${run.state} after ${timeoutMs} ms`);
+    if (Date.now() > deadline)
+      throw new Error(`run ${jobId} still ${run.state} after ${timeoutMs} ms: ${JSON.stringify(run)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
