@@ -6,6 +6,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import { describeError } from '../../server/kernel/error-response';
 import { convertParam, planInput, type InputPlan } from './input-coercion';
 import { sendError, successEnvelope } from './envelope';
+import { rememberedEnvelopeText } from './envelope-memo';
 import { withReplyHeaders } from '../../server/kernel/reply-headers';
 
 export interface RestRoute {
@@ -78,6 +79,9 @@ export function registerRestRoutes<TCtx>(
         const data = headerNames.length
           ? await withReplyHeaders(headerNames, invoke, (name, value) => void reply.header(name, value))
           : await invoke();
+        // A repeated answer's envelope as text made once (adapters/rest/envelope-memo.ts).
+        const text = memo && rememberedEnvelopeText(data);
+        if (text) return reply.code(200).type('application/json; charset=utf-8').send(text);
         return reply.code(200).send(successEnvelope(data));
       } catch (err) {
         const d = describeError(err);
