@@ -21,7 +21,9 @@
  * autocannon runs in this process. Both share the machine's cores, as a client and server on one host do.
  *
  *   npm run bench:load
- *     DURATION=10    seconds per mode (default 30)
+ *     DURATION=10    seconds per mode (default 30), split over the rounds
+ *     ROUNDS=3       the modes alternate in this many rounds (default 3); req/s and CPU are over all rounds, p50 the
+ *                    median of the rounds' and p99 the worst round's
  *     ONLY=hit       one mode (miss, hit, settings, bare, pgbench), or several: ONLY=hit,settings
  *     SETTLE=30      seconds to wait before the last RSS figure
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
@@ -46,6 +48,7 @@ import { call, ensureTable, pgSourceRow, tableDataset, throwawayDatabase, SALES_
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const TABLE = 'bench_load_12';
 const DURATION = Number(process.env.DURATION ?? 30);
+const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3));
 const SETTLE = Number(process.env.SETTLE ?? 30);
 const CONNECTIONS = 100;
 const PG_CLIENTS = 10;
@@ -238,6 +241,26 @@ interface Figures {
   requests: number;
 }
 
+/** One mode's rounds as one figure: req/s and CPU per request over all of them, the median p50 and the worst p99. */
+function combine(rounds: (Figures & { rssAfter?: number })[]): Figures & { rssAfter?: number } {
+  const requests = rounds.reduce((n, f) => n + f.requests, 0);
+  const weighted = (pick: (f: Figures) => number | undefined) =>
+    rounds.every((f) => pick(f) !== undefined)
+      ? rounds.reduce((n, f) => n + pick(f)! * f.requests, 0) / Math.max(1, requests)
+      : undefined;
+  const p50s = rounds.map((f) => f.p50).sort((a, b) => a - b);
+  return {
+    rps: rounds.reduce((n, f) => n + f.rps, 0) / rounds.length,
+    p50: p50s[Math.floor(p50s.length / 2)],
+    p99: Math.max(...rounds.map((f) => f.p99)),
+    errors: rounds.reduce((n, f) => n + f.errors, 0),
+    requests,
+    cpuUs: weighted((f) => f.cpuUs),
+    systemUs: weighted((f) => f.systemUs),
+    rssAfter: rounds[rounds.length - 1].rssAfter,
+  };
+}
+
 async function http(
   ready: Ready,
   mode: 'miss' | 'hit' | 'settings' | 'bare',
@@ -378,7 +401,9 @@ async function driver() {
     console.log(
       `node ${process.version}, ${os.cpus().length} cores; server: the build, started as npm start does (node ${startFlags().join(' ')} dist/main.js), pid ${child.pid}`,
     );
-    console.log(`${CONNECTIONS} connections (pgbench: ${PG_CLIENTS} clients), ${DURATION} s per mode, ${TABLE}`);
+    console.log(
+      `${CONNECTIONS} connections (pgbench: ${PG_CLIENTS} clients), ${DURATION} s per mode in ${ROUNDS} alternating rounds, ${TABLE}`,
+    );
     console.log(`SQL: ${ready.sql}`);
     // A short warm-up of the data path (JIT, prepared statements, pools), then the server idles before the figure.
     await http(ready, 'miss', 3);
@@ -386,20 +411,29 @@ async function driver() {
     await sleep(5_000);
     const idle = rss(child);
     console.log(`response bytes: ${await responseSizes(ready)}`);
-    const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
-    for (const mode of modes) {
-      const cpu0 = cpuMs(child);
-      out[mode] =
-        mode === 'pgbench'
-          ? await pgbench(ready, DURATION)
-          : mode === 'bare'
-            ? await bare(ready, DURATION)
-            : await http(ready, mode, DURATION);
-      if (mode !== 'pgbench' && mode !== 'bare') {
-        out[mode].rssAfter = rss(child);
-        Object.assign(out[mode], cpuPerRequest(child, cpu0, out[mode].requests));
+    // The modes alternate in ROUNDS rounds (each mode DURATION / ROUNDS seconds per round), so a slow stretch of a
+    // shared machine hurts every mode alike instead of the one that happened to run during it.
+    const rounds: Partial<Record<Mode, Figures & { rssAfter?: number }>>[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const figures: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
+      for (const mode of modes) {
+        const cpu0 = cpuMs(child);
+        const seconds = DURATION / ROUNDS;
+        figures[mode] =
+          mode === 'pgbench'
+            ? await pgbench(ready, seconds)
+            : mode === 'bare'
+              ? await bare(ready, seconds)
+              : await http(ready, mode, seconds);
+        if (mode !== 'pgbench' && mode !== 'bare') {
+          figures[mode].rssAfter = rss(child);
+          Object.assign(figures[mode], cpuPerRequest(child, cpu0, figures[mode].requests));
+        }
       }
+      rounds.push(figures);
     }
+    const out: Partial<Record<Mode, Figures & { rssAfter?: number }>> = {};
+    for (const mode of modes) out[mode] = combine(rounds.map((r) => r[mode]!));
     const after = rss(child);
     console.log(
       `\n${'mode'.padEnd(10)}${'req/s'.padStart(10)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'server CPU/req'.padStart(16)}`,
@@ -433,10 +467,12 @@ async function driver() {
         `  (misses ${((100 * miss.rps) / out.bare.rps).toFixed(0)} % of the bare fastify + pg route's ${out.bare.rps.toFixed(0)} req/s, ` +
           `${(miss.cpuUs! / out.bare.cpuUs!).toFixed(1)}x its CPU per request)`,
       );
-    if (hit && settings)
+    if (hit && settings) {
+      const perRound = rounds.map((r) => `${((100 * r.hit!.rps) / r.settings!.rps).toFixed(0)} %`).join(', ');
       console.log(
-        `  hits ${((100 * hit.rps) / settings.rps).toFixed(0)} % of GET /api/settings (>= 80 %: ${hit.rps >= 0.8 * settings.rps ? 'met' : 'NOT met'})`,
+        `  hits ${((100 * hit.rps) / settings.rps).toFixed(0)} % of GET /api/settings (>= 80 %: ${hit.rps >= 0.8 * settings.rps ? 'met' : 'NOT met'}; by round: ${perRound})`,
       );
+    }
     if (hit) console.log(`  hits p99 ${hit.p99} ms (< 100: ${hit.p99 < 100 ? 'met' : 'NOT met'})`);
     let errors = 0;
     for (const m of modes) errors += out[m]!.errors;
