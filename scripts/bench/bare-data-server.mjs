@@ -4,8 +4,11 @@
  * connector's size, and answers the rows as JSON. No project code, no authentication, no cache. load.ts starts it with
  * the server's node flags and reads "ready" on stdout.
  *
+ * With READ_ONLY=1 the SQL goes as the PostgreSQL connector sends a bounded read (adapters/sources/postgresql): BEGIN
+ * READ ONLY with the statement timeout, the SELECT, ROLLBACK, corked into one write on one pooled connection.
+ *
  *   env: SOURCE_PG_URL, SQL, PARAMS (JSON array), VALUE_INDEX (which parameter is the selector's value), POOL_SIZE,
- *        PORT
+ *        READ_ONLY, PORT
  */
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -19,9 +22,25 @@ const app = Fastify();
 app.post('/data', async (req) => {
   const values = params.slice();
   values[valueIndex] = req.body.filters[0].values[0];
-  const res = await pool.query({ text: env.SQL, values, rowMode: 'array' });
+  const res = env.READ_ONLY ? await readOnly(values) : await pool.query({ text: env.SQL, values, rowMode: 'array' });
   return { columns: res.fields.map((f) => f.name), rows: res.rows };
 });
+
+async function readOnly(values) {
+  const client = await pool.connect();
+  try {
+    client.connection.stream.cork();
+    const sent = [
+      client.query('BEGIN READ ONLY; SET LOCAL statement_timeout = 30000'),
+      client.query({ text: env.SQL, values, rowMode: 'array' }),
+      client.query('ROLLBACK'),
+    ];
+    client.connection.stream.uncork();
+    return (await Promise.all(sent))[1];
+  } finally {
+    client.release();
+  }
+}
 
 await app.listen({ port: Number(env.PORT), host: '127.0.0.1' });
 console.log('ready');

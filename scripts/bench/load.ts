@@ -8,6 +8,8 @@
  *               process (same flags; scripts/bench/bare-data-server.mjs) taking the same body and sending the same
  *               SQL with its value through a pg pool of the connector's size: no authentication, access checks,
  *               compiling or cache,
+ *   - bare_ro:  the bare route sending its SQL as the PostgreSQL connector sends a widget read: BEGIN READ ONLY with
+ *               the statement timeout, the SELECT, ROLLBACK, pipelined in one write (what that wrapping costs),
  *   - pgbench:  the same SQL shape sent straight to PostgreSQL by /usr/bin/pgbench, 10 clients (extended protocol, as
  *               the pg driver sends it), a new filter value per transaction,
  * each with req/s, p50, p99, errors and the server's CPU time per request (/proc/<pid>/stat, user + system: a figure
@@ -24,7 +26,7 @@
  *     DURATION=10    seconds per mode (default 30), split over the rounds
  *     ROUNDS=3       the modes alternate in this many rounds (default 3); req/s and CPU are over all rounds, p50 the
  *                    median of the rounds' and p99 the worst round's
- *     ONLY=hit       one mode (miss, hit, settings, bare, pgbench), or several: ONLY=hit,settings
+ *     ONLY=hit       one mode (miss, hit, settings, bare, bare_ro, pgbench), or several: ONLY=hit,settings
  *     SETTLE=30      seconds to wait before the last RSS figure
  *     PROFILE=1      the server writes a CPU profile (--cpu-prof) to PROFILE_DIR (default /tmp/bench-load-prof)
  *     SERVER_NODE_FLAGS  node flags for the server instead of the start command's
@@ -52,7 +54,7 @@ const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3));
 const SETTLE = Number(process.env.SETTLE ?? 30);
 const CONNECTIONS = 100;
 const PG_CLIENTS = 10;
-const MODES = ['miss', 'hit', 'settings', 'bare', 'pgbench'] as const;
+const MODES = ['miss', 'hit', 'settings', 'bare', 'bare_ro', 'pgbench'] as const;
 type Mode = (typeof MODES)[number];
 
 /** The server under test and what the load needs of it. */
@@ -263,12 +265,12 @@ function combine(rounds: (Figures & { rssAfter?: number })[]): Figures & { rssAf
 
 async function http(
   ready: Ready,
-  mode: 'miss' | 'hit' | 'settings' | 'bare',
+  mode: 'miss' | 'hit' | 'settings' | 'bare' | 'bare_ro',
   seconds: number,
   base = ready.base,
 ): Promise<Figures> {
   const headers = { authorization: `Bearer ${ready.token}`, 'content-type': 'application/json' };
-  const dataPath = mode === 'bare' ? '/data' : `/api/widget/${ready.widgetId}/data`;
+  const dataPath = mode === 'bare' || mode === 'bare_ro' ? '/data' : `/api/widget/${ready.widgetId}/data`;
   // A new value per request: a step far below the table's smallest amount, so every row passes and no two are equal.
   let counter = 0;
   const request =
@@ -318,7 +320,7 @@ async function responseSizes(ready: Ready): Promise<string> {
 }
 
 /** The bare route's process, started with the server's node flags, until it prints "ready". */
-async function bareServer(ready: Ready): Promise<{ child: ChildProcess; base: string }> {
+async function bareServer(ready: Ready, readOnly: boolean): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, [...startFlags(), path.join(root, 'scripts/bench/bare-data-server.mjs')], {
     cwd: root,
@@ -329,6 +331,7 @@ async function bareServer(ready: Ready): Promise<{ child: ChildProcess; base: st
       PARAMS: JSON.stringify(ready.params),
       VALUE_INDEX: String(ready.valueIndex),
       POOL_SIZE: String(DEFAULT_POOL_SIZE),
+      READ_ONLY: readOnly ? '1' : '',
       PORT: String(port),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -340,13 +343,16 @@ async function bareServer(ready: Ready): Promise<{ child: ChildProcess; base: st
   return { child, base: `http://127.0.0.1:${port}` };
 }
 
-/** The bare route under the miss's load: its figures, with its own process's CPU per request. */
-async function bare(ready: Ready, seconds: number): Promise<Figures> {
-  const { child, base } = await bareServer(ready);
+/**
+ * The bare route under the miss's load: its figures, with its own process's CPU per request. `bare_ro` sends the SQL
+ * as the PostgreSQL connector sends a bounded read: inside BEGIN READ ONLY with the statement timeout, then ROLLBACK.
+ */
+async function bare(ready: Ready, mode: 'bare' | 'bare_ro', seconds: number): Promise<Figures> {
+  const { child, base } = await bareServer(ready, mode === 'bare_ro');
   try {
-    await http(ready, 'bare', 3, base); // the same warm-up as the server's data path
+    await http(ready, mode, 3, base); // the same warm-up as the server's data path
     const cpu0 = cpuMs(child);
-    const f = await http(ready, 'bare', seconds, base);
+    const f = await http(ready, mode, seconds, base);
     return { ...f, ...cpuPerRequest(child, cpu0, f.requests) };
   } finally {
     const exited = new Promise((r) => child.once('exit', r));
@@ -422,10 +428,10 @@ async function driver() {
         figures[mode] =
           mode === 'pgbench'
             ? await pgbench(ready, seconds)
-            : mode === 'bare'
-              ? await bare(ready, seconds)
+            : mode === 'bare' || mode === 'bare_ro'
+              ? await bare(ready, mode, seconds)
               : await http(ready, mode, seconds);
-        if (mode !== 'pgbench' && mode !== 'bare') {
+        if (mode !== 'pgbench' && mode !== 'bare' && mode !== 'bare_ro') {
           figures[mode].rssAfter = rss(child);
           Object.assign(figures[mode], cpuPerRequest(child, cpu0, figures[mode].requests));
         }
@@ -466,6 +472,11 @@ async function driver() {
       console.log(
         `  (misses ${((100 * miss.rps) / out.bare.rps).toFixed(0)} % of the bare fastify + pg route's ${out.bare.rps.toFixed(0)} req/s, ` +
           `${(miss.cpuUs! / out.bare.cpuUs!).toFixed(1)}x its CPU per request)`,
+      );
+    if (out.bare && out.bare_ro)
+      console.log(
+        `  (the read-only transaction around the SQL: bare route ${out.bare.cpuUs!.toFixed(0)} -> ${out.bare_ro.cpuUs!.toFixed(0)} us ` +
+          `of CPU per request, ${out.bare.rps.toFixed(0)} -> ${out.bare_ro.rps.toFixed(0)} req/s)`,
       );
     if (hit && settings) {
       const perRound = rounds.map((r) => `${((100 * r.hit!.rps) / r.settings!.rps).toFixed(0)} %`).join(', ');
