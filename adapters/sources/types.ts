@@ -70,6 +70,13 @@ export interface QueryOptions {
    * console does not.
    */
   readOnly?: boolean;
+  /**
+   * The statement is the query compiler's own text (CompiledQuery.compiledText): quoted identifiers, fixed keywords
+   * and $n parameters, no SQL a user wrote. The PostgreSQL connector then sends a bounded read-only read as one
+   * simple-protocol text, its parameters written in as literals (adapters/sources/postgresql/inline-params.ts); a
+   * text not shaped so is sent as any other.
+   */
+  compiledText?: boolean;
 }
 
 export interface CopyCsvOptions extends QueryOptions {

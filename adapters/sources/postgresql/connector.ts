@@ -21,6 +21,7 @@ import type {
 import { ConnectorError } from '../types';
 import { builtinPgType, pgTypeFromCatalog, pgValueConverter, type PgTypeInfo } from './types';
 import { CopyOut } from './copy-out';
+import { inlineCompiledParams } from './inline-params';
 import type { Writable } from 'node:stream';
 
 const DEFAULT_PORT = 5432;
@@ -123,7 +124,10 @@ export class PostgresConnector extends ConnectorBase {
   /**
    * Under `readOnly` every statement runs inside BEGIN READ ONLY, which always ends with ROLLBACK (a read has
    * nothing to keep, and what a read-only transaction still allows, e.g. lo_import or pg_notify, is undone), and
-   * the text goes over the extended protocol, which takes exactly one statement: nothing can follow a COMMIT.
+   * the text goes over the extended protocol, which takes exactly one statement: nothing can follow a COMMIT. The one
+   * exception is a bounded read of the query compiler's own text (QueryOptions.compiledText), which a scan has found
+   * to be one statement of the compiler's shape: it goes with BEGIN READ ONLY and ROLLBACK as one simple-protocol text
+   * (oneTripRead), one answer of the server instead of three.
    */
   async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
     this.assertOpen();
@@ -163,7 +167,14 @@ export class PostgresConnector extends ConnectorBase {
 
       const single = splitStatements(text).length === 1;
       if (readOnly && opts.limit !== undefined && CURSOR_STATEMENTS.has(keyword) && single) {
-        const last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
+        const oneText = opts.compiledText ? oneTripRead(text, params, opts.limit, opts.timeoutMs) : null;
+        let last: pg.QueryResult<unknown[]>;
+        if (oneText) {
+          // BEGIN is in the text: until its own ROLLBACK has run, a failure leaves the transaction to release().
+          inTransaction = true;
+          last = await this.readInOneTrip(client, oneText);
+          inTransaction = false;
+        } else last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
         const { columns, convert } = await this.describe(client, last.fields ?? []);
         let rows: unknown[][] | null = last.rows.map(convert);
         await release(false);
@@ -315,6 +326,15 @@ export class PostgresConnector extends ConnectorBase {
       control.dispose();
       await client.end().catch(() => {});
     }
+  }
+
+  /** oneTripRead's text: its SELECT's result (the one with columns; BEGIN, SET and ROLLBACK have none). */
+  private async readInOneTrip(client: pg.PoolClient, text: string): Promise<pg.QueryResult<unknown[]>> {
+    const res = await client.query<unknown[]>({ text, rowMode: 'array' } as pg.QueryArrayConfig);
+    const results = (Array.isArray(res) ? res : [res]) as pg.QueryResult<unknown[]>[];
+    const read = results.find((r) => r.fields?.length);
+    if (!read) throw new ConnectorError('Запрос не вернул столбцов', 'query');
+    return read;
   }
 
   /**
@@ -559,6 +579,19 @@ export class PostgresConnector extends ConnectorBase {
 
 /** How long past a run's budget the server-side backstop waits for the run's own cancel to arrive. */
 const STATEMENT_TIMEOUT_GRACE_MS = 1_000;
+
+/**
+ * A bounded read of the query compiler's statement as ONE simple-protocol text (adapters/sources/postgresql/
+ * inline-params.ts): BEGIN READ ONLY, the timeout, the SELECT with its parameters written in, ROLLBACK. Null when
+ * the statement is not shaped as the compiler makes it (it then goes as boundedRead sends any other).
+ */
+function oneTripRead(text: string, params: unknown[], limit: number, timeoutMs: number | undefined): string | null {
+  const inlined = inlineCompiledParams(text, params);
+  if (inlined === null) return null;
+  const guard = statementTimeoutGuard(timeoutMs);
+  const bounded = `SELECT * FROM (\n${inlined}\n) AS analytics_bounded LIMIT ${Math.max(0, Math.floor(limit))}`;
+  return `BEGIN READ ONLY;${guard ? ` ${guard};` : ''} ${bounded}; ROLLBACK`;
+}
 
 /**
  * The server's own limit for a statement of a run with a time budget, a little past the budget: the run's cancel

@@ -95,6 +95,7 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
     columns: items.map((it, i) => ({ key: it.key, alias: aliasOf(i) })),
     dataSourceId: from.dataSourceId,
     fetchLimit: plan.limit,
+    compiledText: scope.model.objects.every((o) => o.kind === 'table'),
     ...(plan.shape && grouped
       ? { shape: shapeOf(plan, dialect, from.sql, groupKeys, parts.slice(where.length ? 3 : 2)) }
       : {}),

@@ -81,6 +81,12 @@ export interface CompiledQuery {
   fetchLimit?: number;
   /** A grouped query compiled with `shape`: all of it but its aggregates (assemble.ts shapeOf). */
   shape?: string;
+  /**
+   * No SQL a user wrote is in `sql` (the dataset has no SQL objects): it is the compiler's own text, identifiers
+   * quoted and every value a parameter, so a connector may send it in ways it would not send a user's text
+   * (QueryOptions.compiledText).
+   */
+  compiledText?: boolean;
 }
 
 export const KPI_KIND = 'kpi';

@@ -122,6 +122,7 @@ export class QueryEngine {
         limit: query.fetchLimit,
         timeoutMs: this.options.timeoutMs,
         readOnly: true,
+        compiledText: query.compiledText === true,
       });
       return { rows: result.rows, truncated: result.truncated };
     } catch (e) {

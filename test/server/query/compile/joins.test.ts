@@ -119,6 +119,15 @@ describe('FROM and JOIN', () => {
     expect(q.sql).toContain(
       'INNER JOIN (SELECT id, true AS flag FROM customers WHERE vip) AS "t3" ON ("t1"."id" = "t3"."id")',
     );
+    // The owner's SQL is in the text: no connector may treat it as the compiler's own (QueryOptions.compiledText).
+    expect(q.compiledText).toBe(false);
+    const tablesOnly = { ...chain(), objects: chain().objects.filter((o) => o.kind === 'table') };
+    const own = compileWidgetQuery(
+      tablesOnly,
+      request({ columns: [shelf('t', 'SUM([orders.total])')] }),
+      dialectIs('postgresql'),
+    );
+    expect(own.compiledText).toBe(true);
   });
 
   it('refuses objects of different sources and objects without a relation path (400)', () => {

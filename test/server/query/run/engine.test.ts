@@ -44,8 +44,12 @@ describe('query engine', () => {
     expect(calls.length).toBe(3);
     await new Promise((r) => setTimeout(r, 60));
     expect((await e.execute(target, query(), 1)).cached).toBe(false);
-    // Every engine query is a read: the connector refuses writes for it.
-    expect(calls[0].opts).toEqual({ limit: 2, timeoutMs: 1000, readOnly: true });
+    // Every engine query is a read: the connector refuses writes for it. A query not marked as the compiler's own
+    // text (no compiledText: this one was written here) is not sent as one.
+    expect(calls[0].opts).toEqual({ limit: 2, timeoutMs: 1000, readOnly: true, compiledText: false });
+    const own = { ...query(), sql: 'SELECT 2', compiledText: true };
+    await e.execute(target, own, 1);
+    expect(calls[calls.length - 1].opts).toMatchObject({ compiledText: true });
   });
 
   it('identical concurrent requests share one execution', async () => {
