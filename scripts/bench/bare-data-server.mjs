@@ -4,8 +4,9 @@
  * connector's size, and answers the rows as JSON. No project code, no authentication, no cache. load.ts starts it with
  * the server's node flags and reads "ready" on stdout.
  *
- * With READ_ONLY=1 the SQL goes as the PostgreSQL connector sends a bounded read (adapters/sources/postgresql): BEGIN
- * READ ONLY with the statement timeout, the SELECT, ROLLBACK, corked into one write on one pooled connection.
+ * With READ_ONLY=1 the SQL goes as the PostgreSQL connector sends a bounded read of a text it cannot vouch for (a
+ * dataset with SQL objects; adapters/sources/postgresql): BEGIN READ ONLY with the statement timeout, the SELECT,
+ * ROLLBACK, three statements corked into one write on one pooled connection.
  *
  *   env: SOURCE_PG_URL, SQL, PARAMS (JSON array), VALUE_INDEX (which parameter is the selector's value), POOL_SIZE,
  *        READ_ONLY, PORT

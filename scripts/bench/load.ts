@@ -8,8 +8,10 @@
  *               process (same flags; scripts/bench/bare-data-server.mjs) taking the same body and sending the same
  *               SQL with its value through a pg pool of the connector's size: no authentication, access checks,
  *               compiling or cache,
- *   - bare_ro:  the bare route sending its SQL as the PostgreSQL connector sends a widget read: BEGIN READ ONLY with
- *               the statement timeout, the SELECT, ROLLBACK, pipelined in one write (what that wrapping costs),
+ *   - bare_ro:  the bare route sending its SQL as the PostgreSQL connector sends a bounded read of a text it cannot
+ *               vouch for (a dataset with SQL objects): BEGIN READ ONLY with the statement timeout, the SELECT,
+ *               ROLLBACK as three statements pipelined in one write (what that costs; the compiler's own text goes as
+ *               one simple-protocol text instead: adapters/sources/postgresql/inline-params.ts),
  *   - pgbench:  the same SQL shape sent straight to PostgreSQL by /usr/bin/pgbench, 10 clients (extended protocol, as
  *               the pg driver sends it), a new filter value per transaction,
  * each with req/s, p50, p99, errors and the server's CPU time per request (/proc/<pid>/stat, user + system: a figure
@@ -345,7 +347,7 @@ async function bareServer(ready: Ready, readOnly: boolean): Promise<{ child: Chi
 
 /**
  * The bare route under the miss's load: its figures, with its own process's CPU per request. `bare_ro` sends the SQL
- * as the PostgreSQL connector sends a bounded read: inside BEGIN READ ONLY with the statement timeout, then ROLLBACK.
+ * as three statements, as the PostgreSQL connector sends a bounded read of a text it cannot vouch for.
  */
 async function bare(ready: Ready, mode: 'bare' | 'bare_ro', seconds: number): Promise<Figures> {
   const { child, base } = await bareServer(ready, mode === 'bare_ro');
