@@ -19,7 +19,8 @@ function literal(value: unknown): string | null {
   if (value === null) return 'NULL';
   switch (typeof value) {
     case 'string':
-      return pg.escapeLiteral(value);
+      // A NUL ends a simple-protocol text early; the extended protocol refuses it with the server's own words.
+      return value.includes('\u0000') ? null : pg.escapeLiteral(value);
     case 'number':
     case 'bigint':
     case 'boolean':

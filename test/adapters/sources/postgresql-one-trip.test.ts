@@ -49,7 +49,7 @@ describe('inlineCompiledParams', () => {
       'SELECT $0',
     ])
       expect(inlineCompiledParams(text, [1]), text).toBeNull();
-    for (const value of [new Date(0), { a: 1 }, [1], Buffer.from('x'), undefined])
+    for (const value of [new Date(0), { a: 1 }, [1], Buffer.from('x'), undefined, 'a\u0000b'])
       expect(inlineCompiledParams('SELECT $1', [value])).toBeNull();
   });
 });
@@ -122,6 +122,13 @@ describe('one-trip bounded reads on PostgreSQL', () => {
     ).rejects.toMatchObject({ kind: 'timeout' });
     expect((await c.query('SELECT CAST($1 AS integer) + 1 AS "n"', [1], ONE_TRIP)).rows).toEqual([[2]]);
     expect((await c.query('SHOW transaction_read_only', [])).rows).toEqual([['off']]);
+  });
+
+  it('a NUL in a value is refused by the server as over the extended protocol, and nothing runs', async () => {
+    const nul = await failure(() => c.query(byName, ['a\u0000; COMMIT'], ONE_TRIP));
+    expect(nul).toMatchObject({ kind: 'query' });
+    expect(nul.message).toBe((await failure(() => c.query(byName, ['a\u0000; COMMIT'], EXTENDED))).message);
+    expect((await c.query(`SELECT count(*)::int FROM public.${table}`, [])).rows).toEqual([[4]]);
   });
 
   it('sends a text not shaped as the compiler makes it as before: one statement, nothing after a COMMIT', async () => {
