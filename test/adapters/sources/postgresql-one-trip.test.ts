@@ -4,21 +4,13 @@
 // shaped as the compiler makes it sent as before (one statement only).
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ConnectorError, createConnector, type Connector, type QueryOptions } from '../../../adapters/sources';
+import { createConnector, type Connector, type QueryOptions } from '../../../adapters/sources';
 import { inlineCompiledParams } from '../../../adapters/sources/postgresql/inline-params';
+import { connectorFailure } from './connector-failure';
 import { pgSettings, randomName } from './servers';
 
 const ONE_TRIP: QueryOptions = { readOnly: true, limit: 100, compiledText: true };
 const EXTENDED: QueryOptions = { readOnly: true, limit: 100 };
-
-async function failure(run: () => Promise<unknown>): Promise<ConnectorError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err, 'expected a failure').toBeInstanceOf(ConnectorError);
-  return err as ConnectorError;
-}
 
 describe('inlineCompiledParams', () => {
   it('writes each $n as a quoted literal, outside quoted identifiers only', () => {
@@ -99,7 +91,7 @@ describe('one-trip bounded reads on PostgreSQL', () => {
 
   it('keeps every read-only guarantee, and what a read-only transaction allows is rolled back', async () => {
     expect(
-      await failure(() => c.query(`SELECT nextval(CAST($1 AS regclass)) AS "n"`, [`public.${seq}`], ONE_TRIP)),
+      await connectorFailure(() => c.query(`SELECT nextval(CAST($1 AS regclass)) AS "n"`, [`public.${seq}`], ONE_TRIP)),
     ).toMatchObject({ kind: 'query', message: expect.stringContaining('nextval()') });
     const path = (await c.query('SHOW search_path', [])).rows;
     await c.query('SELECT set_config($1, $2, false) AS "x"', ['search_path', 'pg_catalog'], ONE_TRIP);
@@ -112,10 +104,12 @@ describe('one-trip bounded reads on PostgreSQL', () => {
   });
 
   it('a failed or timed-out read leaves the one pooled connection clean for the next', async () => {
-    expect(await failure(() => c.query('SELECT 1 / CAST($1 AS integer) AS "x"', [0], ONE_TRIP))).toMatchObject({
-      kind: 'query',
-      message: expect.stringContaining('division by zero'),
-    });
+    expect(await connectorFailure(() => c.query('SELECT 1 / CAST($1 AS integer) AS "x"', [0], ONE_TRIP))).toMatchObject(
+      {
+        kind: 'query',
+        message: expect.stringContaining('division by zero'),
+      },
+    );
     expect((await c.query('SELECT CAST($1 AS integer) + 1 AS "n"', [41], ONE_TRIP)).rows).toEqual([[42]]);
     await expect(
       c.query('SELECT pg_sleep(CAST($1 AS float8)) AS "s"', [10], { ...ONE_TRIP, timeoutMs: 300 }),
@@ -125,15 +119,17 @@ describe('one-trip bounded reads on PostgreSQL', () => {
   });
 
   it('a NUL in a value is refused by the server as over the extended protocol, and nothing runs', async () => {
-    const nul = await failure(() => c.query(byName, ['a\u0000; COMMIT'], ONE_TRIP));
+    const nul = await connectorFailure(() => c.query(byName, ['a\u0000; COMMIT'], ONE_TRIP));
     expect(nul).toMatchObject({ kind: 'query' });
-    expect(nul.message).toBe((await failure(() => c.query(byName, ['a\u0000; COMMIT'], EXTENDED))).message);
+    expect(nul.message).toBe((await connectorFailure(() => c.query(byName, ['a\u0000; COMMIT'], EXTENDED))).message);
     expect((await c.query(`SELECT count(*)::int FROM public.${table}`, [])).rows).toEqual([[4]]);
   });
 
   it('sends a text not shaped as the compiler makes it as before: one statement, nothing after a COMMIT', async () => {
     expect((await c.query(`SELECT 'a' AS "x" WHERE CAST($1 AS integer) = 1`, [1], ONE_TRIP)).rows).toEqual([['a']]);
-    expect(await failure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], ONE_TRIP))).toMatchObject({
+    expect(
+      await connectorFailure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], ONE_TRIP)),
+    ).toMatchObject({
       kind: 'query',
       message: expect.stringContaining('multiple commands'),
     });

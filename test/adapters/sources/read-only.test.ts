@@ -4,26 +4,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ConnectorError,
-  createConnector,
-  importFile,
-  type Connector,
-  type QueryOptions,
-} from '../../../adapters/sources';
+import { createConnector, importFile, type Connector, type QueryOptions } from '../../../adapters/sources';
+import { connectorFailure } from './connector-failure';
 import { clickhouseSettings, mysqlSettings, pgSettings, randomName } from './servers';
 
 const RO: QueryOptions = { readOnly: true };
-
-/** The error a call fails with (the test fails if it does not fail). */
-async function failure(run: () => Promise<unknown>): Promise<ConnectorError> {
-  const err = await run().then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err, 'expected a refusal').toBeInstanceOf(ConnectorError);
-  return err as ConnectorError;
-}
 
 /** Every way in: query, stream and openStream. */
 const viaAllPaths = (c: Connector, sql: string, params: unknown[] = []) => [
@@ -76,7 +61,7 @@ describe('read-only queries on PostgreSQL', () => {
       `DROP TABLE public.${table}`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        const err = await failure(run);
+        const err = await connectorFailure(run);
         expect(err, sql).toMatchObject({
           kind: 'query',
           code: '25006',
@@ -93,7 +78,10 @@ describe('read-only queries on PostgreSQL', () => {
   it('does not advance a sequence read through SELECT', async () => {
     const before = await sequenceState();
     for (const run of viaAllPaths(c, `SELECT nextval('public.${seq}') AS n`)) {
-      expect(await failure(run)).toMatchObject({ kind: 'query', message: expect.stringContaining('nextval()') });
+      expect(await connectorFailure(run)).toMatchObject({
+        kind: 'query',
+        message: expect.stringContaining('nextval()'),
+      });
     }
     expect(await sequenceState()).toEqual(before);
   });
@@ -115,7 +103,7 @@ describe('read-only queries on PostgreSQL', () => {
       `WITH d AS (DELETE FROM public.${table} RETURNING id) SELECT * FROM d`,
       `SELECT nextval('public.${seq}') AS n`,
     ]) {
-      expect(await failure(() => c.query(sql, [], LIM)), sql).toMatchObject({ kind: 'query' });
+      expect(await connectorFailure(() => c.query(sql, [], LIM)), sql).toMatchObject({ kind: 'query' });
     }
     const made = await c.query(`SELECT lo_from_bytea(0, '\\x02'::bytea)::bigint AS oid`, [], LIM);
     expect(
@@ -126,7 +114,9 @@ describe('read-only queries on PostgreSQL', () => {
     await c.query(`SELECT set_config('default_transaction_read_only', 'on', false)`, [], LIM);
     expect((await c.query('SHOW search_path', [])).rows).toEqual(path);
     expect((await c.query('SHOW default_transaction_read_only', [])).rows).toEqual([['off']]);
-    expect(await failure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], LIM))).toMatchObject({
+    expect(
+      await connectorFailure(() => c.query(`SELECT 1; COMMIT; DELETE FROM public.${table}`, [], LIM)),
+    ).toMatchObject({
       message: expect.stringContaining('multiple commands'),
     });
     // A statement without a LIMIT of its own still reads no more than the limit (plus the one that tells truncation).
@@ -158,7 +148,7 @@ describe('read-only queries on PostgreSQL', () => {
       `SELECT '\\'; COMMIT; DELETE FROM public.${table}; SELECT '\\'`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({
+        expect(await connectorFailure(run), sql).toMatchObject({
           kind: 'query',
           message: expect.stringContaining('multiple commands'),
         });
@@ -176,7 +166,7 @@ describe('read-only queries on PostgreSQL', () => {
       `COPY public.${table} TO '/tmp/${table}.csv'`,
       'DO $$ BEGIN PERFORM 1; END $$',
     ]) {
-      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({
+      expect(await connectorFailure(() => c.query(sql, [], RO)), sql).toMatchObject({
         kind: 'query',
         message: expect.stringMatching(/^Запрос (COPY|DO) не выполняется/),
       });
@@ -258,7 +248,7 @@ describe('read-only queries on MariaDB', () => {
       `TRUNCATE TABLE test.${table}`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({
+        expect(await connectorFailure(run), sql).toMatchObject({
           kind: 'query',
           code: '1792',
           message: expect.stringContaining('READ ONLY transaction'),
@@ -281,7 +271,7 @@ describe('read-only queries on MariaDB', () => {
       `EXECUTE IMMEDIATE CONCAT('SELECT 1 INTO OUT', 'FILE ''${file}''')`,
       `PREPARE s FROM 'SELECT 1'`,
     ]) {
-      expect(await failure(() => c.query(sql, [], RO)), sql).toMatchObject({
+      expect(await connectorFailure(() => c.query(sql, [], RO)), sql).toMatchObject({
         kind: 'query',
         message: expect.stringMatching(/не выполняется в режиме только для чтения$/),
       });
@@ -331,7 +321,7 @@ describe('read-only queries on MariaDB', () => {
     });
     try {
       expect((await ro.query(`SELECT name FROM test.${table} WHERE id = 1`, [], RO)).rows).toEqual([['a']]);
-      expect(await failure(() => ro.query(`INSERT INTO test.${table} VALUES (4, 'd')`, []))).toMatchObject({
+      expect(await connectorFailure(() => ro.query(`INSERT INTO test.${table} VALUES (4, 'd')`, []))).toMatchObject({
         kind: 'query',
         code: '1792',
       });
@@ -372,7 +362,7 @@ describe('read-only queries on ClickHouse', () => {
       `ALTER TABLE default.${table} DELETE WHERE 1`,
     ]) {
       for (const run of viaAllPaths(c, sql)) {
-        expect(await failure(run), sql).toMatchObject({
+        expect(await connectorFailure(run), sql).toMatchObject({
           kind: 'query',
           code: '164',
           message: expect.stringContaining('readonly mode'),
@@ -443,7 +433,7 @@ describe('read-only queries on a file source (DuckDB, always read-only)', () => 
   it('refuses writes whether or not readOnly is asked, and reads', async () => {
     for (const opts of [RO, {}]) {
       for (const sql of ["INSERT INTO items VALUES (3, 'c')", 'CREATE TABLE t2 AS SELECT 1 AS a', 'DROP TABLE items']) {
-        expect(await failure(() => c.query(sql, [], opts)), sql).toMatchObject({
+        expect(await connectorFailure(() => c.query(sql, [], opts)), sql).toMatchObject({
           kind: 'query',
           message: expect.stringMatching(/read-only/i),
         });
