@@ -328,13 +328,10 @@ export class PostgresConnector extends ConnectorBase {
     }
   }
 
-  /** oneTripRead's text: its SELECT's result (the one with columns; BEGIN, SET and ROLLBACK have none). */
+  /** oneTripRead's text: its SELECT's result, the one before ROLLBACK's (the text's last statement). */
   private async readInOneTrip(client: pg.PoolClient, text: string): Promise<pg.QueryResult<unknown[]>> {
-    const res = await client.query<unknown[]>({ text, rowMode: 'array' } as pg.QueryArrayConfig);
-    const results = (Array.isArray(res) ? res : [res]) as pg.QueryResult<unknown[]>[];
-    const read = results.find((r) => r.fields?.length);
-    if (!read) throw new ConnectorError('Запрос не вернул столбцов', 'query');
-    return read;
+    const results = (await client.query({ text, rowMode: 'array' })) as unknown as pg.QueryResult<unknown[]>[];
+    return results[results.length - 2];
   }
 
   /**
