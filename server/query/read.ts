@@ -10,6 +10,7 @@ import {
   type PreviewRequest,
 } from './compile/compile-dataset';
 import { compileWidgetQuery } from './compile/compile-widget';
+import { compileTemplate, fillTemplate, requestShape, type PlanTemplate } from './compile/plan-templates';
 import { clusterWidgetQueries, fusedKey } from './compile/fusion';
 import type { DatasetModel } from './compile/dataset-model';
 import type { CompiledQuery, WidgetQueryInput } from './compile/types';
@@ -33,6 +34,12 @@ import { mayReadRollups, noRollupsToRead, readFromRollup } from './rollups/read-
 
 /** Compiled widget queries by dataset version and request (compiling is pure: nothing to invalidate but age). */
 const plans = cacheSlot('query.plans', () => new TtlCache<string, CompiledQuery>(10 * 60_000, 5_000));
+
+/**
+ * Widget requests' plan templates by dataset version, the viewer's column and row rules and the request's shape
+ * (compile/plan-templates.ts); null for a shape that keeps none (its requests are compiled whole, into `plans`).
+ */
+const templates = cacheSlot('query.templates', () => new TtlCache<string, PlanTemplate | null>(10 * 60_000, 5_000));
 
 export type ReadRequest =
   | { kind: 'widget'; query: WidgetQueryInput }
@@ -418,21 +425,45 @@ function compileRequest(
   requestText: string,
 ): CompiledQuery {
   switch (request.kind) {
-    case 'widget': {
-      // Compiling depends on the model (its version and the viewer's column rules), the request and the sources'
-      // dialects (fixed per source id) only.
-      const planKey = `${model.id}:${model.version}:${columnRulesKey}:${requestText}`;
-      const cached = deps.caches.of(plans).get(planKey);
-      if (cached) return cached;
-      const compiled = compileWidgetQuery(model, request.query, dialectOf);
-      deps.caches.of(plans).set(planKey, compiled);
-      return compiled;
-    }
+    case 'widget':
+      return compileWidgetRequest(deps, model, request.query, dialectOf, columnRulesKey, requestText);
     case 'preview':
       return compilePreviewQuery(model, request, dialectOf);
     case 'field-values':
       return compileFieldValuesQuery(model, request, dialectOf);
   }
+}
+
+/**
+ * A widget request's query. Compiling depends on the model (its version and the viewer's column and row rules), the
+ * request and the sources' dialects (fixed per source id) only. A request of a shape already compiled only puts its
+ * values into the shape's template; a shape that keeps no template is compiled whole per request text, as before.
+ */
+function compileWidgetRequest(
+  deps: AppDeps,
+  model: DatasetModel,
+  query: WidgetQueryInput,
+  dialectOf: (id: number) => Dialect,
+  rulesKey: string,
+  requestText: string,
+): CompiledQuery {
+  const prefix = `${model.id}:${model.version}:${rulesKey}:`;
+  const shape = requestShape(query);
+  const shapeKey = shape && prefix + shape.key;
+  const template = shapeKey === undefined ? null : deps.caches.of(templates).get(shapeKey);
+  if (template) return fillTemplate(template, shape!);
+  const planKey = prefix + requestText;
+  if (template === undefined) {
+    const made = compileTemplate(model, query, shape!, dialectOf);
+    deps.caches.of(templates).set(shapeKey!, made.template);
+    if (!made.template) deps.caches.of(plans).set(planKey, made.query);
+    return made.query;
+  }
+  const cached = deps.caches.of(plans).get(planKey);
+  if (cached) return cached;
+  const compiled = compileWidgetQuery(model, query, dialectOf);
+  deps.caches.of(plans).set(planKey, compiled);
+  return compiled;
 }
 
 /** A result row as an object keyed by the output columns' keys. */

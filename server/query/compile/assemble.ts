@@ -1,5 +1,5 @@
 import { at } from './errors';
-import { compileExpression, createParamSink, quoteIdentifier, type Dialect, type Expr } from '../expr';
+import { compileExpression, createParamSink, quoteIdentifier, type Dialect, type Expr, type Literal } from '../expr';
 import type { Condition } from './conditions';
 import { buildFrom, defaultObjects } from './joins';
 import { limitClause, orderByClause, resolveSorts } from './ordering';
@@ -32,6 +32,14 @@ export interface SelectPlan {
    * by its rank in the source's collation (server/query/rollups/match.ts). Compiled in the query's context.
    */
   orderBy?: ReadonlyMap<number, Expr>;
+  /** Filled in with where the query's values came from, for a plan template (plan-templates.ts). */
+  track?: ParamTrack;
+}
+
+/** Each filter's values as compiled (in the order compiled), and which literal each bound value is. */
+export interface ParamTrack {
+  filters: { filter: object; literals: readonly (Literal | null)[] }[];
+  sources: readonly (Literal | undefined)[];
 }
 
 /** `__c<n>`: aliases the engine chooses, so no caller's id is ever part of the SQL. */
@@ -52,6 +60,11 @@ export function assembleQuery(plan: SelectPlan, dialectOf: (dataSourceId: number
 
   const sink = createParamSink(dialect);
   const ctx = scope.compileContext(dialect, sink);
+  const track = plan.track;
+  if (track) {
+    ctx.filterLiterals = (filter, literals) => track.filters.push({ filter, literals });
+    track.sources = sink.sources;
+  }
   const q = (name: string) => quoteIdentifier(dialect, name);
   const select = items.map(
     (it, i) => `${at(`${it.path}.sql`, () => compileExpression(it.ast, ctx))} AS ${q(aliasOf(i))}`,

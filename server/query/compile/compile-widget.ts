@@ -1,6 +1,6 @@
 import type { DatasetModel } from './dataset-model';
 import { invalid } from '../../kernel/errors';
-import { assembleQuery } from './assemble';
+import { assembleQuery, type ParamTrack } from './assemble';
 import { datasetCondition, widgetCondition } from './conditions';
 import type { Dialect, PrimitiveType } from '../expr';
 import { parameterType, resolveParameters } from './parameters';
@@ -17,7 +17,7 @@ export function compileWidgetQuery(
   model: DatasetModel,
   input: WidgetQueryInput,
   dialectOf: (dataSourceId: number) => Dialect,
-  opts: { allRows?: boolean; shape?: boolean } = {},
+  opts: { allRows?: boolean; shape?: boolean; track?: ParamTrack } = {},
 ): CompiledQuery {
   const scope = scopeFor(model, input.parameters).defineFromRequest(input.calculatedFields);
   const shelves = analyzeShelves(input, scope);
@@ -40,6 +40,7 @@ export function compileWidgetQuery(
       limit: kpi ? 1 : paged ? input.pageSize + 1 : undefined,
       offset: paged ? (input.page - 1) * input.pageSize : 0,
       shape: opts.shape,
+      track: opts.track,
     },
     dialectOf,
   );

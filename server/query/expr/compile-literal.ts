@@ -17,7 +17,7 @@ export function compileLiteral(lit: Literal, dialect: Dialect, params: ParamSink
     if (dialect === 'clickhouse') return lit.value ? '1' : '0';
     return lit.value ? 'TRUE' : 'FALSE';
   }
-  const p = params.add(lit.value);
+  const p = params.add(lit.value, lit);
   switch (lit.type) {
     case 'integer': {
       const wide = Math.abs(lit.value) > INT32_MAX;

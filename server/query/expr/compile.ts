@@ -1,4 +1,4 @@
-import type { Call, Expr } from './ast';
+import type { Call, Expr, Literal } from './ast';
 import { checkCall, cycleError, isAggregateCall, withinCalculated } from './analysis';
 import { compileLiteral } from './compile-literal';
 import type { Dialect, ParamSink } from './dialect';
@@ -15,6 +15,11 @@ export interface CompileContext {
   calculated(name: string): Expr;
   /** Collects literal values. */
   params: ParamSink;
+  /**
+   * Told each filter's values as compileFilter reads them (the filter object as given), before they are bound: a
+   * plan template finds them among the sink's values (server/query/compile/plan-templates.ts).
+   */
+  filterLiterals?(filter: object, literals: readonly (Literal | null)[]): void;
 }
 
 interface State {

@@ -1,12 +1,16 @@
+import type { Literal } from './ast';
 import { ExpressionError } from './errors';
 
 export type Dialect = 'postgresql' | 'mysql' | 'clickhouse' | 'duckdb';
 
 export const DIALECTS: readonly Dialect[] = ['postgresql', 'mysql', 'clickhouse', 'duckdb'];
 
-/** Collects the values of a query. `add` returns the text that stands for the value in SQL. */
+/**
+ * Collects the values of a query. `add` returns the text that stands for the value in SQL; `from` is the literal the
+ * value is, when it is one (a request's filter values are: server/query/compile/plan-templates.ts).
+ */
 export interface ParamSink {
-  add(value: unknown): string;
+  add(value: unknown, from?: Literal): string;
 }
 
 export type LiteralValue = string | number | boolean | null | Date;
@@ -102,14 +106,18 @@ function checkValue(value: unknown): LiteralValue {
  * Placeholders: $1, $2 ... (PostgreSQL, DuckDB), ? (MySQL). For ClickHouse the value is escaped into the text and
  * `values` stays empty. One sink serves one whole query, so numbering runs across all its expressions.
  */
-export function createParamSink(dialect: Dialect): ParamSink & { values: unknown[] } {
+export function createParamSink(dialect: Dialect): ParamSink & { values: unknown[]; sources: (Literal | undefined)[] } {
   const values: unknown[] = [];
+  const sources: (Literal | undefined)[] = [];
   return {
     values,
-    add(value: unknown): string {
+    /** Which literal each value is (by position in `values`), where the compiler said. */
+    sources,
+    add(value: unknown, from?: Literal): string {
       const checked = checkValue(value);
       if (dialect === 'clickhouse') return escapeLiteral(dialect, checked);
       values.push(checked);
+      sources.push(from);
       return dialect === 'mysql' ? '?' : `$${values.length}`;
     },
   };

@@ -74,6 +74,7 @@ export function compileFilter(filter: WidgetFilter, ctx: CompileContext): string
   const ast = parseExpression(filter.sql);
   const subject = () => compileExpression(ast, ctx);
   const literals = raw.map((v, i) => filterValueLiteral(v, valueType, i));
+  ctx.filterLiterals?.(filter, literals);
   const bind = (lit: Literal) => compileLiteral(lit, ctx.dialect, ctx.params, true);
 
   switch (op) {

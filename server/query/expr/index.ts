@@ -14,4 +14,4 @@ export { FUNCTIONS, lookupFunction } from './functions';
 export { compileExpression, type CompileContext } from './compile';
 export { createParamSink, DIALECTS, escapeLiteral, quoteIdentifier, type Dialect, type ParamSink } from './dialect';
 export { compileFilter, FILTER_OPS, type WidgetFilter } from './filters';
-export { FILTER_VALUE_TYPES, type FilterValueType } from './filter-values';
+export { FILTER_VALUE_TYPES, filterValueLiteral, type FilterValueType } from './filter-values';
