@@ -168,7 +168,7 @@ describe('a selector changed on every request (one compile per request shape)', 
         out.set(s.product, (out.get(s.product) ?? 0) + s.qty);
     return Object.fromEntries([...out].sort(([a], [b]) => a.localeCompare(b)));
   };
-  const readSums = async (token: string, fromId: number, picked: string[]) => {
+  const readSums = async (token: string | undefined, fromId: number, picked: string[]) => {
     const rows = ok<FlatData>(await api.post(`/api/widget/${widgetId}/data`, bodyWith(fromId, picked), token)).rows as {
       p: string;
       q: unknown;
