@@ -84,7 +84,8 @@ export async function getSourceType(deps: AppDeps, type: string): Promise<Source
 
 /** The driver_id the kind's saved sources connect with now: the bundled driver's or an uploaded plugin's. */
 export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise<string> {
-  return viewOf(kindInfo(kind), (await stored(deps))[kind]).driver_id;
+  // viewOf's rule for driver_id alone: every live read asks, and needs no view built for it.
+  return (await stored(deps))[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
 }
 
 const kindsUsing = (s: StoredSettings, driverId: string): SourceKind[] =>
