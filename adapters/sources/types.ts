@@ -74,7 +74,8 @@ export interface QueryOptions {
    * The statement is the query compiler's own text (CompiledQuery.compiledText): quoted identifiers, fixed keywords
    * and $n parameters, no SQL a user wrote. The PostgreSQL connector then sends a bounded read-only read as one
    * simple-protocol text, its parameters written in as literals (adapters/sources/postgresql/inline-params.ts); a
-   * text not shaped so is sent as any other.
+   * text not shaped so is sent as any other. The MySQL connector keeps the session's read-only mode and row limit
+   * after such a read for the next one (a user's text may change them, so after one they are set again).
    */
   compiledText?: boolean;
 }

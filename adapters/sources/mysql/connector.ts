@@ -29,6 +29,14 @@ const STREAM_BUFFER_ROWS = 1000;
  */
 const WRITES_DESPITE_READ_ONLY = /\b(outfile|dumpfile|prepare|execute)\b/i;
 
+/** A pooled session as this connector last set it (MysqlConnector.sessions). */
+interface SessionState {
+  /** The transaction access mode; undefined when a statement we did not write may have changed it. */
+  readOnly?: boolean;
+  /** sql_select_limit: a number, null for the server's default, undefined when unknown. */
+  limit?: number | null;
+}
+
 // mysql2's callback-style connection under the promise wrapper: the only one that can stream a result.
 interface CoreConnection {
   on(event: 'error', listener: (err: Error) => void): void;
@@ -46,6 +54,13 @@ export class MysqlConnector extends ConnectorBase {
   private readonly initialised = new WeakSet<object>();
   /** Connections whose session makes transactions read-only by itself (server default or initial_sql): kept so. */
   private readonly readOnlySessions = new WeakSet<object>();
+  /**
+   * What each pooled connection's session was last set to (acquire): the transaction access mode and
+   * sql_select_limit stay as the last use left them, and are set again only when a use needs otherwise. A widget
+   * read on a connection the last read left so is START TRANSACTION READ ONLY, the statement and ROLLBACK: three
+   * round trips, not seven (setting and resetting both around every read).
+   */
+  private readonly sessions = new WeakMap<object, SessionState>();
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
@@ -111,16 +126,17 @@ export class MysqlConnector extends ConnectorBase {
   /**
    * Under `readOnly` the session's transactions are made read-only and the statement runs inside START TRANSACTION
    * READ ONLY, ended by ROLLBACK. The session setting matters: DDL commits the open transaction implicitly and would
-   * then run in a new one, which the session setting keeps read-only too. Both are undone before the connection goes
-   * back to the pool (a session that was read-only by itself stays so).
+   * then run in a new one, which the session setting keeps read-only too. The transaction is ended before the
+   * connection goes back to the pool; the session setting and the row limit are undone by the next use that needs
+   * them otherwise (acquire), before it runs anything (a session that was read-only by itself stays so).
    */
   async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
     this.assertOpen();
     const readOnly = opts.readOnly === true;
     const control = new RunControl(opts);
     let conn: mysql.PoolConnection | undefined;
-    let limited = false;
-    let readOnlySession = false;
+    const limit = opts.limit === undefined ? undefined : Math.max(0, Math.floor(opts.limit));
+    const limited = limit !== undefined;
     let inTransaction = false;
     let finished = false;
     let released = false;
@@ -137,9 +153,9 @@ export class MysqlConnector extends ConnectorBase {
       }
       try {
         if (inTransaction) await conn.query('ROLLBACK');
-        if (readOnlySession && !this.readOnlySessions.has(sessionKey(conn)))
-          await conn.query('SET SESSION TRANSACTION READ WRITE');
-        if (limited) await conn.query('SET SESSION sql_select_limit = DEFAULT');
+        // A statement we did not write (a SQL object, the SQL console) may have changed the session (SET SESSION ...):
+        // the next use sets both again. The compiler's own SELECT cannot.
+        if (!opts.compiledText) this.sessions.set(sessionKey(conn), {});
         conn.release();
       } catch {
         conn.destroy();
@@ -151,20 +167,14 @@ export class MysqlConnector extends ConnectorBase {
         const word = WRITES_DESPITE_READ_ONLY.exec(sql)?.[1];
         if (word) throw new ConnectorError(`${word.toUpperCase()} не выполняется в режиме только для чтения`, 'query');
       }
-      conn = await this.acquire();
+      // The row limit: the server stops top-level SELECTs itself; the connection stays reusable (no half-read result).
+      conn = await this.acquire({ readOnly, limit });
       const threadId = conn.threadId;
       control.onCancel(() => (released ? undefined : this.killQuery(threadId)));
       if (readOnly) {
-        // Flags first: a failure half-way is still undone by release().
-        readOnlySession = true;
-        await conn.query('SET SESSION TRANSACTION READ ONLY');
+        // The flag first: a failure half-way is still undone by release().
         inTransaction = true;
         await conn.query('START TRANSACTION READ ONLY');
-      }
-      if (opts.limit !== undefined) {
-        // The server stops top-level SELECTs itself; the connection stays reusable (no half-read result).
-        await conn.query(`SET SESSION sql_select_limit = ${Math.max(0, Math.floor(opts.limit))}`);
-        limited = true;
       }
       const core = (conn as unknown as { connection: CoreConnection }).connection;
       // A lost connection is reported to the connection only, never to a streaming query (mysql2 even reports a
@@ -307,9 +317,11 @@ export class MysqlConnector extends ConnectorBase {
 
   /**
    * A pooled connection whose session is set up: UTC time zone (so TIMESTAMP text is UTC, see values.ts),
-   * then initial_sql, statement by statement (multipleStatements stays off for user queries).
+   * then initial_sql, statement by statement (multipleStatements stays off for user queries); then the use's
+   * transaction access mode (`readOnly`; undefined: either, for the catalog's own reads) and row limit (none by
+   * default), each set only when the session is not so already.
    */
-  private async acquire(): Promise<mysql.PoolConnection> {
+  private async acquire(use: { readOnly?: boolean; limit?: number } = {}): Promise<mysql.PoolConnection> {
     this.assertOpen();
     let conn: mysql.PoolConnection;
     try {
@@ -350,8 +362,38 @@ export class MysqlConnector extends ConnectorBase {
         throw this.mapError(err);
       }
       this.initialised.add(key);
+      // The limit is unknown until set: initial_sql may have set one.
+      this.sessions.set(key, { readOnly: this.readOnlySessions.has(key), limit: undefined });
     }
+    await this.prepareSession(conn, key, use);
     return conn;
+  }
+
+  /** Sets what the use needs and the session has not (sessions). A failure leaves the session unknown: destroyed. */
+  private async prepareSession(
+    conn: mysql.PoolConnection,
+    key: object,
+    use: { readOnly?: boolean; limit?: number },
+  ): Promise<void> {
+    const state = this.sessions.get(key);
+    try {
+      if (!state) throw new Error('the pooled connection has no recorded session state');
+      if (use.readOnly === true && state.readOnly !== true) {
+        await conn.query('SET SESSION TRANSACTION READ ONLY');
+        state.readOnly = true;
+      } else if (use.readOnly === false && state.readOnly !== false && !this.readOnlySessions.has(key)) {
+        await conn.query('SET SESSION TRANSACTION READ WRITE');
+        state.readOnly = false;
+      }
+      const limit = use.limit ?? null;
+      if (state.limit !== limit) {
+        await conn.query(`SET SESSION sql_select_limit = ${limit === null ? 'DEFAULT' : limit}`);
+        state.limit = limit;
+      }
+    } catch (err) {
+      conn.destroy();
+      throw this.mapError(err);
+    }
   }
 
   private async catalog(sql: string, values: unknown[]): Promise<unknown[][]> {

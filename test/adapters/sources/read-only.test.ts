@@ -315,6 +315,48 @@ describe('read-only queries on MariaDB', () => {
     await c.query(`DELETE FROM test.${table} WHERE id = 3`, []);
   });
 
+  it("a widget read (the compiler's text) on a connection left so is three statements; any other text five", async () => {
+    // The session's own statement counter, read inside a read as a widget read leaves the session (one connection).
+    const WIDGET: QueryOptions = { ...RO, limit: 101, compiledText: true };
+    const questions = async () =>
+      Number((await c.query(`SHOW SESSION STATUS LIKE 'Questions'`, [], WIDGET)).rows[0][1]);
+    const perRead = async (opts: QueryOptions) => {
+      await questions(); // leaves the session as `opts` will find it after the first read below
+      await c.query(`SELECT name FROM test.${table} WHERE id = ?`, [1], opts);
+      const before = await questions();
+      for (let i = 0; i < 5; i++) await c.query(`SELECT name FROM test.${table} WHERE id = ?`, [1], opts);
+      const after = await questions();
+      const alone = (await questions()) - after; // the counter read itself, with its START and ROLLBACK
+      return (after - before - alone) / 5;
+    };
+    // START TRANSACTION READ ONLY, the SELECT, ROLLBACK.
+    expect(await perRead(WIDGET)).toBe(3);
+    // And the session's mode and limit set again before it (a user's text may have changed them).
+    expect(await perRead({ ...RO, limit: 101 })).toBe(5);
+  });
+
+  it("a session a user's read-only text changed is set again before the next read: no write and no short catalog", async () => {
+    // The compiler's text first, so the session is known read-only with a row limit...
+    await c.query(`SELECT name FROM test.${table} WHERE id = ?`, [1], { ...RO, limit: 2, compiledText: true });
+    // ...then a user's text in read-only mode changes the session's mode and limit.
+    await c.query('SET SESSION TRANSACTION READ WRITE', [], RO);
+    await c.query('SET SESSION sql_select_limit = 1', [], RO);
+    for (const sql of [`CREATE TABLE test.${table}_new (a int)`, `INSERT INTO test.${table} VALUES (5, 'e')`]) {
+      expect(await connectorFailure(() => c.query(sql, [], RO)), sql).toMatchObject({ kind: 'query', code: '1792' });
+    }
+    expect((await c.listTables('test')).map((t) => t.name)).not.toContain(`${table}_new`);
+    expect(await rows()).toEqual([
+      [1, 'a'],
+      [2, 'b'],
+    ]);
+    await c.query('SET SESSION sql_select_limit = 1', [], RO);
+    expect((await c.query('SELECT seq FROM seq_1_to_1000', [])).rows).toHaveLength(1000);
+    expect((await c.listTables('test')).map((t) => t.name)).toContain(table);
+    // A write (not read-only) after widget reads: the session read-write again, no transaction open.
+    await c.query(`SELECT name FROM test.${table} WHERE id = ?`, [1], { ...RO, limit: 2, compiledText: true });
+    expect((await c.query('SELECT @@in_transaction, @@session.tx_read_only', [])).rows).toEqual([[0, 0]]);
+  });
+
   it('leaves a session that initial_sql made read-only as it was', async () => {
     const ro = createConnector('mysql', mysqlSettings({ initial_sql: 'SET SESSION TRANSACTION READ ONLY' }), {
       poolSize: 1,
