@@ -448,16 +448,19 @@ function compileWidgetRequest(
   requestText: string,
 ): CompiledQuery {
   const prefix = `${model.id}:${model.version}:${rulesKey}:`;
-  const shape = requestShape(query);
-  const shapeKey = shape && prefix + shape.key;
-  const template = shapeKey === undefined ? null : deps.caches.of(templates).get(shapeKey);
-  if (template) return fillTemplate(template, shape!);
   const planKey = prefix + requestText;
-  if (template === undefined) {
-    const made = compileTemplate(model, query, shape!, dialectOf);
-    deps.caches.of(templates).set(shapeKey!, made.template);
-    if (!made.template) deps.caches.of(plans).set(planKey, made.query);
-    return made.query;
+  // No shape: a value does not read as its type, and the whole compile below names it.
+  const shape = requestShape(query);
+  if (shape) {
+    const shapeKey = prefix + shape.key;
+    const template = deps.caches.of(templates).get(shapeKey);
+    if (template) return fillTemplate(template, shape);
+    if (template === undefined) {
+      const made = compileTemplate(model, query, shape, dialectOf);
+      deps.caches.of(templates).set(shapeKey, made.template);
+      if (!made.template) deps.caches.of(plans).set(planKey, made.query);
+      return made.query;
+    }
   }
   const cached = deps.caches.of(plans).get(planKey);
   if (cached) return cached;
