@@ -42,6 +42,26 @@ const expected = (keep: string[]) =>
   [...new Set(SALES.filter((s) => keep.includes(s.product)).map((s) => s.product))].sort();
 const executions = () => queryEngineFor(t.deps).executions;
 
+/**
+ * One row rule for everyone on the product, by the user's `product` attribute: the viewer may see чай and кофе, the
+ * editor сок (the two differ only in their attribute values).
+ */
+async function productRuleForBoth() {
+  await clearRules();
+  const admin = cast.tokens.sysadmin;
+  ok(
+    await api.put(`/api/users/${cast.users.viewer.id}/attributes`, { attributes: { product: ['чай', 'кофе'] } }, admin),
+  );
+  ok(await api.put(`/api/users/${cast.users.editor.id}/attributes`, { attributes: { product: ['сок'] } }, admin));
+  ok(
+    await api.post(
+      `/api/dataset/${datasetId}/rls-rules`,
+      { field_id: fieldId('product'), attribute: 'product', operator: 'in' },
+      cast.tokens.wsAdmin,
+    ),
+  );
+}
+
 async function clearRules() {
   await t.deps.db.delete(datasetRlsRules);
   await t.deps.db.delete(datasetClsRules);
@@ -65,24 +85,7 @@ afterAll(async () => {
 
 describe('repeated widget requests', () => {
   it('two viewers with different row rule values, the same body repeated: each gets their own rows, each run once', async () => {
-    await clearRules();
-    const admin = cast.tokens.sysadmin;
-    ok(
-      await api.put(
-        `/api/users/${cast.users.viewer.id}/attributes`,
-        { attributes: { product: ['чай', 'кофе'] } },
-        admin,
-      ),
-    );
-    ok(await api.put(`/api/users/${cast.users.editor.id}/attributes`, { attributes: { product: ['сок'] } }, admin));
-    // One rule for everyone: the two viewers differ only in their attribute values.
-    ok(
-      await api.post(
-        `/api/dataset/${datasetId}/rls-rules`,
-        { field_id: fieldId('product'), attribute: 'product', operator: 'in' },
-        cast.tokens.wsAdmin,
-      ),
-    );
+    await productRuleForBoth();
     const before = executions();
     for (let round = 0; round < 3; round++) {
       expect(products(await read(cast.tokens.viewer))).toEqual(expected(['чай', 'кофе']));
@@ -179,23 +182,7 @@ describe('a selector changed on every request (one compile per request shape)', 
   };
 
   it('each request answers its own values, for viewers whose row rules differ, in any order', async () => {
-    await clearRules();
-    const admin = cast.tokens.sysadmin;
-    ok(
-      await api.put(
-        `/api/users/${cast.users.viewer.id}/attributes`,
-        { attributes: { product: ['чай', 'кофе'] } },
-        admin,
-      ),
-    );
-    ok(await api.put(`/api/users/${cast.users.editor.id}/attributes`, { attributes: { product: ['сок'] } }, admin));
-    ok(
-      await api.post(
-        `/api/dataset/${datasetId}/rls-rules`,
-        { field_id: fieldId('product'), attribute: 'product', operator: 'in' },
-        cast.tokens.wsAdmin,
-      ),
-    );
+    await productRuleForBoth();
     const allProducts = [...new Set(SALES.map((s) => s.product))];
     const before = executions();
     const asked = [
