@@ -5,25 +5,20 @@
  * MCP SDK, the renderer, ...) lands in chunks an idle server never reads.
  *
  *   node scripts/build.mjs             build
- *   node scripts/build.mjs --if-stale  build only when the sources differ from the last build (what `npm start` runs)
+ *   node scripts/build.mjs --if-stale  build only when the sources differ from the last build (scripts/build-stamp.mjs;
+ *                                      `npm start` checks the same in its own process: scripts/start.mjs)
  *
  * dist/main.js is a small loader, rewritten by each build: it turns on Node's compile cache and imports the current
  * build. Each build keeps its own folder (the last three are kept) because a running server still imports its lazy
  * chunks from the build it started with: a rebuild beside it must not delete them.
  *
- * Staleness is a hash over every file of the source folders (not only the ones the last bundle imported: a new
- * migration is read at run time, not imported). dist/<build>/migrations is a link to db/migrations, where the
- * bundled db/migrate.ts looks for them.
+ * dist/<build>/migrations is a link to db/migrations, where the bundled db/migrate.ts looks for them.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { buildDirOf, dist, isBuilt, root, sourcesHash, stampFile } from './build-stamp.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dist = path.join(root, 'dist');
-const stampFile = path.join(dist, 'main.stamp');
 /** A build's folder: the first 16 hex digits of its sources' hash (only such folders are ever pruned). */
 const BUILD_DIR = /^[0-9a-f]{16}$/;
 const KEEP_BUILDS = 3;
@@ -34,8 +29,6 @@ const KEEP_BUILDS = 3;
  * code of this checkout; Node keys entries by file content, so a stale entry is never used.
  */
 const COMPILE_CACHE = ['node_modules', '.cache', 'node-compile-cache'];
-const SOURCE_DIRS = ['server', 'routers', 'db', 'adapters'];
-const SOURCE_FILES = ['package.json', 'tsconfig.json', 'scripts/build.mjs'];
 
 const BUNDLED = [
   'drizzle-orm',
@@ -85,38 +78,6 @@ function externals() {
   return names.flatMap((n) => [n, `${n}/*`]);
 }
 
-function listFiles(dir) {
-  const out = [];
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...listFiles(p));
-    else if (entry.isFile()) out.push(p);
-  }
-  return out;
-}
-
-function sourcesHash() {
-  const files = [
-    ...SOURCE_DIRS.flatMap((d) => listFiles(path.join(root, d))),
-    ...SOURCE_FILES.map((f) => path.join(root, f)),
-  ];
-  const hash = crypto.createHash('sha256');
-  for (const f of files.map((f) => path.relative(root, f)).sort()) {
-    hash.update(`${f}\0`);
-    hash.update(fs.readFileSync(path.join(root, f)));
-    hash.update('\0');
-  }
-  return hash.digest('hex');
-}
-
-function readStamp() {
-  try {
-    return fs.readFileSync(stampFile, 'utf8').trim();
-  } catch {
-    return '';
-  }
-}
-
 function loaderSource(buildDir) {
   return `// Written by scripts/build.mjs: the current build is ${buildDir}/.
 import module from 'node:module';
@@ -144,14 +105,8 @@ function pruneBuilds(current) {
 
 const ifStale = process.argv.includes('--if-stale');
 const stamp = sourcesHash();
-const buildDir = stamp.slice(0, 16);
-if (
-  ifStale &&
-  readStamp() === stamp &&
-  fs.existsSync(path.join(dist, buildDir, 'main.js')) &&
-  fs.existsSync(path.join(dist, 'main.js'))
-)
-  process.exit(0);
+const buildDir = buildDirOf(stamp);
+if (ifStale && isBuilt(stamp)) process.exit(0);
 
 const { build } = await import('esbuild');
 // A private folder per build, then renames into place: a start that runs while another one builds never reads a

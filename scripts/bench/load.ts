@@ -18,8 +18,8 @@
  * a busy shared machine disturbs far less than req/s); and the server's RSS idle before the load, right after it and 30 s after.
  * The source is a 12-row table, so the database is not what limits.
  *
- * The server is the built one started as `npm start` starts it (scripts/build.mjs --if-stale, then node with the start
- * command's flags on dist/main.js, logging at info to a discarded stdout), on a throwaway metadata database
+ * The server is the built one started as `npm start` starts it (node with the start command's flags on
+ * scripts/start.mjs, after building here first when the sources changed; logging at info to a discarded stdout), on a throwaway metadata database
  * (DATABASE_URL) and data folder; the source, dataset and widget are made over REST (the source row straight into the
  * metadata database, as the other benchmarks do) and the SQL for pgbench is compiled here from the saved model.
  * autocannon runs in this process. Both share the machine's cores, as a client and server on one host do.
@@ -83,15 +83,15 @@ const root = path.resolve(import.meta.dirname, '../..');
 const ADMIN_PASSWORD = 'Bench-load-2026';
 
 /**
- * The node flags of package.json's start command (`... && exec node <flags> dist/main.js`), or SERVER_NODE_FLAGS
+ * The node flags of package.json's start command (`exec node <flags> scripts/start.mjs`), or SERVER_NODE_FLAGS
  * when set (to compare flags).
  */
 function startFlags(): string[] {
   if (process.env.SERVER_NODE_FLAGS !== undefined) return process.env.SERVER_NODE_FLAGS.split(/\s+/).filter(Boolean);
   const start = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } })
     .scripts.start;
-  const m = /exec node (.*?)\s*dist\/main\.js/.exec(start);
-  if (!m) throw new Error(`package.json start: no 'exec node ... dist/main.js' in ${start}`);
+  const m = /exec node (.*?)\s*scripts\/start\.mjs/.exec(start);
+  if (!m) throw new Error(`package.json start: no 'exec node ... scripts/start.mjs' in ${start}`);
   return m[1].split(/\s+/).filter(Boolean);
 }
 
@@ -132,7 +132,7 @@ async function server(profile: string[]): Promise<Ready> {
     await fs.rm(dataDir, { recursive: true, force: true });
   };
   const port = await freePort();
-  const child = spawn(process.execPath, [...startFlags(), ...profile, path.join(root, 'dist/main.js')], {
+  const child = spawn(process.execPath, [...startFlags(), ...profile, path.join(root, 'scripts/start.mjs')], {
     cwd: root,
     env: {
       ...process.env,
@@ -413,7 +413,7 @@ async function driver() {
   const { child } = ready;
   try {
     console.log(
-      `node ${process.version}, ${os.cpus().length} cores; server: the build, started as npm start does (node ${startFlags().join(' ')} dist/main.js), pid ${child.pid}`,
+      `node ${process.version}, ${os.cpus().length} cores; server: the build, started as npm start does (node ${startFlags().join(' ')} scripts/start.mjs), pid ${child.pid}`,
     );
     console.log(
       `${CONNECTIONS} connections (pgbench: ${PG_CLIENTS} clients), ${DURATION} s per mode in ${ROUNDS} alternating rounds, ${TABLE}`,

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { embeddedClusterDir, freePort } from '../../db/embedded';
 
 /*
- * The platform started as a reader starts it: package.json's start command (the build check, then dist/main.js with
- * its node flags; the same way scripts/bench/startup.ts runs it) on a fresh DATA_DIR with the first administrator's
+ * The platform started as a reader starts it: package.json's start command (scripts/start.mjs with its node flags:
+ * the build check, then the build; the same way scripts/bench/startup.ts runs it) on a fresh DATA_DIR with the first administrator's
  * password given, listening on a free loopback port. A test of the documentation then talks to what `npm start`
  * serves, embedded PostgreSQL included, not to an app assembled by the test support.
  */
