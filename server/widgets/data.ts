@@ -191,12 +191,14 @@ export async function widgetPreview(deps: AppDeps, actor: Actor, req: WidgetPrev
  * result cache holds them, so a repeated request answers the same frozen page instead of making its row objects again.
  * Everything the page is made of is in the entry (the query, the kind, the page asked for). Only pages of a dashboard
  * widget's size: a page lives as long as its rows, beside them, outside the result cache's memory budget, and freezing
- * a large one would cost its first read more than its repeats save.
+ * a large one would cost its first read more than its repeats save. A page is kept the second time its rows are read
+ * (null marks rows read once): a selector's new value makes rows no other request reads, and freezing and keeping
+ * their page cost every such miss for nothing (as the envelope's text: adapters/rest/envelope-memo.ts).
  */
 const PAGE_MEMO_MAX_ROWS = 200;
 const pagesOfRows = new WeakMap<
   unknown[][],
-  { query: CompiledQuery; kpi: boolean; page: number; pageSize: number; truncated: boolean; data: WidgetData }
+  { query: CompiledQuery; kpi: boolean; page: number; pageSize: number; truncated: boolean; data: WidgetData } | null
 >();
 
 /** The rows of one page (the target read one more to tell has_more), or the one row of a KPI. */
@@ -213,6 +215,11 @@ function widgetDataOf(input: WidgetQueryInput, read: Awaited<ReturnType<typeof r
   )
     return known.data;
   if (rows.length > PAGE_MEMO_MAX_ROWS) return pageOf(input, read);
+  if (known === undefined) {
+    // Rows read for the first time (a miss): noted only, as most such pages are never asked for again.
+    pagesOfRows.set(rows, null);
+    return pageOf(input, read);
+  }
   const data = deepFreeze(pageOf(input, read));
   pagesOfRows.set(rows, { query, kpi, page: input.page, pageSize: input.pageSize, truncated, data });
   return data;

@@ -186,7 +186,7 @@ function timeSourceQuery(target: ExecutableTarget, started: number): void {
 
 /*
  * Keys by compiled query: plans are cached (server/query/read.ts), so a repeated request brings the same object
- * back, and its key (a hash of the whole SQL and its parameters) is computed once per target and data version
+ * back, and its key (the whole SQL and its parameters, hashed when long) is made once per target and data version
  * instead of on every hit. Compiled queries are never changed after compiling; a key dies with its query.
  */
 const keysOf = new WeakMap<CompiledQuery, Map<string, string>>();
@@ -204,10 +204,20 @@ function cacheKey(dataKey: string, version: string | number, q: CompiledQuery): 
   return key;
 }
 
+/**
+ * Keys up to this length are the text itself: hashing one cost a dashboard's miss more than keeping it (a widget's key
+ * is a few hundred characters); longer ones (long SQL, IN lists of thousands of values) are their SHA-256, so that
+ * keys stay small beside the results the cache's budget counts. A hash is 44 base64 characters without a NUL, so it
+ * is never a text key.
+ */
+const MAX_TEXT_KEY = 1_024;
+
 function hashKey(dataKey: string, version: string | number, q: CompiledQuery): string {
-  // One-shot hash of one string (no Hash object), and the replacer only for parameters that need it: the same key.
+  // The replacer only for parameters that need it: the same key.
   const params = q.params.every(isPlain) ? JSON.stringify(q.params) : JSON.stringify(q.params, typedValue);
-  return hash('sha256', `${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000${params}`, 'base64');
+  const text = `${dataKey}\u0000${version}\u0000${q.fetchLimit ?? ''}\u0000${q.sql}\u0000${params}`;
+  // One-shot hash of one string (no Hash object).
+  return text.length <= MAX_TEXT_KEY ? text : hash('sha256', text, 'base64');
 }
 
 const isPlain = (v: unknown) => v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';

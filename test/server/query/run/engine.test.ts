@@ -52,6 +52,21 @@ describe('query engine', () => {
     expect(calls[calls.length - 1].opts).toMatchObject({ compiledText: true });
   });
 
+  it('tells long queries apart as exactly as short ones (long keys are hashed, short ones are the text)', async () => {
+    const e = engine();
+    const { target, calls } = fakeTarget((sql) => rows([sql.length]));
+    const long = `SELECT * FROM t WHERE id IN (${Array.from({ length: 400 }, (_, i) => `$${i + 1}`).join(', ')})`;
+    const values = (last: unknown) => [...Array.from({ length: 399 }, (_, i) => i), last];
+    for (const sql of ['SELECT 1', long])
+      for (const last of [1, '1', 2, null]) {
+        const first = await e.execute(target, query(sql, values(last)), 1);
+        expect(first.cached).toBe(false);
+        expect((await e.execute(target, query(sql, values(last)), 1)).cached).toBe(true);
+      }
+    // A number and the same digits as text, a changed last value, null: each its own entry, in both forms of key.
+    expect(calls.length).toBe(8);
+  });
+
   it('identical concurrent requests share one execution', async () => {
     const e = engine({ ttlMs: 0 });
     let release!: () => void;
