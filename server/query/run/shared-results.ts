@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import v8 from 'node:v8';
 import type { SharedRedis } from '../../cache/redis';
 import { estimateBytes, type CachedResult } from './result-cache';
@@ -21,6 +22,14 @@ const WRITE_WAIT_MS = 1_000;
 /** The serialisation's version: a node with another format reads a miss, never a wrong value. */
 const KEY_PREFIX = 'result:v1:';
 
+/**
+ * The Redis key of an engine key: its SHA-256. The engine keeps short keys as their text (the SQL with its parameter
+ * values: engine.ts), which has no place in Redis's key space, where SCAN, MONITOR and the slow log show key names;
+ * a key the engine hashed already (it has no NUL) is used as it is. Both are what every node wrote before short keys
+ * became text, so nodes of either version share entries.
+ */
+const redisKey = (key: string) => KEY_PREFIX + (key.includes('\u0000') ? hash('sha256', key, 'base64') : key);
+
 export interface SharedHit {
   value: CachedResult;
   /** What remains of the entry's TTL: the node keeps its copy no longer than the writer meant. */
@@ -34,14 +43,9 @@ export class SharedResults {
 
   async get(key: string): Promise<SharedHit | undefined> {
     let answer: [Error | null, unknown][] | null;
+    const at = redisKey(key);
     try {
-      answer = await this.redis.command(READ_WAIT_MS, (c) =>
-        c
-          .pipeline()
-          .getBuffer(KEY_PREFIX + key)
-          .pttl(KEY_PREFIX + key)
-          .exec(),
-      );
+      answer = await this.redis.command(READ_WAIT_MS, (c) => c.pipeline().getBuffer(at).pttl(at).exec());
     } catch (e) {
       this.redis.failed(e);
       return undefined;
@@ -68,7 +72,7 @@ export class SharedResults {
     }
     if (buffer.length > MAX_ENTRY_BYTES) return;
     const write = this.redis
-      .command(WRITE_WAIT_MS, (c) => c.set(KEY_PREFIX + key, buffer, 'PX', ttlMs))
+      .command(WRITE_WAIT_MS, (c) => c.set(redisKey(key), buffer, 'PX', ttlMs))
       .catch((e: unknown) => this.redis.failed(e))
       .finally(() => this.writing.delete(write));
     this.writing.add(write);

@@ -31,7 +31,7 @@ function twoNodes(ttlMs = 60_000) {
   const prefix = `test-${crypto.randomUUID()}:`;
   const engine = () =>
     new QueryEngine({ ttlMs, maxBytes: 64 << 20, maxEntries: 100, timeoutMs: 1_000 }, new SharedResults(redis(prefix)));
-  return [engine(), engine()] as const;
+  return [engine(), engine(), prefix] as const;
 }
 
 const query = (sql = 'SELECT 1', params: unknown[] = []): CompiledQuery => ({
@@ -84,6 +84,28 @@ describe('the shared (Redis) level of the result cache', () => {
     await b.execute(src, query('SELECT 2', ['чай']), 1);
     await b.execute(src, query('SELECT 1', ['кофе']), 1); // another reader's row-rule value
     expect([b.executions, b.sharedHits]).toEqual([4, 0]);
+  });
+
+  it('Redis holds no query text: an entry is under the SHA-256 of its key, as nodes of every version write it', async () => {
+    const [a, , prefix] = twoNodes();
+    const src = target([[1]]);
+    const long = `SELECT 1 WHERE 'x' IN (${Array.from({ length: 300 }, (_, i) => `$${i + 1}`).join(', ')})`;
+    await a.execute(src, query('SELECT 1', ['секрет-читателя']), 1);
+    await a.execute(
+      src,
+      query(
+        long,
+        Array.from({ length: 300 }, (_, i) => `v${i}`),
+      ),
+      1,
+    );
+    await a.shared!.flushed();
+    const keys = await redis('').command(1_000, (c) => c.keys(`${prefix}*`));
+    expect(keys).toHaveLength(2);
+    for (const k of keys) expect(k).toMatch(/^test-[0-9a-f-]+:result:v1:[A-Za-z0-9+/]{43}=$/);
+    // The short key's entry is where a node that hashed every key looks: the text's SHA-256.
+    const text = `source:1:x\u00001\u0000100\u0000SELECT 1\u0000${JSON.stringify(['секрет-читателя'])}`;
+    expect(keys).toContain(`${prefix}result:v1:${crypto.hash('sha256', text, 'base64')}`);
   });
 
   it('a node keeps a shared answer no longer than what remains of the writer’s TTL', async () => {
