@@ -6,6 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { isBuilt, root, sourcesHash } from './build-stamp.mjs';
 
 if (!isBuilt(sourcesHash())) {
@@ -13,4 +14,5 @@ if (!isBuilt(sourcesHash())) {
   const built = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
 }
-await import('../dist/main.js');
+// By its path, not a literal specifier: dist/ exists only once built (a clean clone's lint resolves imports).
+await import(pathToFileURL(path.join(root, 'dist/main.js')).href);
