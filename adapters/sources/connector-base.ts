@@ -80,6 +80,12 @@ export abstract class ConnectorBase implements Connector {
   async query(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<QueryResult> {
     const limit = opts.limit;
     const stream = await this.openStream(sql, params, { ...opts, limit: limit === undefined ? undefined : limit + 1 });
+    // A bounded read answered in one trip (PostgreSQL): the rows are in hand, with no stream to read them through.
+    const whole = stream.whole;
+    if (whole) {
+      const truncated = limit !== undefined && whole.length > limit;
+      return { columns: stream.columns, rows: truncated ? whole.slice(0, limit) : whole, truncated };
+    }
     const rows: unknown[][] = [];
     let truncated = false;
     try {
@@ -158,6 +164,22 @@ export function batchRowStream(
       for await (const batch of batches()) yield* batch;
     },
   };
+}
+
+/** A RowStream over rows already read whole (the connection released), up to `limit` of them (RowStream.whole). */
+export function wholeRowStream(columns: RowStream['columns'], rows: unknown[][], limit?: number): RowStream {
+  const whole = limit !== undefined && rows.length > limit ? rows.slice(0, limit) : rows;
+  let left: unknown[][] | null = whole;
+  const stream = batchRowStream(
+    columns,
+    async () => {
+      const r = left;
+      left = null;
+      return r;
+    },
+    async () => {},
+  );
+  return { ...stream, whole };
 }
 
 export function quoteIdent(name: string, quote = '"'): string {

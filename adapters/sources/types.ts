@@ -112,6 +112,12 @@ export interface RowStream extends AsyncIterable<unknown[]> {
    * the row iterator does; where a stream has it, reading whole results (Connector.query) uses it.
    */
   batches?(): AsyncIterable<unknown[][]>;
+  /**
+   * Every row of the stream (up to its limit) when they were read in one answer and the connection is already back
+   * in its pool: a reader of whole results (Connector.query) takes them as they are instead of iterating, and there
+   * is nothing left to close.
+   */
+  readonly whole?: unknown[][];
 }
 
 export interface Connector {

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { ConnectionOptions } from 'node:tls';
 import type { Socket } from 'node:net';
-import { batchRowStream, ConnectorBase, quoteIdent } from '../connector-base';
+import { batchRowStream, ConnectorBase, quoteIdent, wholeRowStream } from '../connector-base';
 import { socketWithLookup } from '../budgeted-socket';
 import { budgetedPgClient } from './budgeted-client';
 import { authError, connectionError, DROPPED_MESSAGE, errorCode, errorMessage, isNetworkError } from '../driver-errors';
@@ -176,18 +176,9 @@ export class PostgresConnector extends ConnectorBase {
           inTransaction = false;
         } else last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
         const { columns, convert } = await this.describe(client, last.fields ?? []);
-        let rows: unknown[][] | null = last.rows.map(convert);
+        const rows = last.rows.map(convert);
         await release(false);
-        return batchRowStream(
-          columns,
-          async () => {
-            const r = rows;
-            rows = null;
-            return r;
-          },
-          async () => {},
-          opts.limit,
-        );
+        return wholeRowStream(columns, rows, opts.limit);
       }
 
       let useCursor = CURSOR_STATEMENTS.has(keyword) && (readOnly || single);
@@ -216,18 +207,9 @@ export class PostgresConnector extends ConnectorBase {
         const results = (Array.isArray(res) ? res : [res]) as pg.QueryResult<unknown[]>[];
         const last = [...results].reverse().find((r) => r.fields?.length) ?? results[results.length - 1];
         const { columns, convert } = await this.describe(client, last?.fields ?? []);
-        let rows: unknown[][] | null = (last?.rows ?? []).map(convert);
+        const rows = (last?.rows ?? []).map(convert);
         await release(false);
-        return batchRowStream(
-          columns,
-          async () => {
-            const r = rows;
-            rows = null;
-            return r;
-          },
-          async () => {},
-          opts.limit,
-        );
+        return wholeRowStream(columns, rows, opts.limit);
       }
 
       const fetchSize = opts.limit !== undefined ? Math.max(1, Math.min(opts.limit, FETCH_SIZE)) : FETCH_SIZE;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { batchRowStream, ConnectorBase } from '../../../adapters/sources/connector-base';
+import { batchRowStream, ConnectorBase, wholeRowStream } from '../../../adapters/sources/connector-base';
 import type { QueryOptions, RowStream } from '../../../adapters/sources/types';
 
 /** Batches of 3 rows, 10 rows in all; counts its closes. */
@@ -31,6 +31,18 @@ class BatchConnector extends ConnectorBase {
   listTables = () => Promise.reject(new Error('not used'));
   listColumns = () => Promise.reject(new Error('not used'));
   close = () => Promise.resolve();
+}
+
+/** A connector whose reads come back whole (as PostgreSQL's bounded reads do): 10 rows, cut at the limit asked. */
+class WholeConnector extends BatchConnector {
+  last: RowStream | undefined;
+  override async openStream(_sql: string, _params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
+    return (this.last = wholeRowStream(
+      [],
+      Array.from({ length: 10 }, (_, i) => [i]),
+      opts.limit,
+    ));
+  }
 }
 
 describe('batch row streams', () => {
@@ -66,5 +78,21 @@ describe('batch row streams', () => {
     const all = await c.query('', []);
     expect(all.rows).toHaveLength(10);
     expect(all.truncated).toBe(false);
+  });
+
+  it('let query() take rows read whole as they are, saying truncated as a stream read would', async () => {
+    const c = new WholeConnector({});
+    const cut = await c.query('', [], { limit: 4 });
+    expect(cut).toEqual({ columns: [], rows: [[0], [1], [2], [3]], truncated: true });
+    const exact = await c.query('', [], { limit: 10 });
+    expect(exact.rows).toHaveLength(10);
+    expect(exact.truncated).toBe(false);
+    // Taken as they are: not read through the stream into a new array.
+    expect(exact.rows).toBe(c.last!.whole);
+    expect((await c.query('', [])).truncated).toBe(false);
+    // The same stream read row by row gives the same rows, up to its limit.
+    const rows: unknown[][] = [];
+    for await (const row of await c.openStream('', [], { limit: 3 })) rows.push(row);
+    expect(rows).toEqual([[0], [1], [2]]);
   });
 });
