@@ -25,11 +25,27 @@ export class ResolvingConnector implements Connector {
     readonly kind: SourceKind,
     readonly dialect: Dialect,
     private readonly resolve: () => Promise<Connector>,
+    /**
+     * The connector `resolve` would answer, when it is known without waiting (undefined otherwise): reads, the hot
+     * path of every widget, then go to it with none of the resolving's awaits.
+     */
+    private readonly resolveNow?: () => Connector | undefined,
   ) {}
 
   private async target(): Promise<Connector> {
     this.last = await this.resolve();
     return this.last;
+  }
+
+  /** The connector known now, or undefined; a failure to tell is resolve's to report. */
+  private known(): Connector | undefined {
+    try {
+      const known = this.resolveNow?.();
+      if (known) this.last = known;
+      return known;
+    } catch {
+      return undefined;
+    }
   }
 
   async check(): Promise<void> {
@@ -48,16 +64,20 @@ export class ResolvingConnector implements Connector {
     return (await this.target()).listColumns(schema, table);
   }
 
-  async query(sql: string, params: unknown[], opts?: QueryOptions): Promise<QueryResult> {
-    return (await this.target()).query(sql, params, opts);
+  query(sql: string, params: unknown[], opts?: QueryOptions): Promise<QueryResult> {
+    const known = this.known();
+    if (known) return known.query(sql, params, opts);
+    return this.target().then((c) => c.query(sql, params, opts));
   }
 
   async *stream(sql: string, params: unknown[], opts?: QueryOptions): AsyncIterable<unknown[]> {
     yield* (await this.target()).stream(sql, params, opts);
   }
 
-  async openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream> {
-    return (await this.target()).openStream(sql, params, opts);
+  openStream(sql: string, params: unknown[], opts?: QueryOptions): Promise<RowStream> {
+    const known = this.known();
+    if (known) return known.openStream(sql, params, opts);
+    return this.target().then((c) => c.openStream(sql, params, opts));
   }
 
   /**

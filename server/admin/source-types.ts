@@ -88,6 +88,17 @@ export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise
   return (await stored(deps))[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
 }
 
+/**
+ * The bundled driver's id when the kind uses it, by the settings cache alone: undefined when the cache holds no
+ * answer now (the caller then asks selectedDriverId) or the kind uses a plugin.
+ */
+export function bundledDriverIdNow(deps: AppDeps, kind: SourceKind): string | undefined {
+  const s = deps.caches.settings.get(KEY) as StoredSettings | undefined;
+  if (s === undefined) return undefined;
+  const id = s[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
+  return id === BUNDLED_DRIVERS[kind] ? id : undefined;
+}
+
 const kindsUsing = (s: StoredSettings, driverId: string): SourceKind[] =>
   SOURCE_KINDS.filter((k) => viewOf(k, s[k.type]).driver_id === driverId).map((k) => k.type);
 

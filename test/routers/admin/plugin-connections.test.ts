@@ -148,7 +148,6 @@ describe('a source kind that picks an uploaded plugin', () => {
       ['Самара'],
     ]);
     // The pool is reused (no new create); the widget's query is the plugin's.
-    // The pool is reused (no new create); the widget's query is the plugin's.
     const widgetSql = `SELECT "t0"."city" AS "__c0" FROM "public"."${table}" AS "t0" LIMIT 101`;
     expect(calls()).toEqual([`query ${widgetSql}`, `openStream ${widgetSql}`]);
 
