@@ -103,9 +103,7 @@ export async function assertSourcesUsable(
   const foreign = sources.filter((s) => s.workspaceId !== dataset.workspaceId);
   if (foreign.length === 0) return;
   const cache = deps.caches.of(sourceRightDecisions);
-  const epoch = deps.caches.readEpoch.value;
-  const key = (s: SourceRef) =>
-    `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
+  const key = decisionKey(deps, dataset);
   const allowed = new Map<number, boolean>();
   for (const s of foreign) {
     const hit = opts.cached ? cache.get(key(s)) : undefined;
@@ -122,6 +120,26 @@ export async function assertSourcesUsable(
   }
   const denied = foreign.find((s) => !allowed.get(s.id));
   if (denied) throw sourceForbidden(denied);
+}
+
+/**
+ * Whether assertSourcesUsable({ cached: true }) would pass without reading anything: every source is the dataset's
+ * own workspace's, or allowed by a decision still cached. False means ask assertSourcesUsable, not denied.
+ */
+export function sourcesKnownUsable(deps: AppDeps, dataset: DatasetOwnerRef, sources: SourceRef[]): boolean {
+  let key: ((s: SourceRef) => string) | undefined;
+  for (const s of sources) {
+    if (s.workspaceId === dataset.workspaceId) continue;
+    key ??= decisionKey(deps, dataset);
+    if (deps.caches.of(sourceRightDecisions).get(key(s)) !== true) return false;
+  }
+  return true;
+}
+
+/** A cached decision's key: the read epoch, the dataset (its version and author) and the source (its workspace). */
+function decisionKey(deps: AppDeps, dataset: DatasetOwnerRef) {
+  const epoch = deps.caches.readEpoch.value;
+  return (s: SourceRef) => `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
 }
 
 /** At a schema save: every source the objects refer to must be usable by the dataset (fresh, never cached). */

@@ -46,6 +46,8 @@ export class PostgresConnector extends ConnectorBase {
   readonly dialect = 'postgresql' as const;
   private readonly endpoint: Endpoint;
   private pool: Promise<pg.Pool> | undefined;
+  /** The pool `pool` made, once made: a read takes a connection from it without awaiting the promise again. */
+  private poolMade: pg.Pool | undefined;
   private readonly initialised = new WeakSet<pg.PoolClient>();
   private readonly typeCache = new Map<number, PgTypeInfo>();
   private cursorSeq = 0;
@@ -137,19 +139,22 @@ export class PostgresConnector extends ConnectorBase {
     let inTransaction = false;
     let released = false;
     let lost = false; // the connection itself failed: the client goes, never back to the pool
-    const release = async (failed: boolean) => {
-      if (released || !client) return;
+    // Back to the pool; a transaction still open is ended first (the only case with something to wait for, so the
+    // only one answering a promise: a one-trip read releases without another await).
+    const release = (failed: boolean): Promise<void> | undefined => {
+      if (released || !client) return undefined;
       released = true;
       control.dispose();
-      let broken = (failed && !!control.reason) || lost; // a cancelled backend may still be finishing; do not reuse it
-      if (inTransaction && !lost) {
-        try {
-          await client.query(failed || readOnly ? 'ROLLBACK' : 'COMMIT');
-        } catch {
-          broken = true;
-        }
+      const broken = (failed && !!control.reason) || lost; // a cancelled backend may still be finishing; do not reuse it
+      if (!inTransaction || lost) {
+        client.release(broken);
+        return undefined;
       }
-      client.release(broken);
+      const held = client;
+      return held.query(failed || readOnly ? 'ROLLBACK' : 'COMMIT').then(
+        () => held.release(broken),
+        () => held.release(true),
+      );
     };
     // queryMode is pg's own option (not in its typings): the extended protocol even without parameters.
     const statement = <T extends pg.QueryConfig | pg.QueryArrayConfig>(config: T): T =>
@@ -175,9 +180,12 @@ export class PostgresConnector extends ConnectorBase {
           last = await this.readInOneTrip(client, oneText);
           inTransaction = false;
         } else last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
-        const { columns, convert } = await this.describe(client, last.fields ?? []);
+        const described = this.describeNow(client, last.fields ?? []);
+        const { columns, convert } = described instanceof Promise ? await described : described;
         const rows = last.rows.map(convert);
-        await release(false);
+        // The read's transaction ended with it (its ROLLBACK ran): nothing to wait for, not even a turn.
+        const ending = release(false);
+        if (ending) await ending;
         return wholeRowStream(columns, rows, opts.limit);
       }
 
@@ -237,7 +245,7 @@ export class PostgresConnector extends ConnectorBase {
           throw e;
         }
       };
-      return batchRowStream(columns, next, () => release(false), opts.limit);
+      return batchRowStream(columns, next, async () => release(false), opts.limit);
     } catch (err) {
       const e = control.error(err, (x) => this.mapError(x));
       lost = e.kind === 'connection';
@@ -361,6 +369,7 @@ export class PostgresConnector extends ConnectorBase {
     this.closed = true;
     const pool = this.pool;
     this.pool = undefined;
+    this.poolMade = undefined;
     if (pool) await (await pool.catch(() => undefined))?.end();
     await this.endpoint.close();
   }
@@ -369,9 +378,14 @@ export class PostgresConnector extends ConnectorBase {
     if (!this.pool) {
       const creating = this.createPool();
       this.pool = creating;
-      creating.catch(() => {
-        if (this.pool === creating) this.pool = undefined;
-      });
+      creating.then(
+        (made) => {
+          if (this.pool === creating) this.poolMade = made;
+        },
+        () => {
+          if (this.pool === creating) this.pool = undefined;
+        },
+      );
     }
     return this.pool;
   }
@@ -433,7 +447,7 @@ export class PostgresConnector extends ConnectorBase {
     this.assertOpen();
     let client: pg.PoolClient;
     try {
-      client = await (await this.getPool()).connect();
+      client = await (this.poolMade ?? (await this.getPool())).connect();
     } catch (err) {
       throw this.mapError(err, true);
     }
@@ -479,6 +493,13 @@ export class PostgresConnector extends ConnectorBase {
   }
 
   /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
+  /** describe(), without a round trip when every column's type is built in or already looked up (most reads). */
+  private describeNow(client: pg.PoolClient, fields: pg.FieldDef[]) {
+    return fields.every((f) => builtinPgType(f.dataTypeID) || this.typeCache.has(f.dataTypeID))
+      ? this.described(fields)
+      : this.describe(client, fields);
+  }
+
   private async describe(client: pg.PoolClient, fields: pg.FieldDef[]) {
     const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter(
       (oid) => !builtinPgType(oid) && !this.typeCache.has(oid),
@@ -496,6 +517,11 @@ export class PostgresConnector extends ConnectorBase {
         );
       }
     }
+    return this.described(fields);
+  }
+
+  /** Columns and the row converter by the types known (an unknown one reads as text). */
+  private described(fields: pg.FieldDef[]) {
     const infos = fields.map(
       (f) =>
         builtinPgType(f.dataTypeID) ??

@@ -89,7 +89,11 @@ const NO_COLUMN_RULES: ColumnRules = Object.freeze({ hidden: new Set<number>(), 
 
 /** The fields hidden and masked for the actor (calculated fields reading them included), rules as reads cache them. */
 export async function columnRulesFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<ColumnRules> {
-  const rules = await rulesForRead(deps, 'cls', model);
+  return columnRulesOf(model, await rulesForRead(deps, 'cls', model), actor);
+}
+
+/** columnRulesFor over the dataset's rules already read. */
+export function columnRulesOf(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): ColumnRules {
   // Every widget read comes here: without a rule for the actor there is nothing to walk the model for.
   if (!rules.some((rule) => ruleAppliesTo(rule, actor))) return NO_COLUMN_RULES;
   return rulesForActor(model, rules, actor);

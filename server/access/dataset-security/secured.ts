@@ -5,9 +5,9 @@ import type { DatasetModel } from '../../query/compile/dataset-model';
 import type { CompiledQuery } from '../../query/compile/types';
 import type { Dialect } from '../../query/expr';
 import type { Viewer } from '../viewer';
-import { columnGuard, columnRulesFor, hiddenFieldsOf, type GuardedRequest } from './column-rules';
+import { columnGuard, columnRulesFor, columnRulesOf, hiddenFieldsOf, type GuardedRequest } from './column-rules';
 import { rowFilterSql, rowFiltersFor, rowFiltersKey } from './row-rules';
-import { clsRules } from './rule-stores';
+import { clsRules, ruleAppliesTo, rulesKnownForRead } from './rule-stores';
 
 /*
  * Dataset security, the platform's boundary for data: what one viewer may read of a dataset under its column-level
@@ -37,10 +37,14 @@ export async function datasetSecurity(
   model: DatasetModel,
   request: GuardedRequest,
 ): Promise<DatasetSecurity> {
-  const [columnRules, rowFilters] = await Promise.all([
-    columnRulesFor(deps, viewer.actor, model),
-    rowFiltersFor(deps, viewer.actor, model),
-  ]);
+  // Most reads: both kinds of rules cached and no row rule for the actor (so no attributes to read), answered from
+  // the same rules without waiting on either cache.
+  const cls = rulesKnownForRead(deps, 'cls', model);
+  const rls = rulesKnownForRead(deps, 'rls', model);
+  const [columnRules, rowFilters] =
+    cls && rls && !rls.some((rule) => ruleAppliesTo(rule, viewer.actor))
+      ? [columnRulesOf(model, cls, viewer.actor), []]
+      : await Promise.all([columnRulesFor(deps, viewer.actor, model), rowFiltersFor(deps, viewer.actor, model)]);
   const guard = columnGuard(model, columnRules, request);
   return {
     model: rowFilters.length ? { ...guard.model, filters: [...guard.model.filters, ...rowFilters] } : guard.model,

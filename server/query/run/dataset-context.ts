@@ -1,5 +1,5 @@
 import type { DataSourceRow } from '../../data-sources/connection';
-import { assertSourcesUsable, type DatasetOwnerRef } from '../../access/source-rights';
+import { assertSourcesUsable, sourcesKnownUsable, type DatasetOwnerRef } from '../../access/source-rights';
 import type { DatasetModel } from '../compile/dataset-model';
 import { loadDatasetModel, type DatasetRow } from '../../datasets/load-model';
 import type { AppDeps } from '../../app/deps';
@@ -64,7 +64,8 @@ export async function datasetQueryContext(
   row: DatasetOwnerRef,
   sourceRows?: DataSourceRow[],
 ): Promise<DatasetQueryContext> {
-  const loaded = await datasetModelOf(deps, row);
+  const cached = datasetModelOf(deps, row);
+  const loaded = cached instanceof Promise ? await cached : cached;
   let known = sourceRows && sourcesOfRows.get(sourceRows);
   if (known?.model !== loaded) {
     const sources = sourceRows ? DatasetSources.of(loaded, sourceRows) : await DatasetSources.load(deps.db, loaded);
@@ -73,7 +74,7 @@ export async function datasetQueryContext(
     if (sourceRows) sourcesOfRows.set(sourceRows, known);
   }
   const { sources, used } = known;
-  await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
+  if (!sourcesKnownUsable(deps, row, used)) await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
   if (loaded.live) return { model: loaded, sources };
   // Materialised (live = false): the same model over the extract's tables, compiled for and run on DuckDB.
   const model = extractModelOf(loaded);
