@@ -8,7 +8,7 @@ import { at } from '../../query/compile/errors';
 import type { DatasetField, DatasetModel } from '../../query/compile/dataset-model';
 import type { CompiledQuery, ParameterValues, WidgetQueryInput } from '../../query/compile/types';
 import { collectReferences, parseExpression, type Dialect, type Expr } from '../../query/expr';
-import { ruleAppliesTo, rulesForRead, type ClsRuleRow } from './rule-stores';
+import { ruleAppliesTo, rulesForRead, rulesKnownForRead, type ClsRuleRow } from './rule-stores';
 
 /*
  * Column-level security. A rule of a dataset hides or masks some of its fields for the users and groups it names
@@ -92,8 +92,13 @@ export async function columnRulesFor(deps: AppDeps, actor: Actor, model: Dataset
   return columnRulesOf(model, await rulesForRead(deps, 'cls', model), actor);
 }
 
-/** columnRulesFor over the dataset's rules already read. */
-export function columnRulesOf(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): ColumnRules {
+/** columnRulesFor's answer when the dataset's rules are cached now (undefined otherwise), without waiting. */
+export function columnRulesKnown(deps: AppDeps, actor: Actor, model: DatasetModel): ColumnRules | undefined {
+  const rules = rulesKnownForRead(deps, 'cls', model);
+  return rules && columnRulesOf(model, rules, actor);
+}
+
+function columnRulesOf(model: DatasetModel, rules: ClsRuleRow[], actor: Actor): ColumnRules {
   // Every widget read comes here: without a rule for the actor there is nothing to walk the model for.
   if (!rules.some((rule) => ruleAppliesTo(rule, actor))) return NO_COLUMN_RULES;
   return rulesForActor(model, rules, actor);

@@ -10,7 +10,7 @@ import { datasetCondition } from '../../query/compile/conditions';
 import type { DatasetFilter, DatasetModel } from '../../query/compile/dataset-model';
 import { escapeLiteral, type Dialect, type ParamSink } from '../../query/expr';
 import type { LiteralValue } from '../../query/expr/dialect';
-import { ruleAppliesTo, rulesForRead, type RlsRuleRow } from './rule-stores';
+import { ruleAppliesTo, rulesForRead, rulesKnownForRead, type RlsRuleRow } from './rule-stores';
 
 /*
  * Row-level security: the rules of a dataset (GET /api/dataset/{id}/rls-rules) as dataset filters for one reader.
@@ -28,10 +28,11 @@ const attributeCache = cacheSlot(
   () => new TtlCache<string, Map<string, string[]>>(READ_DECISION_TTL_MS),
 );
 
+// PUT /api/users/{id}/attributes bumps the read epoch.
+const attributesKey = (deps: AppDeps, userId: number) => `${userId}:${deps.caches.readEpoch.value}`;
+
 async function attributesOf(deps: AppDeps, userId: number): Promise<Map<string, string[]>> {
-  // PUT /api/users/{id}/attributes bumps the read epoch.
-  const key = `${userId}:${deps.caches.readEpoch.value}`;
-  return deps.caches.of(attributeCache).getOrLoad(key, async () => {
+  return deps.caches.of(attributeCache).getOrLoad(attributesKey(deps, userId), async () => {
     const rows = await deps.db
       .select({ key: userAttributes.key, values: userAttributes.values })
       .from(userAttributes)
@@ -58,6 +59,19 @@ export async function rowFiltersFor(deps: AppDeps, actor: Actor, model: DatasetM
   if (rules.length === 0) return [];
   const attributes = await attributesOf(deps, actor.userId);
   return rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
+}
+
+/**
+ * rowFiltersFor's answer when the dataset's rules and the actor's attributes are cached now (undefined otherwise):
+ * the same filters, without waiting on either cache.
+ */
+export function rowFiltersKnown(deps: AppDeps, actor: Actor, model: DatasetModel): DatasetFilter[] | undefined {
+  const all = rulesKnownForRead(deps, 'rls', model);
+  if (!all) return undefined;
+  const rules = all.filter((r) => ruleAppliesTo(r, actor));
+  if (rules.length === 0) return [];
+  const attributes = deps.caches.of(attributeCache).get(attributesKey(deps, actor.userId));
+  return attributes && rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
 }
 
 /** A plan cache key part that tells apart readers with different row filters (empty when none apply). */

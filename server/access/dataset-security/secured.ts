@@ -5,9 +5,9 @@ import type { DatasetModel } from '../../query/compile/dataset-model';
 import type { CompiledQuery } from '../../query/compile/types';
 import type { Dialect } from '../../query/expr';
 import type { Viewer } from '../viewer';
-import { columnGuard, columnRulesFor, columnRulesOf, hiddenFieldsOf, type GuardedRequest } from './column-rules';
-import { rowFilterSql, rowFiltersFor, rowFiltersKey } from './row-rules';
-import { clsRules, ruleAppliesTo, rulesKnownForRead } from './rule-stores';
+import { columnGuard, columnRulesFor, columnRulesKnown, hiddenFieldsOf, type GuardedRequest } from './column-rules';
+import { rowFilterSql, rowFiltersFor, rowFiltersKey, rowFiltersKnown } from './row-rules';
+import { clsRules } from './rule-stores';
 
 /*
  * Dataset security, the platform's boundary for data: what one viewer may read of a dataset under its column-level
@@ -37,13 +37,12 @@ export async function datasetSecurity(
   model: DatasetModel,
   request: GuardedRequest,
 ): Promise<DatasetSecurity> {
-  // Most reads: both kinds of rules cached and no row rule for the actor (so no attributes to read), answered from
-  // the same rules without waiting on either cache.
-  const cls = rulesKnownForRead(deps, 'cls', model);
-  const rls = rulesKnownForRead(deps, 'rls', model);
+  // Most reads: the rules (and a row rule's attributes) are cached, and taken without waiting on the caches.
+  const knownColumns = columnRulesKnown(deps, viewer.actor, model);
+  const knownRows = rowFiltersKnown(deps, viewer.actor, model);
   const [columnRules, rowFilters] =
-    cls && rls && !rls.some((rule) => ruleAppliesTo(rule, viewer.actor))
-      ? [columnRulesOf(model, cls, viewer.actor), []]
+    knownColumns && knownRows
+      ? [knownColumns, knownRows]
       : await Promise.all([columnRulesFor(deps, viewer.actor, model), rowFiltersFor(deps, viewer.actor, model)]);
   const guard = columnGuard(model, columnRules, request);
   return {
