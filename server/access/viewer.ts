@@ -19,12 +19,15 @@ export interface Viewer {
  * 403 «Доступ запрещён»), and the user must exist (422 naming `viewAsUserId`). Viewing as a user means their rights:
  * an object they cannot read is a 404 for the administrator too.
  */
+/** The caller reading as themselves (no view_as_user_id): known without waiting. */
+export const selfViewer = (actor: Actor): Viewer => ({ actor, requestedBy: actor, reason: 'self' });
+
 export async function viewerOf(
   deps: Pick<AppDeps, 'db' | 'systemGroups'>,
   actor: Actor,
   viewAsUserId: number | undefined,
 ): Promise<Viewer> {
-  if (viewAsUserId === undefined) return { actor, requestedBy: actor, reason: 'self' };
+  if (viewAsUserId === undefined) return selfViewer(actor);
   if (!actor.isSysadmin) throw new AppError('forbidden');
   const viewed = await actorOfUser(deps, viewAsUserId);
   if (!viewed) throw invalid({ viewAsUserId: `Пользователь не найден (id ${viewAsUserId})` });

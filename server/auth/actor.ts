@@ -19,6 +19,11 @@ export function userStatusOf(deps: Pick<AppDeps, 'db' | 'caches'>, userId: numbe
   return deps.caches.of(userStatuses).getOrLoad(userId, async () => (await accountStatus(deps.db, userId)) ?? null);
 }
 
+/** userStatusOf's answer when the cache holds it now (null: no such user), undefined otherwise: without waiting. */
+export function userStatusKnown(deps: Pick<AppDeps, 'caches'>, userId: number): UserStatus | null | undefined {
+  return deps.caches.of(userStatuses).get(userId);
+}
+
 /** After a change of the account (deactivated, deleted, its type changed). */
 export function forgetUserStatus(deps: Pick<AppDeps, 'caches'>, userId: number): void {
   evictEverywhere(deps, userStatuses, userId);

@@ -1,4 +1,4 @@
-import { viewerOf, type Viewer } from '../access/viewer';
+import { selfViewer, viewerOf, type Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
@@ -35,8 +35,11 @@ export type WidgetData =
  * (server/widgets/saved-reads.ts).
  */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
-  const viewer = await viewerOf(deps, actor, req.view_as_user_id);
-  return readWidget(deps, viewer, await widgetReadOf(deps, viewer, id, req));
+  // Every dashboard widget's request comes here: a caller reading as themselves is known without a turn.
+  const viewer =
+    req.view_as_user_id === undefined ? selfViewer(actor) : await viewerOf(deps, actor, req.view_as_user_id);
+  const { dataset, sources, query } = await widgetReadOf(deps, viewer, id, req);
+  return widgetDataOf(query, await readData(deps, viewer, dataset, { kind: 'widget', query }, sources));
 }
 
 /** Widget data read by a viewer already known (an export job's render page reads as the job's user). */
@@ -104,7 +107,8 @@ export async function widgetReadOf(
   req: Omit<WidgetDataRequest, 'view_as_user_id'>,
   shapedBy: 'caller' | 'dashboard' = 'caller',
 ) {
-  const { row, dataset, sources, datasetReadable } = await loadWidgetForData(deps, viewer.actor, id);
+  const loaded = loadWidgetForData(deps, viewer.actor, id);
+  const { row, dataset, sources, datasetReadable } = loaded instanceof Promise ? await loaded : loaded;
   if (shapedBy === 'caller') assertWithinSavedWidget(row, req, datasetReadable);
   const built = builtQueries.get(req)?.get(row);
   if (built) return { row, dataset, sources, query: built };

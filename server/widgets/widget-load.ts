@@ -69,10 +69,14 @@ const widgetReads = cacheSlot('widgets.reads', () => new TtlCache<string, Widget
  * right, stops their reads at once on this node.
  * 404 «Виджет не найден (id …)» when it does not exist or the caller may not read it.
  */
-export async function loadWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {
+export function loadWidgetForData(
+  deps: AppDeps,
+  actor: Actor,
+  widgetId: number,
+): WidgetForData | Promise<WidgetForData> {
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
-  // A hit answers without an await (the hot path); a miss is single-flight, so the readers of one widget arriving as
-  // its entry expires share one query.
+  // A hit is answered as it is, not in a promise (the hot path); a miss is single-flight, so the readers of one
+  // widget arriving as its entry expires share one query.
   const hit = deps.caches.of(widgetReads).get(key);
   if (hit) return hit;
   return deps.caches.of(widgetReads).getOrLoad(key, () => queryWidgetForData(deps, actor, widgetId));

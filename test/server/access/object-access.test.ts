@@ -275,7 +275,7 @@ describe('the policy in SQL', () => {
     expect(await loadWidgetForData(t.deps, actorOf(users.sysadmin, { sysadmin: true }), ids.widget)).toMatchObject({
       role: null,
     });
-    expect(await outcome(loadWidgetForData(t.deps, actorOf(users.stranger), ids.widget))).toEqual({
+    expect(await outcome(Promise.resolve(loadWidgetForData(t.deps, actorOf(users.stranger), ids.widget)))).toEqual({
       status: 404,
       message: NOT_FOUND.widget(ids.widget),
     });
