@@ -84,9 +84,11 @@ export async function getSourceType(deps: AppDeps, type: string): Promise<Source
 
 /** The driver_id the kind's saved sources connect with now: the bundled driver's or an uploaded plugin's. */
 export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise<string> {
-  // viewOf's rule for driver_id alone: every live read asks, and needs no view built for it.
-  return (await stored(deps))[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
+  return driverIdIn(await stored(deps), kind);
 }
+
+// viewOf's rule for driver_id alone: every live read asks, and needs no view built for it.
+const driverIdIn = (s: StoredSettings, kind: SourceKind) => s[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
 
 /**
  * The bundled driver's id when the kind uses it, by the settings cache alone: undefined when the cache holds no
@@ -95,7 +97,7 @@ export async function selectedDriverId(deps: AppDeps, kind: SourceKind): Promise
 export function bundledDriverIdNow(deps: AppDeps, kind: SourceKind): string | undefined {
   const s = deps.caches.settings.get(KEY) as StoredSettings | undefined;
   if (s === undefined) return undefined;
-  const id = s[kindInfo(kind).type]?.driver_id ?? BUNDLED_DRIVERS[kind];
+  const id = driverIdIn(s, kind);
   return id === BUNDLED_DRIVERS[kind] ? id : undefined;
 }
 

@@ -80,8 +80,9 @@ export function connectorForSource(deps: AppDeps, row: DataSourceRow): Connector
   // What resolve would answer, when nothing needs waiting for: the settings made, the kind's driver the bundled one
   // by the settings cache (a plugin's hosts are checked on every call: resolve). The same connector, fewer awaits.
   const now = () => {
-    const driverId = made && bundledDriverIdNow(deps, kind);
-    return driverId === undefined ? undefined : deps.connectors.get(row.id, kind, made!, options, { id: driverId });
+    if (!made) return undefined;
+    const driverId = bundledDriverIdNow(deps, kind);
+    return driverId === undefined ? undefined : deps.connectors.get(row.id, kind, made, options, { id: driverId });
   };
   return new ResolvingConnector(kind, sourceKindInfo(kind).dialect, resolve, now);
 }

@@ -492,7 +492,6 @@ export class PostgresConnector extends ConnectorBase {
     if (found.length === 0) throw new ConnectorError(`Таблица «${schema}.${table}» не найдена`, 'query');
   }
 
-  /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
   /** describe(), without a round trip when every column's type is built in or already looked up (most reads). */
   private describeNow(client: pg.PoolClient, fields: pg.FieldDef[]) {
     return fields.every((f) => builtinPgType(f.dataTypeID) || this.typeCache.has(f.dataTypeID))
@@ -500,6 +499,7 @@ export class PostgresConnector extends ConnectorBase {
       : this.describe(client, fields);
   }
 
+  /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
   private async describe(client: pg.PoolClient, fields: pg.FieldDef[]) {
     const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter(
       (oid) => !builtinPgType(oid) && !this.typeCache.has(oid),

@@ -95,7 +95,7 @@ export function rulesForRead(
   kind: 'rls' | 'cls',
   dataset: { id: number; version: number },
 ): Promise<RlsRuleRow[] | ClsRuleRow[]> {
-  const key = `${dataset.id}:${dataset.version}:${deps.caches.readEpoch.value}`;
+  const key = rulesKey(deps, dataset);
   if (kind === 'rls') return deps.caches.of(caches.rls).getOrLoad(key, () => rlsRules.list(deps.db, dataset.id));
   return deps.caches.of(caches.cls).getOrLoad(key, () => clsRules.list(deps.db, dataset.id));
 }
@@ -116,9 +116,13 @@ export function rulesKnownForRead(
   kind: 'rls' | 'cls',
   dataset: { id: number; version: number },
 ): RlsRuleRow[] | ClsRuleRow[] | undefined {
-  const key = `${dataset.id}:${dataset.version}:${deps.caches.readEpoch.value}`;
+  const key = rulesKey(deps, dataset);
   return kind === 'rls' ? deps.caches.of(caches.rls).get(key) : deps.caches.of(caches.cls).get(key);
 }
+
+/** The rules' cache key: the dataset's version and the read epoch (a rule's save bumps one, a grant the other). */
+const rulesKey = (deps: AppDeps, dataset: { id: number; version: number }) =>
+  `${dataset.id}:${dataset.version}:${deps.caches.readEpoch.value}`;
 
 /** Whether a rule of either kind applies to the actor: it names them or one of their groups, or names nobody. */
 export function ruleAppliesTo(rule: RuleSubjects, actor: { userId: number; groupIds: number[] }): boolean {
