@@ -20,8 +20,9 @@
  *
  * The server is the built one started as `npm start` starts it (node with the start command's flags on
  * scripts/start.mjs, after building here first when the sources changed; logging at info to a discarded stdout), on
- * a throwaway metadata database (DATABASE_URL) and data folder; the source, dataset and widget are made over REST (the source row straight into the
- * metadata database, as the other benchmarks do) and the SQL for pgbench is compiled here from the saved model.
+ * a throwaway metadata database (DATABASE_URL) and data folder; the source, dataset and widget are made over REST
+ * (the source row straight into the metadata database, as the other benchmarks do) and the SQL for pgbench is compiled
+ * here from the saved model.
  * autocannon runs in this process. Both share the machine's cores, as a client and server on one host do.
  *
  *   npm run bench:load

@@ -82,64 +82,57 @@ async function sourcesUserReads(deps: AppDeps, db: DbOrTx, userId: number, sourc
   return new Set(sources.filter((s) => workspaces.has(s.workspaceId) || withRight.has(s.id)).map((s) => s.id));
 }
 
-/**
- * 403 for the first source the dataset may not read. `cached`: decisions are kept per (dataset version, author,
- * source) under the process's read epoch (see AppDeps.caches), so a repeated read costs no metadata query and a
- * membership, role or source change in this process takes effect on the next request.
- */
 /** Whether a dataset's author may use a source of another workspace, keyed with the read epoch. */
 const sourceRightDecisions = cacheSlot(
   'access.sourceRights',
   () => new TtlCache<string, boolean>(READ_DECISION_TTL_MS),
 );
 
-export async function assertSourcesUsable(
+/**
+ * 403 for the first source the dataset may not read. `cached`: decisions are kept per (dataset version, author,
+ * source) under the process's read epoch (see AppDeps.caches), so a repeated read costs no metadata query and a
+ * membership, role or source change in this process takes effect on the next request. When every decision is known
+ * (the same workspace, or cached) it answers at once, without a promise (every widget read comes here), throwing the
+ * 403 itself; otherwise the promise of the metadata query's decisions.
+ */
+export function assertSourcesUsable(
   deps: AppDeps,
   db: DbOrTx,
   dataset: DatasetOwnerRef,
   sources: SourceRef[],
   opts: { cached: boolean },
-): Promise<void> {
+): Promise<void> | undefined {
   const foreign = sources.filter((s) => s.workspaceId !== dataset.workspaceId);
-  if (foreign.length === 0) return;
+  if (foreign.length === 0) return undefined;
   const cache = deps.caches.of(sourceRightDecisions);
-  const key = decisionKey(deps, dataset);
+  const epoch = deps.caches.readEpoch.value;
+  const key = (s: SourceRef) =>
+    `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
   const allowed = new Map<number, boolean>();
   for (const s of foreign) {
     const hit = opts.cached ? cache.get(key(s)) : undefined;
     if (hit !== undefined) allowed.set(s.id, hit);
   }
+  const refuseDenied = () => {
+    const denied = foreign.find((s) => !allowed.get(s.id));
+    if (denied) throw sourceForbidden(denied);
+  };
   const unknown = foreign.filter((s) => !allowed.has(s.id));
-  if (unknown.length) {
-    const readable =
-      dataset.authorId === null ? new Set<number>() : await sourcesUserReads(deps, db, dataset.authorId, unknown);
+  if (unknown.length === 0) {
+    refuseDenied();
+    return undefined;
+  }
+  const readable =
+    dataset.authorId === null
+      ? Promise.resolve(new Set<number>())
+      : sourcesUserReads(deps, db, dataset.authorId, unknown);
+  return readable.then((ids) => {
     for (const s of unknown) {
-      allowed.set(s.id, readable.has(s.id));
-      cache.set(key(s), readable.has(s.id));
+      allowed.set(s.id, ids.has(s.id));
+      cache.set(key(s), ids.has(s.id));
     }
-  }
-  const denied = foreign.find((s) => !allowed.get(s.id));
-  if (denied) throw sourceForbidden(denied);
-}
-
-/**
- * Whether assertSourcesUsable({ cached: true }) would pass without reading anything: every source is the dataset's
- * own workspace's, or allowed by a decision still cached. False means ask assertSourcesUsable, not denied.
- */
-export function sourcesKnownUsable(deps: AppDeps, dataset: DatasetOwnerRef, sources: SourceRef[]): boolean {
-  let key: ((s: SourceRef) => string) | undefined;
-  for (const s of sources) {
-    if (s.workspaceId === dataset.workspaceId) continue;
-    key ??= decisionKey(deps, dataset);
-    if (deps.caches.of(sourceRightDecisions).get(key(s)) !== true) return false;
-  }
-  return true;
-}
-
-/** A cached decision's key: the read epoch, the dataset (its version and author) and the source (its workspace). */
-function decisionKey(deps: AppDeps, dataset: DatasetOwnerRef) {
-  const epoch = deps.caches.readEpoch.value;
-  return (s: SourceRef) => `${epoch}:${dataset.id}:${dataset.version}:${dataset.authorId}:${s.id}:${s.workspaceId}`;
+    refuseDenied();
+  });
 }
 
 /** At a schema save: every source the objects refer to must be usable by the dataset (fresh, never cached). */

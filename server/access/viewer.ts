@@ -14,14 +14,14 @@ export interface Viewer {
   reason: 'self' | 'view-as' | 'share-link';
 }
 
+/** The caller reading as themselves (no view_as_user_id): known without waiting. */
+export const selfViewer = (actor: Actor): Viewer => ({ actor, requestedBy: actor, reason: 'self' });
+
 /**
  * The viewer of a request that may carry `view_as_user_id`: only a system administrator may send it (anyone else:
  * 403 «Доступ запрещён»), and the user must exist (422 naming `viewAsUserId`). Viewing as a user means their rights:
  * an object they cannot read is a 404 for the administrator too.
  */
-/** The caller reading as themselves (no view_as_user_id): known without waiting. */
-export const selfViewer = (actor: Actor): Viewer => ({ actor, requestedBy: actor, reason: 'self' });
-
 export async function viewerOf(
   deps: Pick<AppDeps, 'db' | 'systemGroups'>,
   actor: Actor,

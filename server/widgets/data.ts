@@ -38,8 +38,7 @@ export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: W
   // Every dashboard widget's request comes here: a caller reading as themselves is known without a turn.
   const viewer =
     req.view_as_user_id === undefined ? selfViewer(actor) : await viewerOf(deps, actor, req.view_as_user_id);
-  const { dataset, sources, query } = await widgetReadOf(deps, viewer, id, req);
-  return widgetDataOf(query, await readData(deps, viewer, dataset, { kind: 'widget', query }, sources));
+  return readWidget(deps, viewer, await widgetReadOf(deps, viewer, id, req));
 }
 
 /** Widget data read by a viewer already known (an export job's render page reads as the job's user). */

@@ -145,7 +145,8 @@ export class PostgresConnector extends ConnectorBase {
       if (released || !client) return undefined;
       released = true;
       control.dispose();
-      const broken = (failed && !!control.reason) || lost; // a cancelled backend may still be finishing; do not reuse it
+      // A cancelled backend may still be finishing: do not reuse it.
+      const broken = (failed && !!control.reason) || lost;
       if (!inTransaction || lost) {
         client.release(broken);
         return undefined;

@@ -57,8 +57,7 @@ function ruleFilter(rule: RlsRuleRow, model: DatasetModel, values: string[] | un
 export async function rowFiltersFor(deps: AppDeps, actor: Actor, model: DatasetModel): Promise<DatasetFilter[]> {
   const rules = (await rulesForRead(deps, 'rls', model)).filter((r) => ruleAppliesTo(r, actor));
   if (rules.length === 0) return [];
-  const attributes = await attributesOf(deps, actor.userId);
-  return rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
+  return ruleFilters(rules, model, await attributesOf(deps, actor.userId));
 }
 
 /**
@@ -71,8 +70,12 @@ export function rowFiltersKnown(deps: AppDeps, actor: Actor, model: DatasetModel
   const rules = all.filter((r) => ruleAppliesTo(r, actor));
   if (rules.length === 0) return [];
   const attributes = deps.caches.of(attributeCache).get(attributesKey(deps, actor.userId));
-  return attributes && rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
+  return attributes && ruleFilters(rules, model, attributes);
 }
+
+/** The rules that apply to a reader as filters, each with the reader's values of its attribute. */
+const ruleFilters = (rules: RlsRuleRow[], model: DatasetModel, attributes: Map<string, string[]>) =>
+  rules.map((r) => ruleFilter(r, model, attributes.get(r.attribute)));
 
 /** A plan cache key part that tells apart readers with different row filters (empty when none apply). */
 export function rowFiltersKey(filters: DatasetFilter[]): string {

@@ -1,5 +1,5 @@
 import type { DataSourceRow } from '../../data-sources/connection';
-import { assertSourcesUsable, sourcesKnownUsable, type DatasetOwnerRef } from '../../access/source-rights';
+import { assertSourcesUsable, type DatasetOwnerRef } from '../../access/source-rights';
 import type { DatasetModel } from '../compile/dataset-model';
 import { loadDatasetModel, type DatasetRow } from '../../datasets/load-model';
 import type { AppDeps } from '../../app/deps';
@@ -74,7 +74,8 @@ export async function datasetQueryContext(
     if (sourceRows) sourcesOfRows.set(sourceRows, known);
   }
   const { sources, used } = known;
-  if (!sourcesKnownUsable(deps, row, used)) await assertSourcesUsable(deps, deps.db, row, used, { cached: true });
+  const deciding = assertSourcesUsable(deps, deps.db, row, used, { cached: true });
+  if (deciding) await deciding;
   if (loaded.live) return { model: loaded, sources };
   // Materialised (live = false): the same model over the extract's tables, compiled for and run on DuckDB.
   const model = extractModelOf(loaded);
