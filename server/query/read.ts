@@ -472,8 +472,7 @@ function compileWidgetRequest(
 /** A result row as an object keyed by the output columns' keys. */
 export function rowObject(query: CompiledQuery, row: unknown[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  query.columns.forEach((c, i) => {
-    out[c.key] = row[i] ?? null;
-  });
+  const columns = query.columns;
+  for (let i = 0; i < columns.length; i++) out[columns[i].key] = row[i] ?? null;
   return out;
 }
