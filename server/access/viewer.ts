@@ -14,20 +14,26 @@ export interface Viewer {
   reason: 'self' | 'view-as' | 'share-link';
 }
 
-/** The caller reading as themselves (no view_as_user_id): known without waiting. */
-export const selfViewer = (actor: Actor): Viewer => ({ actor, requestedBy: actor, reason: 'self' });
-
 /**
  * The viewer of a request that may carry `view_as_user_id`: only a system administrator may send it (anyone else:
  * 403 «Доступ запрещён»), and the user must exist (422 naming `viewAsUserId`). Viewing as a user means their rights:
- * an object they cannot read is a 404 for the administrator too.
+ * an object they cannot read is a 404 for the administrator too. The caller reading as themselves is answered as it
+ * is, not in a promise (every widget's data request comes here).
  */
-export async function viewerOf(
+export function viewerOf(
   deps: Pick<AppDeps, 'db' | 'systemGroups'>,
   actor: Actor,
   viewAsUserId: number | undefined,
+): Viewer | Promise<Viewer> {
+  if (viewAsUserId === undefined) return { actor, requestedBy: actor, reason: 'self' };
+  return viewerAs(deps, actor, viewAsUserId);
+}
+
+async function viewerAs(
+  deps: Pick<AppDeps, 'db' | 'systemGroups'>,
+  actor: Actor,
+  viewAsUserId: number,
 ): Promise<Viewer> {
-  if (viewAsUserId === undefined) return selfViewer(actor);
   if (!actor.isSysadmin) throw new AppError('forbidden');
   const viewed = await actorOfUser(deps, viewAsUserId);
   if (!viewed) throw invalid({ viewAsUserId: `Пользователь не найден (id ${viewAsUserId})` });

@@ -14,14 +14,12 @@ export type UserStatus = AccountStatus;
  */
 const userStatuses = cacheSlot('auth.userStatus', () => new TtlCache<number, UserStatus | null>(5_000));
 
-/** The account's status (null: no such user), cached. */
-export function userStatusOf(deps: Pick<AppDeps, 'db' | 'caches'>, userId: number): Promise<UserStatus | null> {
-  return deps.caches.of(userStatuses).getOrLoad(userId, async () => (await accountStatus(deps.db, userId)) ?? null);
-}
-
-/** userStatusOf's answer when the cache holds it now (null: no such user), undefined otherwise: without waiting. */
-export function userStatusKnown(deps: Pick<AppDeps, 'caches'>, userId: number): UserStatus | null | undefined {
-  return deps.caches.of(userStatuses).get(userId);
+/** The account's status (null: no such user), cached; a cached one is answered as it is, not in a promise. */
+export function userStatusOf(
+  deps: Pick<AppDeps, 'db' | 'caches'>,
+  userId: number,
+): UserStatus | null | Promise<UserStatus | null> {
+  return deps.caches.of(userStatuses).getOrLoadNow(userId, async () => (await accountStatus(deps.db, userId)) ?? null);
 }
 
 /** After a change of the account (deactivated, deleted, its type changed). */

@@ -1,10 +1,10 @@
 import type { AppDeps } from '../app/deps';
 import { AppError } from '../kernel/errors';
 import { userGroupIds } from '../groups/store';
-import { actorOf, userStatusKnown, userStatusOf, type Actor } from './actor';
+import { actorOf, userStatusOf, type Actor } from './actor';
 import { API_TOKEN_PREFIX, apiTokenIdentity, assertApiTokensUsable, touchApiToken } from '../mcp-tokens/mcp-tokens';
 import { sha256 } from './opaque-tokens';
-import { sessionClaimsKnown, verifySessionToken } from './session-tokens';
+import { verifySessionToken } from './session-tokens';
 
 /** Resolves the Authorization header to the caller, or throws 401 (403 for a token kind switched off). */
 export async function authenticate(deps: AppDeps, authorization: string | undefined): Promise<Actor> {
@@ -28,9 +28,10 @@ export async function authenticate(deps: AppDeps, authorization: string | undefi
   }
 
   // Every request of a signed-in user: a token verified before and a cached status are taken without waiting.
-  const claims = sessionClaimsKnown(deps, token) ?? (await verifySessionToken(deps, token));
-  const known = userStatusKnown(deps, claims.userId);
-  const status = known !== undefined ? known : await userStatusOf(deps, claims.userId);
+  const verifying = verifySessionToken(deps, token);
+  const claims = verifying instanceof Promise ? await verifying : verifying;
+  const loading = userStatusOf(deps, claims.userId);
+  const status = loading instanceof Promise ? await loading : loading;
   if (!status?.active) throw new AppError('unauthorized', 'Учётная запись отключена');
   return actorOf(deps, claims.userId, status, claims.groupIds, 'session');
 }

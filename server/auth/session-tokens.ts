@@ -55,16 +55,22 @@ export async function issueSessionToken(deps: SessionTokenDeps, claims: SessionC
     .sign(deps.caches.of(sessionTokenCaches).of(deps.signingKey).keyObject);
 }
 
-/** The claims of a token this node verified already and that has not expired, or undefined: without waiting. */
-export function sessionClaimsKnown(deps: SessionTokenDeps, token: string): SessionClaims | undefined {
-  const hit = deps.caches.of(sessionTokenCaches).of(deps.signingKey).verified.get(token);
-  return hit && hit.exp * 1000 > Date.now() ? hit : undefined;
+/**
+ * The token's claims. A token this node verified already and that has not expired is answered as it is, not in a
+ * promise (every request of a signed-in user comes here); any other is verified.
+ */
+export function verifySessionToken(deps: SessionTokenDeps, token: string): SessionClaims | Promise<SessionClaims> {
+  const { keyObject, verified } = deps.caches.of(sessionTokenCaches).of(deps.signingKey);
+  const hit = verified.get(token);
+  if (hit && hit.exp * 1000 > Date.now()) return hit;
+  return verifyFresh(token, keyObject, verified);
 }
 
-export async function verifySessionToken(deps: SessionTokenDeps, token: string): Promise<SessionClaims> {
-  const hit = sessionClaimsKnown(deps, token);
-  if (hit) return hit;
-  const { keyObject, verified } = deps.caches.of(sessionTokenCaches).of(deps.signingKey);
+async function verifyFresh(
+  token: string,
+  keyObject: KeyObject,
+  verified: TtlCache<string, VerifiedClaims>,
+): Promise<SessionClaims> {
   try {
     const { payload } = await jwtVerify(token, keyObject, { algorithms: ['HS256'], issuer: ISSUER });
     const userId = Number(payload.sub);

@@ -44,8 +44,20 @@ export class TtlCache<K, V> {
   }
 
   async getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
+    return this.getOrLoadNow(key, load);
+  }
+
+  /**
+   * getOrLoad, with a hit answered as it is rather than in a promise: for reads on every request (authentication,
+   * widget data), where a cached answer should not cost a turn of the event loop.
+   */
+  getOrLoadNow(key: K, load: () => Promise<V>): V | Promise<V> {
     const hit = this.get(key);
-    if (hit !== undefined) return hit;
+    return hit !== undefined ? hit : this.load(key, load);
+  }
+
+  /** A miss: one load per key at a time, stored unless a delete or clear came while it ran. */
+  private load(key: K, load: () => Promise<V>): Promise<V> {
     const pending = this.loading.get(key);
     if (pending) return pending;
     const generation = this.generation;

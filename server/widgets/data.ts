@@ -1,4 +1,4 @@
-import { selfViewer, viewerOf, type Viewer } from '../access/viewer';
+import { viewerOf, type Viewer } from '../access/viewer';
 import type { Actor } from '../auth/actor';
 import type { AppDeps } from '../app/deps';
 import { readableObject } from '../access/object-access';
@@ -36,8 +36,8 @@ export type WidgetData =
  */
 export async function widgetData(deps: AppDeps, actor: Actor, id: number, req: WidgetDataRequest): Promise<WidgetData> {
   // Every dashboard widget's request comes here: a caller reading as themselves is known without a turn.
-  const viewer =
-    req.view_as_user_id === undefined ? selfViewer(actor) : await viewerOf(deps, actor, req.view_as_user_id);
+  const finding = viewerOf(deps, actor, req.view_as_user_id);
+  const viewer = finding instanceof Promise ? await finding : finding;
   return readWidget(deps, viewer, await widgetReadOf(deps, viewer, id, req));
 }
 

@@ -77,9 +77,7 @@ export function loadWidgetForData(
   const key = `${deps.caches.readEpoch.value}:${widgetId}:${actor.userId}:${actor.isSysadmin}:${actor.groupIds.join(',')}`;
   // A hit is answered as it is, not in a promise (the hot path); a miss is single-flight, so the readers of one
   // widget arriving as its entry expires share one query.
-  const hit = deps.caches.of(widgetReads).get(key);
-  if (hit) return hit;
-  return deps.caches.of(widgetReads).getOrLoad(key, () => queryWidgetForData(deps, actor, widgetId));
+  return deps.caches.of(widgetReads).getOrLoadNow(key, () => queryWidgetForData(deps, actor, widgetId));
 }
 
 async function queryWidgetForData(deps: AppDeps, actor: Actor, widgetId: number): Promise<WidgetForData> {

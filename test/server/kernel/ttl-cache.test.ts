@@ -66,4 +66,18 @@ describe('TtlCache.getOrLoad', () => {
     expect(await cache.getOrLoad('k', async () => ++n)).toBe(1);
     expect(await cache.getOrLoad('k', async () => ++n)).toBe(2);
   });
+
+  it('getOrLoadNow answers a cached value as it is, and a miss as the same single-flight load', async () => {
+    const cache = new TtlCache<string, number | null>(60_000);
+    const g = gate<number | null>();
+    const first = cache.getOrLoadNow('k', g.load);
+    const second = cache.getOrLoadNow('k', g.load);
+    expect(first).toBeInstanceOf(Promise);
+    expect(g.calls()).toBe(1);
+    g.release(null);
+    expect(await Promise.all([first, second])).toEqual([null, null]);
+    // null is a cached answer too (e.g. no such user), not a miss.
+    expect(cache.getOrLoadNow('k', g.load)).toBeNull();
+    expect(g.calls()).toBe(1);
+  });
 });
