@@ -22,6 +22,7 @@ import { ConnectorError } from '../types';
 import { builtinPgType, pgTypeFromCatalog, pgValueConverter, type PgTypeInfo } from './types';
 import { CopyOut } from './copy-out';
 import { inlineCompiledParams } from './inline-params';
+import { PipelinedReads } from './pipelined-reads';
 import type { Writable } from 'node:stream';
 
 const DEFAULT_PORT = 5432;
@@ -51,10 +52,16 @@ export class PostgresConnector extends ConnectorBase {
   private readonly initialised = new WeakSet<pg.PoolClient>();
   private readonly typeCache = new Map<number, PgTypeInfo>();
   private cursorSeq = 0;
+  private readonly pipelined: PipelinedReads;
 
   constructor(settings: SourceSettings, options?: ConnectorOptions) {
     super(settings, options);
     this.endpoint = new Endpoint(settings, settings.port ?? DEFAULT_PORT, this.connectTimeoutMs, this.lookup);
+    this.pipelined = new PipelinedReads(
+      () => this.acquire(),
+      this.poolSize,
+      (pid) => this.cancelBackend(pid),
+    );
   }
 
   private get server(): string {
@@ -129,7 +136,8 @@ export class PostgresConnector extends ConnectorBase {
    * the text goes over the extended protocol, which takes exactly one statement: nothing can follow a COMMIT. The one
    * exception is a bounded read of the query compiler's own text (QueryOptions.compiledText), which a scan has found
    * to be one statement of the compiler's shape: it goes with BEGIN READ ONLY and ROLLBACK as one simple-protocol text
-   * (oneTripRead), one answer of the server instead of three.
+   * (oneTripRead), one answer of the server instead of three, written together with the other such reads waiting for
+   * a connection (pipelined-reads.ts).
    */
   async openStream(sql: string, params: unknown[], opts: QueryOptions = {}): Promise<RowStream> {
     this.assertOpen();
@@ -139,8 +147,7 @@ export class PostgresConnector extends ConnectorBase {
     let inTransaction = false;
     let released = false;
     let lost = false; // the connection itself failed: the client goes, never back to the pool
-    // Back to the pool; a transaction still open is ended first (the only case with something to wait for, so the
-    // only one answering a promise: a one-trip read releases without another await).
+    // Back to the pool; a transaction still open is ended first (the only case with something to wait for).
     const release = (failed: boolean): Promise<void> | undefined => {
       if (released || !client) return undefined;
       released = true;
@@ -167,26 +174,28 @@ export class PostgresConnector extends ConnectorBase {
       if (readOnly && WRITES_DESPITE_READ_ONLY.has(keyword)) {
         throw new ConnectorError(`Запрос ${keyword.toUpperCase()} не выполняется в режиме только для чтения`, 'query');
       }
+      const single = splitStatements(text).length === 1;
+      const limit = readOnly && CURSOR_STATEMENTS.has(keyword) && single ? opts.limit : undefined;
+      const oneText =
+        limit !== undefined && opts.compiledText ? oneTripRead(text, params, limit, opts.timeoutMs) : null;
+      if (oneText) {
+        // The pipelined reads own the connection (pipelined-reads.ts): its release and cancel are theirs.
+        const last = await this.pipelined.read(oneText, control);
+        const described = this.describeNow(null, last.fields ?? []);
+        const { columns, convert } = described instanceof Promise ? await described : described;
+        control.dispose();
+        return wholeRowStream(columns, convert(last.rows), opts.limit);
+      }
+
       client = await this.acquire();
       const pid = (client as unknown as { processID: number }).processID;
       control.onCancel(() => (released ? undefined : this.cancelBackend(pid)));
 
-      const single = splitStatements(text).length === 1;
-      if (readOnly && opts.limit !== undefined && CURSOR_STATEMENTS.has(keyword) && single) {
-        const oneText = opts.compiledText ? oneTripRead(text, params, opts.limit, opts.timeoutMs) : null;
-        let last: pg.QueryResult<unknown[]>;
-        if (oneText) {
-          // BEGIN is in the text: until its own ROLLBACK has run, a failure leaves the transaction to release().
-          inTransaction = true;
-          last = await this.readInOneTrip(client, oneText);
-          inTransaction = false;
-        } else last = await this.boundedRead(client, text, params, opts.limit, opts.timeoutMs);
-        const described = this.describeNow(client, last.fields ?? []);
-        const { columns, convert } = described instanceof Promise ? await described : described;
+      if (limit !== undefined) {
+        const last = await this.boundedRead(client, text, params, limit, opts.timeoutMs);
+        const { columns, convert } = await this.describe(client, last.fields ?? []);
         const rows = convert(last.rows);
-        // The read's transaction ended with it (its ROLLBACK ran): nothing to wait for, not even a turn.
-        const ending = release(false);
-        if (ending) await ending;
+        await release(false);
         return wholeRowStream(columns, rows, opts.limit);
       }
 
@@ -317,12 +326,6 @@ export class PostgresConnector extends ConnectorBase {
       control.dispose();
       await client.end().catch(() => {});
     }
-  }
-
-  /** oneTripRead's text: its SELECT's result, the one before ROLLBACK's (the text's last statement). */
-  private async readInOneTrip(client: pg.PoolClient, text: string): Promise<pg.QueryResult<unknown[]>> {
-    const results = (await client.query({ text, rowMode: 'array' })) as unknown as pg.QueryResult<unknown[]>[];
-    return results[results.length - 2];
   }
 
   /**
@@ -494,24 +497,25 @@ export class PostgresConnector extends ConnectorBase {
   }
 
   /** describe(), without a round trip when every column's type is built in or already looked up (most reads). */
-  private describeNow(client: pg.PoolClient, fields: pg.FieldDef[]) {
+  private describeNow(client: pg.PoolClient | null, fields: pg.FieldDef[]) {
     return fields.every((f) => builtinPgType(f.dataTypeID) || this.typeCache.has(f.dataTypeID))
       ? this.described(fields)
       : this.describe(client, fields);
   }
 
-  /** Column metadata and a row converter; types that are not built in are looked up once in pg_type. */
-  private async describe(client: pg.PoolClient, fields: pg.FieldDef[]) {
+  /**
+   * Column metadata and a row converter; types that are not built in are looked up once in pg_type, on the read's
+   * own connection, or on one of the pool's when the read's was not its own (a pipelined read).
+   */
+  private async describe(client: pg.PoolClient | null, fields: pg.FieldDef[]) {
     const unknown = [...new Set(fields.map((f) => f.dataTypeID))].filter(
       (oid) => !builtinPgType(oid) && !this.typeCache.has(oid),
     );
     if (unknown.length) {
-      const res = await client.query(
-        `SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS typname, t.typcategory, (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int AS base_oid
-         FROM pg_type t WHERE t.oid = ANY($1::oid[])`,
-        [unknown],
-      );
-      for (const r of res.rows as { oid: string; typname: string; typcategory: string; base_oid: string }[]) {
+      const text = `SELECT t.oid::int AS oid, format_type(t.oid, NULL) AS typname, t.typcategory, (CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE t.oid END)::int AS base_oid
+         FROM pg_type t WHERE t.oid = ANY($1::oid[])`;
+      const rows = client ? (await client.query(text, [unknown])).rows : await this.catalog(text, [unknown]);
+      for (const r of rows as { oid: string; typname: string; typcategory: string; base_oid: string }[]) {
         this.typeCache.set(
           Number(r.oid),
           pgTypeFromCatalog({ typname: r.typname, typcategory: r.typcategory, base_oid: Number(r.base_oid) }),

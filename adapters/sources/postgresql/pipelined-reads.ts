@@ -1,0 +1,183 @@
+import type pg from 'pg';
+import type { Socket } from 'node:net';
+import { errorCode } from '../driver-errors';
+import type { RunControl } from '../run-control';
+
+/**
+ * One-trip reads (connector.ts, oneTripRead) waiting for a connection go out together: when the pool's connections
+ * are all busy, the reads that queued meanwhile leave on the next free one as one write of several simple-protocol
+ * texts, which the server runs back to back. Under load a widget read otherwise costs one socket write in this
+ * process and one wake-up of a sleeping backend each; with several texts per write both are shared (bench:load,
+ * misses). With a connection free a read goes at once, alone, as before.
+ *
+ * Each text is BEGIN READ ONLY ... ROLLBACK. A text that fails leaves its transaction aborted, so the texts behind it
+ * on the same connection fail at their BEGIN (25P02) without running: those are sent again on the next batch, and
+ * the connection gets its ROLLBACK before it goes back to the pool. A cancel (time budget, abort) reaches the backend
+ * by pid, so it is sent only while the cancelled text is the one running; should it land on the next text instead,
+ * that text (57014 without a cancel of its own) is sent again too. A connection that had a cancel sent on it is not
+ * reused, as for every other read.
+ */
+
+/** Texts in one write: enough to share the write and the wake-up, few enough that one batch is not a long queue. */
+const MAX_BATCH = 16;
+/** A read sent again this many times (each time behind another's failure) is answered with its last error. */
+const MAX_RESENDS = 3;
+
+interface Read {
+  text: string;
+  control: RunControl;
+  resolve: (result: pg.QueryResult<unknown[]>) => void;
+  reject: (err: unknown) => void;
+  state: 'queued' | 'sent' | 'done';
+  cancelWanted: boolean;
+  resends: number;
+  batch?: Batch;
+}
+
+interface Batch {
+  pid: number;
+  reads: Read[];
+  /** Index of the text the server runs now (the first not yet answered). */
+  head: number;
+  cancelSent: boolean;
+}
+
+export class PipelinedReads {
+  private readonly queue: Read[] = [];
+  private draining = 0;
+
+  constructor(
+    private readonly acquire: () => Promise<pg.PoolClient>,
+    private readonly lanes: number,
+    private readonly cancelBackend: (pid: number) => Promise<void>,
+  ) {}
+
+  /** The answer of the text's SELECT (the statement before its ROLLBACK). */
+  read(text: string, control: RunControl): Promise<pg.QueryResult<unknown[]>> {
+    return new Promise((resolve, reject) => {
+      const read: Read = { text, control, resolve, reject, state: 'queued', cancelWanted: false, resends: 0 };
+      control.onCancel(() => this.cancel(read));
+      if (read.state === 'done') return; // stopped before it was asked
+      this.queue.push(read);
+      if (this.draining < this.lanes) void this.drain();
+    });
+  }
+
+  private cancel(read: Read): void {
+    if (read.state === 'queued') {
+      const at = this.queue.indexOf(read);
+      if (at >= 0) this.queue.splice(at, 1);
+      read.state = 'done';
+      read.reject(read.control.stopError());
+      return;
+    }
+    if (read.state !== 'sent' || !read.batch) return;
+    read.cancelWanted = true;
+    const batch = read.batch;
+    if (batch.reads[batch.head] === read) this.cancelRunning(batch);
+  }
+
+  private cancelRunning(batch: Batch): void {
+    batch.cancelSent = true;
+    void this.cancelBackend(batch.pid).catch(() => {});
+  }
+
+  /** One lane: takes a connection, sends what has queued, and again until the queue is empty. */
+  private async drain(): Promise<void> {
+    this.draining++;
+    try {
+      while (this.queue.length > 0) {
+        let client: pg.PoolClient;
+        try {
+          client = await this.acquire();
+        } catch (err) {
+          // No connection to be had (the server is down, the connector closed): every waiting read is told so.
+          for (const read of this.queue.splice(0)) {
+            read.state = 'done';
+            read.reject(err);
+          }
+          return;
+        }
+        const reads = this.queue.splice(0, MAX_BATCH);
+        if (reads.length === 0) {
+          client.release();
+          return;
+        }
+        await this.send(client, reads);
+      }
+    } finally {
+      this.draining--;
+    }
+  }
+
+  /** Sends the texts in one write, answers each read as its text's answer arrives, then releases the connection. */
+  private send(client: pg.PoolClient, reads: Read[]): Promise<void> {
+    const batch: Batch = {
+      pid: (client as unknown as { processID: number }).processID,
+      reads,
+      head: 0,
+      cancelSent: false,
+    };
+    const resend: Read[] = [];
+    let lost = false;
+    let lastFailed = false;
+    return new Promise<void>((done) => {
+      const answered = (read: Read, i: number, err: Error | null, result: unknown) => {
+        batch.head = i + 1;
+        const next = reads[batch.head];
+        if (next?.cancelWanted) this.cancelRunning(batch);
+        lastFailed = err !== null;
+        if (err === null) {
+          read.state = 'done';
+          const results = result as pg.QueryResult<unknown[]>[];
+          read.resolve(results[results.length - 2]);
+        } else {
+          const code = errorCode(err);
+          const notItsOwn = code === '25P02' || (code === '57014' && !read.cancelWanted);
+          if (notItsOwn && !read.cancelWanted && read.resends < MAX_RESENDS) {
+            read.resends++;
+            read.state = 'queued';
+            read.batch = undefined;
+            resend.push(read);
+          } else {
+            // Without a SQLSTATE the connection itself failed: it does not go back to the pool.
+            if (!code || code.startsWith('08') || code.startsWith('57P')) lost = true;
+            read.state = 'done';
+            read.reject(err);
+          }
+        }
+        if (batch.head === reads.length) {
+          // A read cancelled while waiting to be sent again has had its answer.
+          this.queue.unshift(...resend.filter((r) => r.state === 'queued'));
+          this.release(client, lost || batch.cancelSent, lastFailed).then(done, done);
+        }
+      };
+      const stream = (client as unknown as { connection?: { stream?: Partial<Pick<Socket, 'cork' | 'uncork'>> } })
+        .connection?.stream;
+      stream?.cork?.();
+      try {
+        reads.forEach((read, i) => {
+          read.state = 'sent';
+          read.batch = batch;
+          client.query({ text: read.text, rowMode: 'array' }, (err: Error | null, result: unknown) =>
+            answered(read, i, err, result),
+          );
+        });
+      } finally {
+        stream?.uncork?.();
+      }
+    });
+  }
+
+  /** Back to the pool: an aborted transaction (the last text failed) is rolled back first; a broken one is dropped. */
+  private async release(client: pg.PoolClient, broken: boolean, aborted: boolean): Promise<void> {
+    if (broken) return client.release(true);
+    if (!aborted) return client.release();
+    try {
+      await client.query('ROLLBACK');
+      client.release();
+    } catch {
+      client.release(true);
+    }
+  }
+}
