@@ -180,7 +180,7 @@ export class PostgresConnector extends ConnectorBase {
         limit !== undefined && opts.compiledText ? oneTripRead(text, params, limit, opts.timeoutMs) : null;
       if (oneText) {
         // The pipelined reads own the connection (pipelined-reads.ts): its release and cancel are theirs.
-        const last = await this.pipelined.read(oneText, control);
+        const last = await this.pipelined.read(oneText, text, control);
         const described = this.describeNow(null, last.fields ?? []);
         const { columns, convert } = described instanceof Promise ? await described : described;
         control.dispose();

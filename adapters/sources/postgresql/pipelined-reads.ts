@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Socket } from 'node:net';
+import { LRUCache } from 'lru-cache';
 import { errorCode } from '../driver-errors';
 import type { RunControl } from '../run-control';
 
@@ -16,15 +17,24 @@ import type { RunControl } from '../run-control';
  * by pid, so it is sent only while the cancelled text is the one running; should it land on the next text instead,
  * that text (57014 without a cancel of its own) is sent again too. A connection that had a cancel sent on it is not
  * reused, as for every other read.
+ *
+ * A text waits behind those before it on its connection, so only reads known to be quick share one: a read whose
+ * statement (its shape, the compiler's text before its values are written in) runs in over QUICK_MS, or has not run
+ * yet, goes on a connection alone, and a slow widget does not hold up the quick ones of a dashboard.
  */
 
 /** Texts in one write: enough to share the write and the wake-up, few enough that one batch is not a long queue. */
 const MAX_BATCH = 16;
 /** A read sent again this many times (each time behind another's failure) is answered with its last error. */
 const MAX_RESENDS = 3;
+/** A statement known to run within this many milliseconds (see ran()) may share a connection with others. */
+const QUICK_MS = 10;
+/** Statements whose last run time is remembered (the widgets of a busy server, with their filter shapes). */
+const SHAPES_KEPT = 5_000;
 
 interface Read {
   text: string;
+  shape: string;
   control: RunControl;
   resolve: (result: pg.QueryResult<unknown[]>) => void;
   reject: (err: unknown) => void;
@@ -45,6 +55,8 @@ interface Batch {
 export class PipelinedReads {
   private readonly queue: Read[] = [];
   private draining = 0;
+  /** Each statement's run time, ms (from its answer and the one before it on the connection; see ran()). */
+  private readonly lastRun = new LRUCache<string, number>({ max: SHAPES_KEPT });
 
   constructor(
     private readonly acquire: () => Promise<pg.PoolClient>,
@@ -52,10 +64,10 @@ export class PipelinedReads {
     private readonly cancelBackend: (pid: number) => Promise<void>,
   ) {}
 
-  /** The answer of the text's SELECT (the statement before its ROLLBACK). */
-  read(text: string, control: RunControl): Promise<pg.QueryResult<unknown[]>> {
+  /** The answer of the text's SELECT (the statement before its ROLLBACK); `shape` names its statement. */
+  read(text: string, shape: string, control: RunControl): Promise<pg.QueryResult<unknown[]>> {
     return new Promise((resolve, reject) => {
-      const read: Read = { text, control, resolve, reject, state: 'queued', cancelWanted: false, resends: 0 };
+      const read: Read = { text, shape, control, resolve, reject, state: 'queued', cancelWanted: false, resends: 0 };
       control.onCancel(() => this.cancel(read));
       if (read.state === 'done') return; // stopped before it was asked
       this.queue.push(read);
@@ -98,7 +110,7 @@ export class PipelinedReads {
           }
           return;
         }
-        const reads = this.queue.splice(0, MAX_BATCH);
+        const reads = this.nextBatch();
         if (reads.length === 0) {
           client.release();
           return;
@@ -108,6 +120,34 @@ export class PipelinedReads {
     } finally {
       this.draining--;
     }
+  }
+
+  /** The first read waiting and, when it is quick, the quick ones behind it (slow ones keep their places). */
+  private nextBatch(): Read[] {
+    const first = this.queue.shift();
+    if (!first) return [];
+    const reads = [first];
+    if (!this.isQuick(first)) return reads;
+    for (let i = 0; i < this.queue.length && reads.length < MAX_BATCH;) {
+      if (this.isQuick(this.queue[i])) reads.push(...this.queue.splice(i, 1));
+      else i++;
+    }
+    return reads;
+  }
+
+  /**
+   * Measured from this process, a run time includes the time the event loop took to read the answer, so one slow
+   * reading of a quick statement does not make it slow: the figure kept at most doubles per run (a statement that
+   * really became slow is known as such after a few), and falls at once to any lower one.
+   */
+  private ran(shape: string, ms: number): void {
+    const before = this.lastRun.get(shape);
+    this.lastRun.set(shape, before === undefined ? ms : Math.min(ms, before * 2 + 1));
+  }
+
+  private isQuick(read: Read): boolean {
+    const ms = this.lastRun.get(read.shape);
+    return ms !== undefined && ms <= QUICK_MS;
   }
 
   /** Sends the texts in one write, answers each read as its text's answer arrives, then releases the connection. */
@@ -121,13 +161,18 @@ export class PipelinedReads {
     const resend: Read[] = [];
     let lost = false;
     let lastFailed = false;
+    let since = performance.now(); // when the server could start on the text answered next
     return new Promise<void>((done) => {
       const answered = (read: Read, i: number, err: Error | null, result: unknown) => {
+        const now = performance.now();
+        const ms = now - since;
+        since = now;
         batch.head = i + 1;
         const next = reads[batch.head];
         if (next?.cancelWanted) this.cancelRunning(batch);
         lastFailed = err !== null;
         if (err === null) {
+          this.ran(read.shape, ms);
           read.state = 'done';
           const results = result as pg.QueryResult<unknown[]>[];
           read.resolve(results[results.length - 2]);
@@ -140,6 +185,7 @@ export class PipelinedReads {
             read.batch = undefined;
             resend.push(read);
           } else {
+            this.ran(read.shape, ms);
             // Without a SQLSTATE the connection itself failed: it does not go back to the pool.
             if (!code || code.startsWith('08') || code.startsWith('57P')) lost = true;
             read.state = 'done';

@@ -72,6 +72,9 @@ describe('pipelined one-trip reads on PostgreSQL', () => {
 
   it('a timeout cancels only its own read, even when it fires while another read of its batch runs', async () => {
     const pid = 'SELECT pg_backend_pid() AS "p", pg_sleep(CAST($1 AS float8)) AS "s"';
+    // Statements known to be quick share a connection: these two are, once each has run quickly.
+    await c.query(pid, [0], ONE_TRIP);
+    await c.query(SLEEP, [0], ONE_TRIP);
     const first = c.query(pid, [0], ONE_TRIP);
     const running = c.query(pid, [0.6], ONE_TRIP);
     const timed = connectorFailure(() => c.query(SLEEP, [10], { ...ONE_TRIP, timeoutMs: 200 }));
@@ -87,6 +90,33 @@ describe('pipelined one-trip reads on PostgreSQL', () => {
     // Both stopped by their own cancel, not by the server's backstop a second past the budget.
     expect(Date.now() - started).toBeLessThan(1_500);
     expect(await plusOne(5)).toBe(6);
+  });
+
+  it('a statement known to be slow, or not known yet, goes alone and holds up no other read', async () => {
+    const two = createConnector('postgresql', pgSettings(), { poolSize: 2 });
+    try {
+      await two.query(SLEEP, [0.3], ONE_TRIP);
+      await two.query(PLUS_ONE, [0], ONE_TRIP);
+      const started = Date.now();
+      let slept = false;
+      const slow = two.query(SLEEP, [1], ONE_TRIP).then(() => (slept = true));
+      const quick = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => two.query(PLUS_ONE, [i], ONE_TRIP).then((r) => r.rows[0][0])),
+      );
+      expect(quick).toEqual(Array.from({ length: 10 }, (_, i) => i + 1));
+      expect(slept).toBe(false);
+      expect(Date.now() - started).toBeLessThan(800);
+      await slow;
+      // A statement never run before goes alone too: here it is first in line, and the quick ones do not wait.
+      const again = Date.now();
+      const unknown = two.query('SELECT pg_sleep(CAST($1 AS float8)) AS "t"', [1], ONE_TRIP);
+      const behind = await Promise.all([two.query(PLUS_ONE, [1], ONE_TRIP), two.query(PLUS_ONE, [2], ONE_TRIP)]);
+      expect(behind.map((r) => r.rows[0][0])).toEqual([2, 3]);
+      expect(Date.now() - again).toBeLessThan(800);
+      await unknown;
+    } finally {
+      await two.close();
+    }
   });
 
   it('a read cancelled while waiting for a connection is answered at once and never sent', async () => {
