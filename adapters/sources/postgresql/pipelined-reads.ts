@@ -178,8 +178,9 @@ export class PipelinedReads {
           read.resolve(results[results.length - 2]);
         } else {
           const code = errorCode(err);
-          const notItsOwn = code === '25P02' || (code === '57014' && !read.cancelWanted);
-          if (notItsOwn && !read.cancelWanted && read.resends < MAX_RESENDS) {
+          // Stopped at its BEGIN by the failure before it, or by a cancel meant for the text before it.
+          const notItsOwn = !read.cancelWanted && (code === '25P02' || code === '57014');
+          if (notItsOwn && read.resends < MAX_RESENDS) {
             read.resends++;
             read.state = 'queued';
             read.batch = undefined;
