@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { buildDirOf, dist, isBuilt, root, sourcesHash, stampFile } from './build-stamp.mjs';
+import { buildDirOf, dist, isBuilt, root, sourcesHash, sourcesStat, stampFile, stampText } from './build-stamp.mjs';
 
 /** A build's folder: the first 16 hex digits of its sources' hash (only such folders are ever pruned). */
 const BUILD_DIR = /^[0-9a-f]{16}$/;
@@ -104,6 +104,8 @@ function pruneBuilds(current) {
 }
 
 const ifStale = process.argv.includes('--if-stale');
+// The identities first: a file written between the two makes them differ from what the hash read (see isCurrent).
+const stat = sourcesStat();
 const stamp = sourcesHash();
 const buildDir = buildDirOf(stamp);
 if (ifStale && isBuilt(stamp)) process.exit(0);
@@ -145,7 +147,7 @@ try {
   if (!fs.existsSync(target)) fs.renameSync(out, target);
   fs.writeFileSync(path.join(work, 'main.js'), loaderSource(buildDir));
   fs.renameSync(path.join(work, 'main.js'), path.join(dist, 'main.js'));
-  fs.writeFileSync(path.join(work, 'main.stamp'), `${stamp}\n`);
+  fs.writeFileSync(path.join(work, 'main.stamp'), stampText(stamp, stat));
   fs.renameSync(path.join(work, 'main.stamp'), stampFile);
   pruneBuilds(buildDir);
 } finally {

@@ -7,9 +7,9 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isBuilt, root, sourcesHash } from './build-stamp.mjs';
+import { isCurrent, root } from './build-stamp.mjs';
 
-if (!isBuilt(sourcesHash())) {
+if (!isCurrent()) {
   // The build's own process: esbuild and the bundler's memory are not the server's.
   const built = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs')], { stdio: 'inherit' });
   if (built.status !== 0) process.exit(built.status ?? 1);
