@@ -193,7 +193,8 @@ export class PostgresConnector extends ConnectorBase {
 
       if (limit !== undefined) {
         const last = await this.boundedRead(client, text, params, limit, opts.timeoutMs);
-        const { columns, convert } = await this.describe(client, last.fields ?? []);
+        const described = this.describeNow(client, last.fields ?? []);
+        const { columns, convert } = described instanceof Promise ? await described : described;
         const rows = convert(last.rows);
         await release(false);
         return wholeRowStream(columns, rows, opts.limit);
