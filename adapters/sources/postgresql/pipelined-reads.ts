@@ -29,8 +29,11 @@ const MAX_BATCH = 16;
 const MAX_RESENDS = 3;
 /** A statement known to run within this many milliseconds (see ran()) may share a connection with others. */
 const QUICK_MS = 10;
-/** Statements whose last run time is remembered (the widgets of a busy server, with their filter shapes). */
-const SHAPES_KEPT = 5_000;
+/**
+ * Characters of statement text whose run times are remembered, per source: the widgets of a busy server with their
+ * filter shapes (a statement is typically 0.3-2 KB), bounded so that many sources cannot add up to much.
+ */
+const SHAPES_KEPT_CHARS = 1_000_000;
 
 interface Read {
   text: string;
@@ -56,7 +59,10 @@ export class PipelinedReads {
   private readonly queue: Read[] = [];
   private draining = 0;
   /** Each statement's run time, ms (from its answer and the one before it on the connection; see ran()). */
-  private readonly lastRun = new LRUCache<string, number>({ max: SHAPES_KEPT });
+  private readonly lastRun = new LRUCache<string, number>({
+    maxSize: SHAPES_KEPT_CHARS,
+    sizeCalculation: (_ms, shape) => shape.length + 64,
+  });
 
   constructor(
     private readonly acquire: () => Promise<pg.PoolClient>,
