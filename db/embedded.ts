@@ -6,7 +6,6 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import pg from 'pg';
 
 export interface EmbeddedServer {
   url: string;
@@ -118,18 +117,24 @@ async function packagedBinaries(): Promise<{ root: string; version: string }> {
   return { root, version: manifest.version };
 }
 
+/**
+ * The uid and primary gid of the OS user `postgres`: from /etc/passwd, read in the process, or where it is not there
+ * (a directory service), from `id`. Two `id` spawns cost ~20-40 ms of every start as root (bench:startup).
+ */
+async function lookupPostgresUser(): Promise<RunAs> {
+  const passwd = await fs.readFile('/etc/passwd', 'utf8').catch(() => '');
+  const entry = passwd.split('\n').find((l) => l.startsWith('postgres:'));
+  const [, , uid, gid] = entry?.split(':') ?? [];
+  if (/^\d+$/.test(uid ?? '') && /^\d+$/.test(gid ?? '')) return { uid: Number(uid), gid: Number(gid) };
+  const [u, g] = await Promise.all([execFileAsync('id', ['-u', 'postgres']), execFileAsync('id', ['-g', 'postgres'])]);
+  return { uid: Number(u.stdout.trim()), gid: Number(g.stdout.trim()) };
+}
+
 /** PostgreSQL refuses to run as root: then it runs as the OS user `postgres`, created when missing. */
 async function postgresUser(): Promise<RunAs | undefined> {
   if (process.getuid?.() !== 0) return undefined;
-  const lookup = async (): Promise<RunAs> => {
-    const [uid, gid] = await Promise.all([
-      execFileAsync('id', ['-u', 'postgres']),
-      execFileAsync('id', ['-g', 'postgres']),
-    ]);
-    return { uid: Number(uid.stdout.trim()), gid: Number(gid.stdout.trim()) };
-  };
   try {
-    return await lookup();
+    return await lookupPostgresUser();
   } catch {
     /* not there yet */
   }
@@ -146,7 +151,7 @@ async function postgresUser(): Promise<RunAs | undefined> {
       '/usr/sbin/nologin',
       'postgres',
     ]);
-    return await lookup();
+    return await lookupPostgresUser();
   } catch (e) {
     const why = oneLine((e as { stderr?: string }).stderr || errCode(e));
     throw new StartupError(
@@ -270,14 +275,21 @@ export async function embeddedClusterDir(dataDir: string): Promise<string> {
   return (await readPointer(dataDir)) ?? path.join(dataDir, 'pg');
 }
 
-/** Runs a binary to completion; on failure a one-line reason taken from its output. */
-function run(bin: string, args: string[], runAs: RunAs | undefined, log: (m: string) => void): Promise<void> {
+/** Runs a binary to completion (`spawned` is called once it runs); on failure a one-line reason from its output. */
+function run(
+  bin: string,
+  args: string[],
+  runAs: RunAs | undefined,
+  log: (m: string) => void,
+  spawned: () => void,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(bin, args, {
       ...runAs,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, LC_MESSAGES: 'C' },
     });
+    spawned();
     let output = '';
     const collect = (d: Buffer) => {
       output += d;
@@ -304,6 +316,7 @@ async function initialise(
   password: string,
   runAs: RunAs | undefined,
   log: (m: string) => void,
+  spawned: () => void,
 ) {
   await fs.rm(clusterDir, { recursive: true, force: true });
   await fs.mkdir(clusterDir, { recursive: true, mode: 0o700 });
@@ -326,14 +339,15 @@ async function initialise(
       ],
       runAs,
       log,
+      spawned,
     );
   } finally {
     await fs.rm(pwDir, { recursive: true, force: true });
   }
 }
 
-/** Starts the postmaster; resolves once postmaster.pid says it is ready (what pg_ctl waits for too). */
-async function startPostmaster(
+/** Starts the postmaster, its own process group; `output` keeps the start of its stderr for a failure's reason. */
+function spawnPostmaster(
   bin: string,
   clusterDir: string,
   port: number,
@@ -347,23 +361,28 @@ async function startPostmaster(
     // server and the pool, instead of the cluster going down first under open connections.
     { ...runAs, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
-  let output = '';
+  const started = { child, output: '', failure: undefined as Error | undefined };
   child.stderr!.on('data', (d: Buffer) => {
-    if (output.length < 20_000) output += d;
+    if (started.output.length < 20_000) started.output += d;
     for (const line of String(d).split('\n')) if (line.trim()) log(line.trim());
   });
-  let failure: Error | undefined;
-  child.once('error', (e) => (failure = new Error(`postgres: ${errCode(e)}`)));
+  child.once('error', (e) => (started.failure = new Error(`postgres: ${errCode(e)}`)));
+  return started;
+}
+
+/** Resolves once postmaster.pid says the postmaster is ready (what pg_ctl waits for too). */
+async function postmasterReady(clusterDir: string, started: ReturnType<typeof spawnPostmaster>): Promise<void> {
+  const { child } = started;
   for (let i = 0; i < 1200; i++) {
-    if (failure) throw failure;
+    if (started.failure) throw started.failure;
     if (child.exitCode !== null || child.signalCode !== null) {
-      const reason = output.split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l));
+      const reason = started.output.split('\n').filter((l) => /FATAL|ERROR|PANIC/.test(l));
       throw new Error(
-        `postgres exited (${child.signalCode ?? `code ${child.exitCode}`}): ${oneLine(reason.join(' ') || output).slice(0, 300)}`,
+        `postgres exited (${child.signalCode ?? `code ${child.exitCode}`}): ${oneLine(reason.join(' ') || started.output).slice(0, 300)}`,
       );
     }
     const lines = postmasterFile(clusterDir);
-    if (lines && Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return child;
+    if (lines && Number(lines[0]) === child.pid && lines[7]?.trim() === 'ready') return;
     await new Promise((r) => setTimeout(r, 25));
   }
   child.kill('SIGKILL');
@@ -371,13 +390,44 @@ async function startPostmaster(
 }
 
 /**
+ * An embedded PostgreSQL on its way up. `handedOff` resolves once what is left of the start runs in other processes
+ * (initdb, or the postmaster's own start-up), or once the start failed: until then it needs this process's event
+ * loop, after it the caller may keep the loop busy (main loads the app's modules meanwhile, on the other core).
+ * `server` resolves once it accepts connections and has the database, or rejects with the start's failure.
+ */
+export interface EmbeddedLaunch {
+  handedOff: Promise<void>;
+  server: Promise<EmbeddedServer>;
+}
+
+/**
  * Runs PostgreSQL from the npm-shipped binaries with its cluster in `<dataDir>/pg` (or a staged folder when the
  * OS user postgres cannot reach DATA_DIR). The password is random, generated at initialisation and kept in
  * `<dataDir>/pg-credentials.json`; the port is a fresh free one. Failures the operator can fix are StartupErrors.
  */
-export async function startEmbeddedPostgres(
+export function launchEmbeddedPostgres(
   dataDir: string,
   opts: { log?: (m: string) => void; database?: string } = {},
+): EmbeddedLaunch {
+  let handOff!: () => void;
+  const handedOff = new Promise<void>((r) => (handOff = r));
+  const server = startEmbedded(dataDir, opts, handOff);
+  // Whoever awaits `server` sees its failure; until they do, it is not an unhandled rejection.
+  server.catch(() => undefined).finally(handOff);
+  return { handedOff, server };
+}
+
+export function startEmbeddedPostgres(
+  dataDir: string,
+  opts: { log?: (m: string) => void; database?: string } = {},
+): Promise<EmbeddedServer> {
+  return launchEmbeddedPostgres(dataDir, opts).server;
+}
+
+async function startEmbedded(
+  dataDir: string,
+  opts: { log?: (m: string) => void; database?: string },
+  handOff: () => void,
 ): Promise<EmbeddedServer> {
   const log = opts.log ?? (() => undefined);
   await fs.mkdir(dataDir, { recursive: true });
@@ -396,12 +446,15 @@ export async function startEmbeddedPostgres(
   let child: ChildProcess;
   try {
     if (!initialised) {
-      await initialise(bin, clusterDir, creds.password, runAs, log);
+      await initialise(bin, clusterDir, creds.password, runAs, log, handOff);
       await fs.writeFile(credsFile, JSON.stringify(creds), { mode: 0o600 });
     } else {
       await stopOrphanPostmaster(clusterDir, log);
     }
-    child = await startPostmaster(bin, clusterDir, port, runAs, log);
+    const started = spawnPostmaster(bin, clusterDir, port, runAs, log);
+    child = started.child;
+    handOff();
+    await postmasterReady(clusterDir, started);
   } catch (e) {
     if (e instanceof StartupError) throw e;
     throw new StartupError(
@@ -429,6 +482,8 @@ export async function startEmbeddedPostgres(
 
   const database = opts.database ?? 'analytics';
   try {
+    // Loaded here, not at the top: the postmaster is spawned before pg's modules are read.
+    const { default: pg } = await import('pg');
     const admin = new pg.Client({
       host: '127.0.0.1',
       port,

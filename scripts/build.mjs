@@ -12,7 +12,8 @@
  * build. Each build keeps its own folder (the last three are kept) because a running server still imports its lazy
  * chunks from the build it started with: a rebuild beside it must not delete them.
  *
- * dist/<build>/migrations is a link to db/migrations, where the bundled db/migrate.ts looks for them.
+ * dist/<build>/migrations is a link to db/migrations, where the bundled db/migrate.ts finds them (beside the file it is
+ * bundled into, or one folder up from a chunk).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';

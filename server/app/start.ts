@@ -1,7 +1,7 @@
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import { connectDatabase, type Database } from '../../db/client';
-import { StartupError, startEmbeddedPostgres, type EmbeddedServer } from '../../db/embedded';
+import type { EmbeddedServer } from '../../db/embedded';
+import { launchDatabase, type DatabaseLaunch } from './database-launch';
 import { runMigrations } from '../../db/migrate';
 import { bootstrap, type BootstrapResult } from './bootstrap';
 import type { AppConfig } from './config';
@@ -31,29 +31,6 @@ export interface Runtime {
   embedded?: EmbeddedServer;
   bootstrap: BootstrapResult;
   close(): Promise<void>;
-}
-
-/**
- * `mkdir -p`, one level at a time: Node's recursive mkdir never returns for a path below /proc (the kernel answers
- * ENOENT for the child and EEXIST for the parent, and it retries forever).
- */
-async function makeDirectory(dir: string): Promise<void> {
-  const missing: string[] = [];
-  let at = path.resolve(dir);
-  while (
-    !(await fs.stat(at).then(
-      () => true,
-      () => false,
-    ))
-  ) {
-    missing.unshift(at);
-    if (path.dirname(at) === at) break;
-    at = path.dirname(at);
-  }
-  for (const d of missing)
-    await fs.mkdir(d).catch((e: NodeJS.ErrnoException) => {
-      if (e.code !== 'EEXIST') throw e;
-    });
 }
 
 /**
@@ -101,22 +78,16 @@ function registerJobKinds(deps: AppDeps): void {
   deps.jobs.onStart(() => startMailingJobs(deps));
 }
 
-/** Database (external or embedded) -> migrations -> first-start seeding. Shared by main.ts and scripts. */
-export async function startRuntime(config: AppConfig, log: (m: string) => void = () => undefined): Promise<Runtime> {
-  try {
-    await makeDirectory(config.dataDir);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? String(e);
-    throw new StartupError(
-      `Cannot start: DATA_DIR ${config.dataDir} cannot be created (${code}); set DATA_DIR to a folder this user can write.`,
-    );
-  }
-  let embedded: EmbeddedServer | undefined;
-  let url = config.databaseUrl;
-  if (!url) {
-    embedded = await startEmbeddedPostgres(config.dataDir, { log });
-    url = embedded.url;
-  }
+/**
+ * Database (external or embedded) -> migrations -> first-start seeding. Shared by main.ts and scripts; main passes
+ * the database it launched before it loaded the app.
+ */
+export async function startRuntime(
+  config: AppConfig,
+  log: (m: string) => void = () => undefined,
+  launch: DatabaseLaunch = launchDatabase(config, log),
+): Promise<Runtime> {
+  const { url, embedded } = await launch.ready;
   const database = connectDatabase(url);
   try {
     await runMigrations(database.db);
