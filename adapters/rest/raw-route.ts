@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { describeError } from '../../server/kernel/error-response';
 import { sendError, successEnvelope } from './envelope';
 import type { RawOperationDoc } from './openapi';
@@ -65,6 +66,31 @@ export function defineRawRoute<TDeps, TActor>(route: RawRoute<TDeps, TActor>): R
 }
 
 const BEARER = [{ bearerAuth: [] }];
+
+/**
+ * A raw route's JSON answer for its doc, described by a zod schema. The JSON Schema is made when the document is
+ * (GET /api/v3/api-docs reads `schema`), not when the module loads: every start would pay for it (bench:startup).
+ */
+export function jsonResponse(description: string, schema: z.ZodType) {
+  let made: Record<string, unknown> | undefined;
+  return {
+    description,
+    content: {
+      'application/json': {
+        get schema() {
+          if (!made) {
+            const { $schema: _drop, ...rest } = z.toJSONSchema(schema, {
+              io: 'output',
+              unrepresentable: 'any',
+            }) as Record<string, unknown>;
+            made = rest;
+          }
+          return made;
+        },
+      },
+    },
+  };
+}
 
 /** The routes' entries for the OpenAPI document (merged by buildOpenApiDocument). */
 export function rawOperationDocs<TDeps, TActor>(routes: readonly RawRoute<TDeps, TActor>[]): RawOperationDoc[] {

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { defineRawRoute } from '../../adapters/rest/raw-route';
+import { defineRawRoute, jsonResponse } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import type { AppDeps } from '../../server/app/deps';
 import { uploadDriver } from '../../server/admin/drivers';
@@ -12,14 +11,6 @@ import { driverView, uploadDriverFields } from './schemas';
  * POST /api/admin/drivers (admin.uploadDriver): a multipart upload cannot be a tRPC procedure. System
  * administrators only, settled before a byte of the file is read.
  */
-
-const jsonSchema = (schema: z.ZodType) => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
-  return rest;
-};
 
 const nameRule = uploadDriverFields.shape.name.unwrap();
 
@@ -80,10 +71,7 @@ const uploadDriverRoute = defineRawRoute<AppDeps, Actor>({
       },
     },
     responses: {
-      '200': {
-        description: 'The uploaded plugin with its sha256',
-        content: { 'application/json': { schema: jsonSchema(driverView) } },
-      },
+      '200': jsonResponse('The uploaded plugin with its sha256', driverView),
     },
   },
   handler: async (req, _reply, { deps, actor }) => {

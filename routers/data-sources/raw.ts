@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { defineRawRoute } from '../../adapters/rest/raw-route';
+import { defineRawRoute, jsonResponse } from '../../adapters/rest/raw-route';
 import type { Actor } from '../../server/auth/actor';
 import { ownedObject } from '../../server/access/object-access';
 import { replaceFileSource, uploadFileSource } from '../../server/data-sources/files';
@@ -11,14 +10,6 @@ import { dataSourceView } from './schemas';
  * Files: a multipart upload cannot be a tRPC procedure, so POST /api/files and PUT /api/files/{id} are raw routes,
  * each declared once with its OpenAPI entry. DELETE /api/files/{id} takes no file and is a procedure (router.ts).
  */
-
-const jsonSchema = (schema: z.ZodType) => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: 'output', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
-  return rest;
-};
 
 const tags = ['Files'];
 const idParameter = {
@@ -40,11 +31,6 @@ const importProperties = {
     description: 'CSV delimiter, 1-4 characters or tab / semicolon / comma / pipe (default: detected)',
   },
 };
-
-const ok = (description: string, schema: z.ZodType) => ({
-  description,
-  content: { 'application/json': { schema: jsonSchema(schema) } },
-});
 
 const uploadFile = defineRawRoute<AppDeps, Actor>({
   method: 'POST',
@@ -81,7 +67,7 @@ const uploadFile = defineRawRoute<AppDeps, Actor>({
         },
       },
     },
-    responses: { '200': ok('The created file source', dataSourceView) },
+    responses: { '200': jsonResponse('The created file source', dataSourceView) },
   },
   handler: (req, _reply, { deps, actor }) =>
     withUpload(req, deps, (received) => {
@@ -115,7 +101,7 @@ const replaceFile = defineRawRoute<AppDeps, Actor>({
         },
       },
     },
-    responses: { '200': ok('The file source with its new file', dataSourceView) },
+    responses: { '200': jsonResponse('The file source with its new file', dataSourceView) },
   },
   handler: async (req, _reply, { deps, actor }) => {
     const { id } = idParam.parse(req.params);
