@@ -417,6 +417,7 @@ export function launchEmbeddedPostgres(
   return { handedOff, server };
 }
 
+/** launchEmbeddedPostgres, awaited whole (the test set-up, scripts). */
 export function startEmbeddedPostgres(
   dataDir: string,
   opts: { log?: (m: string) => void; database?: string } = {},

@@ -11,6 +11,18 @@ async function main() {
   const database = launchDatabase(config, (m) => {
     if (/error|fatal|panic|orphan/i.test(m)) console.error(`[postgres] ${m}`);
   });
+  // Until serve() puts the orderly shutdown in their place: a Ctrl-C or SIGTERM while the app loads stops the embedded
+  // PostgreSQL (its own process group, so the signal does not reach it) instead of leaving it to the next start.
+  const early = (signal: NodeJS.Signals) => {
+    void database.ready
+      .then(
+        ({ embedded }) => embedded?.stop(),
+        () => undefined,
+      )
+      .finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', early);
+  process.once('SIGTERM', early);
   await database.handedOff;
   const { serve } = await import('./serve');
   await serve(config, database);

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { exited, login, repoRoot, runningPostmaster, startServer, stopLeftovers } from './server-process';
+import { exited, login, repoRoot, runningPostmaster, spawnServer, startServer, stopLeftovers } from './server-process';
 
 /**
  * The start contract end to end: `npm start`'s command (build when stale, then the compiled server) on a fresh
@@ -50,4 +50,17 @@ describe('server process', () => {
     // kill -9 left nothing running behind: the killed server is gone and nobody else holds the data directory.
     expect(second.child.exitCode !== null || second.child.signalCode !== null).toBe(true);
   }, 180_000);
+
+  it('stops the embedded PostgreSQL when a SIGINT comes while the app is still loading', async () => {
+    // The postmaster starts before the app's modules load (server/app/main.ts): signal as soon as it runs.
+    const server = await spawnServer(repoRoot, { DATA_DIR: dataDir, DATABASE_URL: undefined });
+    children.push(server.child);
+    const until = Date.now() + 60_000;
+    while (runningPostmaster(dataDir) === undefined && server.child.exitCode === null && Date.now() < until)
+      await new Promise((r) => setTimeout(r, 5));
+    expect(runningPostmaster(dataDir), server.output()).toBeDefined();
+    server.child.kill('SIGINT');
+    expect(await exited(server.child), server.output()).toBe(130);
+    expect(runningPostmaster(dataDir)).toBeUndefined();
+  }, 120_000);
 });
