@@ -1,32 +1,18 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import { sql } from 'drizzle-orm';
 import type { Db } from './client';
 
-/**
- * db/migrations, beside this module in the sources; in a build, dist/<build>/migrations (a link made by
- * scripts/build.mjs), one folder up when this module is bundled into a chunk (dist/<build>/chunks/).
- */
-function findMigrations(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 3; i++) {
-    if (existsSync(path.join(dir, 'migrations', 'meta', '_journal.json'))) return path.join(dir, 'migrations');
-    dir = path.dirname(dir);
-  }
-  throw new Error('db/migrations not found beside the server');
-}
-
-let migrationsFolderFound: string | undefined;
-const migrationsFolder = () => (migrationsFolderFound ??= findMigrations());
+const migrationsFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 // Any constant works; it only has to be the same on every node so that concurrent starts migrate one at a time.
 const MIGRATION_LOCK = 724_513_901;
 
 export async function runMigrations(db: Db): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await migrate(tx as unknown as Db, { migrationsFolder: migrationsFolder() });
+    await migrate(tx as unknown as Db, { migrationsFolder });
   });
 }
 
@@ -35,7 +21,7 @@ let newestMigration: number | undefined;
 
 function newestMigrationMillis(): number {
   if (newestMigration === undefined) {
-    const journal = JSON.parse(readFileSync(path.join(migrationsFolder(), 'meta', '_journal.json'), 'utf8')) as {
+    const journal = JSON.parse(readFileSync(path.join(migrationsFolder, 'meta', '_journal.json'), 'utf8')) as {
       entries: { when: number }[];
     };
     newestMigration = Math.max(0, ...journal.entries.map((e) => e.when));

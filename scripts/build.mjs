@@ -12,8 +12,8 @@
  * build. Each build keeps its own folder (the last three are kept) because a running server still imports its lazy
  * chunks from the build it started with: a rebuild beside it must not delete them.
  *
- * dist/<build>/migrations is a link to db/migrations, where the bundled db/migrate.ts finds them (beside the file it is
- * bundled into, or one folder up from a chunk).
+ * dist/<build>/migrations and dist/<build>/chunks/migrations are links to db/migrations, where the bundled
+ * db/migrate.ts looks for them (beside the file it is bundled into).
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -142,6 +142,10 @@ try {
     logLevel: 'warning',
   });
   fs.symlinkSync(path.join('..', '..', 'db', 'migrations'), path.join(out, 'migrations'));
+  // And beside the chunks: db/migrate.ts lands in one (server/app/main.ts loads the app by import()).
+  const chunks = path.join(out, 'chunks');
+  if (fs.existsSync(chunks))
+    fs.symlinkSync(path.join('..', '..', '..', 'db', 'migrations'), path.join(chunks, 'migrations'));
   fs.mkdirSync(dist, { recursive: true });
   const target = path.join(dist, buildDir);
   // The same sources built by a concurrent start: its folder is as good as this one.
