@@ -10,10 +10,10 @@ import v8 from 'node:v8';
  * (a 1 MB young generation promotes what in-flight requests hold, and the old generation is then marked every few
  * hundred ms: bench:load, GET /api/settings 177 -> 83 us, widget data misses 1,297 -> 619 us per request). So the start
  * command runs with `--expose-gc` and the young generation at its 16 MB from the start (`--min-semi-space-size=16`:
- * the start itself then takes 2 scavenges instead of 9 and no full GC, ~70 -> ~30 ms of pauses before ready), and
- * this asks for V8's memory-reducing collection (the "last
- * resort" flavour: full GCs until nothing more is freed, new space shrunk, pooled pages unmapped) once the event loop
- * has been quiet for a few seconds after work or growth: after the start, and after each burst of requests.
+ * the start itself then takes 2 scavenges instead of 9 and no full GC, ~70 -> ~30 ms of pauses before ready), and this
+ * asks for V8's memory-reducing collection (the "last resort" flavour: full GCs until nothing more is freed, new space
+ * shrunk, pooled pages unmapped) once the event loop has been quiet for a few seconds after work or growth: after the
+ * start, and after each burst of requests.
  *
  * It runs only between bursts (a busy second restarts the count), costs one pause on a quiet node (~160 ms after
  * bench:load, with a ~40 MB live heap), and does nothing where `gc` is not exposed (tests, `node dist/main.js`
