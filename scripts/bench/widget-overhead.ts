@@ -36,12 +36,20 @@ import { benchPlatform, ensureTable, pgSourceRow, tableDataset, SALES_FIELDS } f
 const SOURCE_URL = process.env.SOURCE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ROWS = Number(process.env.ROWS ?? 10_000_000);
 const TABLE = `bench_widget_${ROWS}`;
-const LARGE_RUNS = Number(process.env.LARGE_RUNS ?? 9);
-const TINY_RUNS = Number(process.env.TINY_RUNS ?? 600);
-const CACHED_RUNS = Number(process.env.CACHED_RUNS ?? 1000);
-const RLS_RUNS = Number(process.env.RLS_RUNS ?? 600);
-const MISS_RUNS = Number(process.env.MISS_RUNS ?? 600);
-const HIT_RUNS = Number(process.env.HIT_RUNS ?? 1000);
+/** A mode's run count from the environment: a whole number >= 1 (every mode's p50 feeds a figure below). */
+function runs(name: string, fallback: number): number {
+  const text = process.env[name];
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name}=${text}: a whole number of runs, at least 1`);
+  return n;
+}
+const LARGE_RUNS = runs('LARGE_RUNS', 9);
+const TINY_RUNS = runs('TINY_RUNS', 600);
+const CACHED_RUNS = runs('CACHED_RUNS', 1000);
+const RLS_RUNS = runs('RLS_RUNS', 600);
+const MISS_RUNS = runs('MISS_RUNS', 600);
+const HIT_RUNS = runs('HIT_RUNS', 1000);
 
 // The measured REST calls go over one kept-alive socket, as the raw side's one kept pg connection.
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
