@@ -1,21 +1,19 @@
 import crypto from 'node:crypto';
-import pg from 'pg';
-import type { Pool, Notification } from 'pg';
+import type { Pool } from 'pg';
+import { ListenConnection } from '../../db/listen';
 import type { AppCaches, CacheChange } from '../kernel/app-caches';
 import { applyCacheChange, clearAllReadCaches } from '../kernel/cache-changes';
 
 /*
  * The transport of server/kernel/cache-changes.ts between nodes: NOTIFY on the metadata database for what this
- * node's writes made stale, and one LISTEN connection of its own (a pg.Client, not from the pool) for what the
- * others' did. Nothing is heard while that connection is down, so a drop clears every read cache, then it reconnects
- * with backoff (and clears once more when it is back).
+ * node's writes made stale, and one LISTEN connection of its own (db/listen.ts) for what the others' did. Nothing is
+ * heard while that connection is down, so a drop clears every read cache, then it reconnects with backoff (and clears
+ * once more when it is back).
  */
 
 const CHANNEL = 'app_cache_changes';
 /** NOTIFY payloads must stay under 8000 bytes: a larger batch goes in several messages. */
 const MAX_PAYLOAD = 7_000;
-const BACKOFF_MIN_MS = 100;
-const BACKOFF_MAX_MS = 5_000;
 
 /** The node's NOTIFY sender and LISTEN receiver. One per app; started with the app and stopped when it closes. */
 export class CacheBus {
@@ -28,11 +26,8 @@ export class CacheBus {
   /** Resolves once the first LISTEN is in place (or at once when the bus is off). */
   ready: Promise<void>;
   private markReady!: () => void;
-  private client: pg.Client | undefined;
+  private listener: ListenConnection | undefined;
   private stopped = false;
-  private started = false;
-  private backoff = BACKOFF_MIN_MS;
-  private retry: NodeJS.Timeout | undefined;
   private pending: CacheChange[] = [];
   private flushing: NodeJS.Immediate | undefined;
   private sending = new Set<Promise<unknown>>();
@@ -75,55 +70,30 @@ export class CacheBus {
 
   /** Opens the LISTEN connection in the background; `ready` resolves when it listens. */
   start(): void {
-    if (!this.enabled || this.started) return;
-    this.started = true;
-    void this.connect();
-  }
-
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
-    const client = new pg.Client(this.pool.options);
-    this.client = client;
-    let up = false;
-    const dropped = () => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      this.listenerPid = undefined;
-      client.removeAllListeners('notification');
-      void client.end().catch(() => undefined);
-      if (this.stopped) return;
-      if (up) {
+    if (!this.enabled || this.stopped || this.listener) return;
+    this.listener = new ListenConnection(this.pool.options, CHANNEL, {
+      onNotification: (payload) => this.receive(payload),
+      onListening: (pid) => {
+        this.listenerPid = pid;
+        // What changed between a drop and this LISTEN was not heard either.
+        if (this.drops > 0) clearAllReadCaches(this.caches);
+        this.markReady();
+      },
+      onDropped: () => {
         // Messages sent while the connection is down are lost: forget everything they could have changed.
+        this.listenerPid = undefined;
         this.drops++;
         clearAllReadCaches(this.caches);
-      }
-      this.retry = setTimeout(() => void this.connect(), this.backoff);
-      this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
-    };
-    client.on('error', dropped);
-    client.on('end', dropped);
-    client.on('notification', (m: Notification) => this.receive(m));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANNEL}`);
-      const r = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
-      if (this.stopped || this.client !== client) return void client.end().catch(() => undefined);
-      this.listenerPid = r.rows[0]?.pid;
-      up = true;
-      this.backoff = BACKOFF_MIN_MS;
-      // What changed between a drop and this LISTEN was not heard either.
-      if (this.drops > 0) clearAllReadCaches(this.caches);
-      this.markReady();
-    } catch {
-      dropped();
-    }
+      },
+    });
+    void this.listener.start();
   }
 
-  private receive(m: Notification): void {
-    if (m.channel !== CHANNEL || !m.payload) return;
+  private receive(payload: string): void {
+    if (!payload) return;
     let message: { n?: string; c?: CacheChange[] };
     try {
-      message = JSON.parse(m.payload) as typeof message;
+      message = JSON.parse(payload) as typeof message;
     } catch {
       return;
     }
@@ -140,10 +110,7 @@ export class CacheBus {
     }
     await Promise.all(this.sending);
     this.stopped = true;
-    clearTimeout(this.retry);
-    const client = this.client;
-    this.client = undefined;
-    await client?.end().catch(() => undefined);
+    await this.listener?.close();
   }
 }
 
