@@ -6,7 +6,8 @@ import type { Notification } from 'pg';
  * pool and stop hearing), made with the app pool's settings, that reconnects with backoff when it drops. Used by the
  * cache bus (server/cluster/cache-bus.ts: other nodes' cache changes) and by pg-boss (server/jobs/jobs.ts: a job sent
  * on any node wakes the workers of its queue). Nothing is heard while it is down: each user decides what a drop
- * costs it (the cache bus clears every read cache; pg-boss's workers poll at their base interval until it is back).
+ * costs it (the cache bus clears every read cache; pg-boss's workers find jobs by their slow poll meanwhile, and each
+ * fetches once when it is back).
  */
 
 const BACKOFF_MIN_MS = 100;
