@@ -1,37 +1,27 @@
-import pg from 'pg';
-import { afterAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { JobRunner, jobKind } from '../../../server/jobs/jobs';
-import { useTestApp } from '../../support/app';
+import { jobKind } from '../../../server/jobs/jobs';
+import { useJobNodes } from './job-nodes';
 
 /*
  * A job sent on one node wakes an idle worker on another at once (pg-boss's LISTEN/NOTIFY on the queues' `notify`),
  * so workers may poll rarely: here the base interval is 10 s, and each job still starts within a fraction of it.
  */
 
-const { t } = useTestApp();
-const pools: pg.Pool[] = [];
-const runners: JobRunner[] = [];
-afterAll(async () => {
-  for (const r of runners) await r.stop();
-  for (const p of pools) await p.end().catch(() => undefined);
-});
+const jobNodes = useJobNodes();
 
 const WAKE = jobKind('test-wake', z.object({ n: z.number() }));
 
-function node(work: boolean, handler: (n: number) => void) {
-  const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 4 });
-  pools.push(pool);
-  const runner = new JobRunner(pool, { work, pollingIntervalSeconds: 10 });
-  runners.push(runner);
+function node(name: string, work: boolean, handler: (n: number) => void) {
+  const { runner } = jobNodes.node({ name, work, pollingIntervalSeconds: 10 });
   runner.register({ ...WAKE, concurrency: 1, handler: async (p) => handler(p.n) });
   return runner;
 }
 
 it('a job sent on another node starts within a second, though the workers poll every 10 s', async () => {
   const started = new Map<number, number>();
-  const worker = node(true, (n) => void started.set(n, Date.now()));
-  const api = node(false, () => undefined);
+  const worker = node('test-wake-worker', true, (n) => void started.set(n, Date.now()));
+  const api = node('test-wake-api', false, () => undefined);
   await worker.start();
   await api.start();
   // Past the first polls of the start, so that only a NOTIFY can wake the worker this soon.

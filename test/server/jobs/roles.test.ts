@@ -1,8 +1,8 @@
-import pg from 'pg';
-import { afterAll, expect, it } from 'vitest';
+import type pg from 'pg';
+import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { JobRunner, jobKind, type JobKind } from '../../../server/jobs/jobs';
-import { useTestApp } from '../../support/app';
+import { jobKind, type JobKind } from '../../../server/jobs/jobs';
+import { useJobNodes } from './job-nodes';
 
 /*
  * The job runner across nodes, on one database: an api node (work: false) sends and schedules but runs nothing (no
@@ -11,23 +11,13 @@ import { useTestApp } from '../../support/app';
  * worker, which runs it again within a minute; the retries are bounded by the kind's retryLimit.
  */
 
-const { t } = useTestApp();
-const pools: pg.Pool[] = [];
-const runners: JobRunner[] = [];
-afterAll(async () => {
-  for (const r of runners) await r.stop();
-  for (const p of pools) await p.end().catch(() => undefined);
-});
+const jobNodes = useJobNodes();
 
 const PING = jobKind('test-ping', z.object({ n: z.number() }));
 
 /** A node: its own pool (named, so its sessions can be found) and runner, with PING registered. */
 function node(name: string, work: boolean, handler: JobKind<{ n: number }>['handler'], retryLimit = 0) {
-  const pool = new pg.Pool({ connectionString: t.databaseUrl, max: 4, application_name: name });
-  pool.on('error', () => undefined);
-  pools.push(pool);
-  const runner = new JobRunner(pool, { work, pollingIntervalSeconds: 0.5 });
-  runners.push(runner);
+  const { pool, runner } = jobNodes.node({ name, work, pollingIntervalSeconds: 0.5 });
   runner.register({ ...PING, concurrency: 1, retryLimit, heartbeatSeconds: 10, handler });
   const seen = { hooks: 0, sweeps: 0 };
   runner.onStart(async () => void seen.hooks++);
@@ -68,8 +58,7 @@ it('an api node sends and schedules, runs nothing; a worker runs what it sent', 
 });
 
 it('a job whose worker dies is run again by a live worker within a minute, at most retryLimit times', async () => {
-  const admin = new pg.Pool({ connectionString: t.databaseUrl, max: 1 });
-  pools.push(admin);
+  const admin = jobNodes.pool();
   /** The node dies as a machine does: nothing more leaves it (no heartbeat, no query), its sessions end. */
   const kill = async (name: string, pool: pg.Pool) => {
     void pool.end();
