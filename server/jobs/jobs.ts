@@ -141,10 +141,8 @@ export class JobRunner {
   private readonly periodic: Periodic[] = [];
   /** Pooled connections whose session already got KEEPALIVE_SQL. */
   private readonly probed = new WeakSet<pg.PoolClient>();
-  /** Jobs this node runs now, by pg-boss id. */
-  private readonly running = new Map<string, AbortController>();
-  /** Queue names of the jobs running here, by pg-boss id (what a stop hands back to the other nodes). */
-  private readonly runningQueues = new Map<string, string>();
+  /** Jobs this node runs now, by pg-boss id, with their queue (what a stop hands back to the other nodes). */
+  private readonly running = new Map<string, { controller: AbortController; queue: string }>();
   /** pg-boss's NOTIFY channel, once this node listens on it. */
   private notifyChannel: string | undefined;
 
@@ -296,8 +294,7 @@ export class JobRunner {
     // stalled event loop) and hands it to another node, and that node's handler finds the run held (its lock, its
     // state) and leaves it to this one, which must then finish it. Cancels and this node's stop abort it here.
     const controller = new AbortController();
-    this.running.set(job.id, controller);
-    this.runningQueues.set(job.id, kind.name);
+    this.running.set(job.id, { controller, queue: kind.name });
     const started = performance.now();
     let outcome = 'failed';
     try {
@@ -309,7 +306,6 @@ export class JobRunner {
       outcome = 'completed';
     } finally {
       this.running.delete(job.id);
-      this.runningQueues.delete(job.id);
       jobRunDurations.observe([kind.name, outcome], (performance.now() - started) / 1000);
     }
   }
@@ -364,7 +360,7 @@ export class JobRunner {
 
   /** Cancels a queued job (pg-boss) and aborts it when this node runs it; other nodes learn it from the job's own state. */
   async cancel(kind: JobKindRef<unknown>, jobId: string): Promise<void> {
-    this.running.get(jobId)?.abort(new Error('cancelled'));
+    this.running.get(jobId)?.controller.abort(new Error('cancelled'));
     const boss = this.boss ?? (await this.start());
     await boss.cancel(kind.name, jobId).catch(() => undefined);
   }
@@ -411,9 +407,9 @@ export class JobRunner {
 
   /** Aborts a job if this node runs it (the fast path of a cancel; the job's own polling covers the other nodes). */
   abortLocal(jobId: string): boolean {
-    const c = this.running.get(jobId);
-    c?.abort(new Error('cancelled'));
-    return !!c;
+    const r = this.running.get(jobId);
+    r?.controller.abort(new Error('cancelled'));
+    return !!r;
   }
 
   /** Aborts this node's jobs and stops pg-boss; later sends fail. Safe to call when never started. */
@@ -421,8 +417,8 @@ export class JobRunner {
     if (this.stopped) return;
     this.stopped = true;
     for (const p of this.periodic) clearTimeout(p.timer);
-    const handedBack = new Set(this.runningQueues.values());
-    for (const c of this.running.values()) c.abort(new Error('stopped'));
+    const handedBack = new Set([...this.running.values()].map((r) => r.queue));
+    for (const r of this.running.values()) r.controller.abort(new Error('stopped'));
     await Promise.all(this.periodic.map((p) => p.running));
     const boss = this.boss ?? (await this.starting?.catch(() => undefined));
     if (boss) await boss.stop({ graceful: true, timeout: 5_000, close: false }).catch(() => undefined);
